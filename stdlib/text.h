@@ -1,0 +1,112 @@
+// stdlib/text.h: the text functions of Pure's standard library, as plain functions over valid UTF-8.
+// Depends only on stdlib/utf8.h and the C++ standard library (the VM wraps these as builtins).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stdlib/utf8.h"
+
+namespace pure::text {
+
+// Every index, length and width below counts Unicode code points, never bytes.
+// Inputs must be valid UTF-8 (the language guarantees it; check outside input with utf8_check).
+// Misuse (index out of range, negative count, empty pattern, ...) throws TextError; its what()
+// is a complete sentence-fragment the VM can show as the runtime error, e.g.
+// "slice(2, 9): end 9 is out of range for a text of length 5".
+class TextError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Results larger than this many bytes throw TextError instead of exhausting memory.
+inline constexpr std::size_t max_text_bytes = std::size_t{1} << 30;
+
+// --- positions -----------------------------------------------------------------------------------
+int64_t length(std::string_view text);
+// Code points [start, end); requires 0 <= start <= end <= length(text).
+std::string slice(std::string_view text, int64_t start, int64_t end);
+// The code point at `index` as a one-code-point text / as a number; requires 0 <= index < length.
+std::string char_at(std::string_view text, int64_t index);
+int64_t code_point_at(std::string_view text, int64_t index);
+// Requires a Unicode scalar value (0..0x10FFFF, not 0xD800..0xDFFF).
+std::string from_code_point(int64_t code_point);
+
+// --- searching -----------------------------------------------------------------------------------
+// Index of the first match at or after `from` (0 <= from <= length), or -1. An empty needle matches at `from`.
+int64_t find(std::string_view haystack, std::string_view needle, int64_t from = 0);
+bool contains(std::string_view haystack, std::string_view needle);
+bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
+// -1, 0 or 1 by code-point order (the same as byte order for UTF-8).
+int compare(std::string_view left, std::string_view right);
+
+// --- splitting and joining -----------------------------------------------------------------------
+// Keeps empty fields like Python's str.split(sep): split("", ",") == {""}, split(",a,", ",") == {"", "a", ""}.
+// An empty separator splits into code points: split("", "") == {}.
+std::vector<std::string> split(std::string_view text, std::string_view separator);
+// Fields separated by runs of ASCII whitespace (space \t \n \v \f \r), no empty fields (Python's str.split()).
+std::vector<std::string> split_whitespace(std::string_view text);
+std::string join(const std::vector<std::string_view>& parts, std::string_view separator);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+
+// --- building ------------------------------------------------------------------------------------
+// Replaces every non-overlapping occurrence, left to right; `from` must not be empty.
+std::string replace(std::string_view text, std::string_view from, std::string_view to);
+std::string repeat(std::string_view text, int64_t count);  // count >= 0
+// Adds `fill` on the left/right until the text is `width` code points long (width >= 0; longer texts
+// are returned unchanged). `fill` is a scalar value, or a text of exactly one code point.
+std::string pad_left(std::string_view text, int64_t width, int64_t fill = ' ');
+std::string pad_right(std::string_view text, int64_t width, int64_t fill = ' ');
+std::string pad_left(std::string_view text, int64_t width, std::string_view fill);
+std::string pad_right(std::string_view text, int64_t width, std::string_view fill);
+std::string reverse(std::string_view text);  // by code point (combining marks are not kept with their base)
+
+// --- case and white space (fixed tables, independent of locale; see docs/text.md) -----------------
+// Unicode simple case mappings for Basic Latin, Latin-1 Supplement, Greek and Coptic (U+0370..U+03FF)
+// and Cyrillic (U+0400..U+04FF), where both the code point and its mapping lie in those blocks.
+std::string upper(std::string_view text);
+std::string lower(std::string_view text);
+char32_t upper_code_point(char32_t code_point);
+char32_t lower_code_point(char32_t code_point);
+// The Unicode White_Space property (25 code points).
+bool is_white_space(char32_t code_point);
+std::string trim(std::string_view text);
+std::string trim_start(std::string_view text);
+std::string trim_end(std::string_view text);
+
+// --- repeated indexing -----------------------------------------------------------------------------
+// A view of one text with a sparse index of code-point positions, built once in O(n), so loops that
+// index or slice the same text cost O(1) per call for ASCII texts and O(checkpoint_stride) otherwise
+// (the free functions above scan from the front every call). It keeps only a view: the text must
+// outlive it.
+class IndexedText {
+ public:
+  static constexpr int64_t checkpoint_stride = 64;
+
+  explicit IndexedText(std::string_view text);
+  std::string_view text() const { return text_; }
+  int64_t length() const { return length_; }
+  bool ascii() const { return ascii_; }
+  // Byte offset of code point `index` (0 <= index <= length; length gives text().size()).
+  std::size_t byte_offset(int64_t index) const;
+  // Code-point index of the code point that starts at byte `offset` (0 <= offset <= text().size()).
+  int64_t index_of_byte(std::size_t offset) const;
+
+  std::string slice(int64_t start, int64_t end) const;
+  std::string char_at(int64_t index) const;
+  int64_t code_point_at(int64_t index) const;
+  int64_t find(std::string_view needle, int64_t from = 0) const;
+
+ private:
+  std::string_view text_;
+  int64_t length_ = 0;
+  bool ascii_ = true;
+  std::vector<std::size_t> checkpoints_;  // checkpoints_[k] = byte offset of code point k * stride
+};
+
+}  // namespace pure::text
