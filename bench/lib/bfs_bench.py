@@ -1,0 +1,76 @@
+# bench/lib/bfs_bench.py: the BFS benchmark: one generated graph file fed to every system on stdin, five fixed
+# start nodes, time per search (measured inside C/CPython/Lua; for Pure by the difference of two whole runs).
+import os
+import time
+
+import graph
+from kernels import Result, prepare_all
+from measure import RunFailed, run_timed
+
+SIZES = {"full": (100000, 1000000), "quick": (10000, 100000)}
+
+
+def make_graph(options, build_dir, log):
+    nodes, edges = SIZES["quick" if options.quick else "full"]
+    path = os.path.join(build_dir, "graph-%d-%d.txt" % (nodes, edges))
+    began = time.perf_counter()
+    with open(path, "w") as stream:
+        graph.write_graph(stream, nodes, graph.generate_edges(nodes, edges))
+    log("[bfs] generated %d nodes, %d edges in %.1f s -> %s" % (nodes, edges, time.perf_counter() - began, path))
+    return path, nodes, edges
+
+
+def run_measured(result, prefix, rounds, starts, graph_path, options):
+    """C, CPython, Lua, LuaJIT: the program prints the check, then one time in ms per search."""
+    _, stdout = run_timed(prefix + [str(rounds)] + starts, stdin_path=graph_path, timeout=options.timeout)
+    lines = stdout.strip().splitlines()
+    if len(lines) != 2:
+        raise RunFailed("expected a check line and a times line, got %r" % stdout[:200])
+    result.record_check(lines[0].strip())
+    return [float(field) for field in lines[1].split()]
+
+
+def run_pure(result, prefix, rounds, starts, graph_path, edges, options, round_number):
+    """Pure has no clock: time the whole process loading only (ROUNDS = 0) and loading plus rounds x searches;
+    the difference divided by the number of searches is one sample. The order alternates to cancel drift."""
+    def timed(how_many):
+        return run_timed(prefix + [str(how_many)] + starts, stdin_path=graph_path, timeout=options.timeout)
+
+    if round_number % 2:
+        load_ms, load_out = timed(0)
+        full_ms, full_out = timed(rounds)
+    else:
+        full_ms, full_out = timed(rounds)
+        load_ms, load_out = timed(0)
+    if load_out.strip() != str(edges):
+        raise RunFailed("loading run printed %r, expected the edge count %d" % (load_out.strip()[:100], edges))
+    result.record_check(full_out.strip())
+    result.extra.setdefault("load_samples", []).append(load_ms)
+    return [(full_ms - load_ms) / (rounds * len(starts))]
+
+
+def run_bfs(systems, options, build_dir, log):
+    graph_path, nodes, edges = make_graph(options, build_dir, log)
+    starts = [str(node) for node in graph.start_nodes(nodes)]
+    bfs_dir = os.path.join(options.bench_dir, "bfs")
+    results, prefixes = prepare_all(
+        systems, lambda system: os.path.join(bfs_dir, "bfs" + system.extension), build_dir, log)
+    for round_number in range(1, options.runs + 1):
+        for result in results:
+            if result.error:
+                continue
+            prefix = prefixes[result.system.name]
+            try:
+                if result.system.key == "pure":
+                    samples = run_pure(result, prefix, options.bfs_pure_rounds, starts, graph_path, edges,
+                                       options, round_number)
+                else:
+                    samples = run_measured(result, prefix, options.bfs_rounds, starts, graph_path, options)
+            except (RunFailed, ValueError) as error:
+                result.error = str(error)
+                log("  %s: FAILED: %s" % (result.system.name, result.error))
+                continue
+            result.samples.extend(samples)
+            log("[bfs] run %d/%d %-8s median of this run %8.2f ms/search  check %s" % (
+                round_number, options.runs, result.system.name, sorted(samples)[len(samples) // 2], result.check))
+    return results
