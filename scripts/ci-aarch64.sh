@@ -87,6 +87,27 @@ PYTHON
   [[ $status -eq 1 ]] && grep -q "stdout differs at line 1" <<<"$report"
 }
 
+# The library folders must build on macOS and AArch64 too: no Linux-only or x86-only headers and calls.
+# (POSIX is allowed there but listed, so it stays behind the runtime's one interface to the outside world.)
+portable_folders=(frontend ir vm runtime stdlib)
+linux_only='#include *<(linux/|asm/|gnu/|sys/(epoll|eventfd|inotify|signalfd|timerfd|sendfile|prctl|syscall|sysinfo|auxv|personality)\.h|malloc\.h|mcheck\.h|endian\.h|byteswap\.h|(imm|x86|emm|xmm|pmm|smm|nmm|avx|bmi)intrin\.h)|\b(memfd_create|syscall|fallocate|sync_file_range|fdatasync|mremap|pipe2|accept4|gettid|sched_setaffinity|pthread_setaffinity_np|pthread_getaffinity_np)\(|\b(MAP_POPULATE|O_DIRECT|O_TMPFILE|__builtin_ia32_[a-z0-9_]*)\b'
+posix_headers='#include *<(unistd|fcntl|pthread|dlfcn|signal|poll|dirent|termios)\.h>|#include *<sys/'
+check_portability() {
+  local existing=() folder found=0
+  for folder in "${portable_folders[@]}"; do
+    [[ -d $folder ]] && existing+=("$folder")
+  done
+  [[ ${#existing[@]} -eq 0 ]] && return 0
+  if grep -rnE "$linux_only" --include='*.h' --include='*.cpp' --include='*.hpp' --include='*.def' "${existing[@]}"; then
+    echo "ci-aarch64: Linux-only or x86-only code in ${existing[*]} (see docs/portability.md)"
+    found=1
+  fi
+  local posix
+  posix=$(grep -rnE "$posix_headers" --include='*.h' --include='*.cpp' --include='*.hpp' "${existing[@]}")
+  [[ -n $posix ]] && printf 'POSIX headers in library folders (allowed, keep them behind one interface):\n%s\n' "$posix"
+  return $found
+}
+
 stop() {
   print_timings
   exit 1
@@ -98,6 +119,7 @@ if [[ ! -x "$native_pure_run" ]]; then
   exit 1
 fi
 
+phase "portability" check_portability
 phase "setup" scripts/setup-aarch64.sh "$cross_build" || stop
 phase "configure aarch64" cmake -S . -B "$cross_build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/aarch64-linux-gnu.cmake" \
