@@ -111,19 +111,25 @@ char32_t apply_case(const std::array<CaseRule, N>& rules, char32_t code_point) {
   return static_cast<char32_t>(static_cast<int32_t>(code_point) + rule.delta);
 }
 
+// Every mapping stays inside U+0000..U+04FF and keeps ASCII as ASCII, so it never changes a code
+// point's encoded length (the tests check this): copy the text, then rewrite in place. Only ASCII
+// bytes and two-byte sequences with lead bytes up to 0xD3 (code points below U+0500) can change.
 template <class MapFunction>
 std::string map_code_points(std::string_view text, MapFunction map) {
-  std::string out;
-  out.reserve(text.size());
+  std::string out(text);
   std::size_t position = 0;
-  while (position < text.size()) {
-    auto byte = static_cast<unsigned char>(text[position]);
-    if (byte < 0x80) {  // ASCII fast path: no decoding
-      out.push_back(static_cast<char>(map(byte)));
-      ++position;
-      continue;
+  while (position < out.size()) {
+    auto byte = static_cast<unsigned char>(out[position]);
+    if (byte < 0x80) {
+      out[position++] = static_cast<char>(map(byte));
+    } else if (byte <= 0xD3) {
+      std::size_t start = position;
+      char32_t mapped = map(decode_next(out, position));
+      out[start] = static_cast<char>(0xC0 | (mapped >> 6));
+      out[start + 1] = static_cast<char>(0x80 | (mapped & 0x3F));
+    } else {
+      position += sequence_length(byte);
     }
-    append_code_point(out, map(decode_next(text, position)));
   }
   return out;
 }
@@ -328,11 +334,23 @@ std::string reverse(std::string_view text) {
 
 // --- case and white space ------------------------------------------------------------------------
 
-char32_t upper_code_point(char32_t code_point) { return apply_case(upper_rules, code_point); }
-char32_t lower_code_point(char32_t code_point) { return apply_case(lower_rules, code_point); }
+char32_t upper_code_point(char32_t code_point) {
+  if (code_point < 0x80) return (code_point >= 'a' && code_point <= 'z') ? code_point - 32 : code_point;
+  return apply_case(upper_rules, code_point);
+}
 
-std::string upper(std::string_view text) { return map_code_points(text, upper_code_point); }
-std::string lower(std::string_view text) { return map_code_points(text, lower_code_point); }
+char32_t lower_code_point(char32_t code_point) {
+  if (code_point < 0x80) return (code_point >= 'A' && code_point <= 'Z') ? code_point + 32 : code_point;
+  return apply_case(lower_rules, code_point);
+}
+
+std::string upper(std::string_view text) {
+  return map_code_points(text, [](char32_t code_point) { return upper_code_point(code_point); });
+}
+
+std::string lower(std::string_view text) {
+  return map_code_points(text, [](char32_t code_point) { return lower_code_point(code_point); });
+}
 
 bool is_white_space(char32_t code_point) {
   if (code_point <= 0x20) return code_point == 0x20 || (code_point >= 0x09 && code_point <= 0x0D);
@@ -362,10 +380,11 @@ IndexedText::IndexedText(std::string_view text) : text_(text), ascii_(is_ascii(t
     length_ = static_cast<int64_t>(text.size());
     return;
   }
+  if (text.size() > UINT32_MAX) fail("text of " + std::to_string(text.size()) + " bytes is too long to index");
   int64_t index = 0;
   for (std::size_t position = 0; position < text.size(); ++position) {
     if (is_continuation_byte(static_cast<unsigned char>(text[position]))) continue;
-    if (index % checkpoint_stride == 0) checkpoints_.push_back(position);
+    if (index % checkpoint_stride == 0) checkpoints_.push_back(static_cast<uint32_t>(position));
     ++index;
   }
   length_ = index;
@@ -375,13 +394,17 @@ std::size_t IndexedText::byte_offset(int64_t index) const {
   if (index < 0 || index > length_) return npos;
   if (ascii_) return static_cast<std::size_t>(index);
   if (index == length_) return text_.size();
-  std::size_t checkpoint = checkpoints_[static_cast<std::size_t>(index / checkpoint_stride)];
-  return checkpoint + byte_offset_of(text_.substr(checkpoint), index % checkpoint_stride);
+  std::size_t k = static_cast<std::size_t>(index / checkpoint_stride);
+  std::size_t checkpoint = checkpoints_[k];
+  // Bound the scan by the next checkpoint so it never looks further than one stride.
+  std::size_t next = k + 1 < checkpoints_.size() ? checkpoints_[k + 1] : text_.size();
+  return checkpoint + byte_offset_of(text_.substr(checkpoint, next - checkpoint), index % checkpoint_stride);
 }
 
 int64_t IndexedText::index_of_byte(std::size_t offset) const {
   if (ascii_) return static_cast<int64_t>(offset);
-  auto after = std::upper_bound(checkpoints_.begin(), checkpoints_.end(), offset);
+  auto after = std::upper_bound(checkpoints_.begin(), checkpoints_.end(), offset,
+                                [](std::size_t value, uint32_t checkpoint) { return value < checkpoint; });
   if (after == checkpoints_.begin()) return 0;  // only for offset 0 of an empty text
   std::size_t k = static_cast<std::size_t>(after - checkpoints_.begin()) - 1;
   return static_cast<int64_t>(k) * checkpoint_stride + count_code_points(text_.substr(checkpoints_[k], offset - checkpoints_[k]));

@@ -83,10 +83,10 @@ std::string trim_end(std::string_view text);
 // A view of one text with a sparse index of code-point positions, built once in O(n), so loops that
 // index or slice the same text cost O(1) per call for ASCII texts and O(checkpoint_stride) otherwise
 // (the free functions above scan from the front every call). It keeps only a view: the text must
-// outlive it.
+// outlive it. Texts of 4 GiB or more throw TextError (offsets are stored in 32 bits).
 class IndexedText {
  public:
-  static constexpr int64_t checkpoint_stride = 64;
+  static constexpr int64_t checkpoint_stride = 32;
 
   explicit IndexedText(std::string_view text);
   std::string_view text() const { return text_; }
@@ -106,7 +106,7 @@ class IndexedText {
   std::string_view text_;
   int64_t length_ = 0;
   bool ascii_ = true;
-  std::vector<std::size_t> checkpoints_;  // checkpoints_[k] = byte offset of code point k * stride
+  std::vector<uint32_t> checkpoints_;  // checkpoints_[k] = byte offset of code point k * stride
 };
 
 }  // namespace pure::text

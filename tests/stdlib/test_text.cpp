@@ -377,6 +377,41 @@ uint64_t test_seed() {
 
 }  // namespace
 
+TEST_CASE("randomized: byte offsets, length and indexing on long texts match a reference") {
+  const uint64_t seed = test_seed();
+  INFO("seed = " << seed << " (replay with PURE_TEST_SEED=" << seed << ")");
+  std::mt19937_64 random(seed);
+  for (int round = 0; round < 6; ++round) {
+    // Long runs of one kind of code point cross the scanners' 8- and 256-byte blocks in every way.
+    std::u32string wide;
+    const char32_t kinds[] = {U'a', U'\u00E9', U'\uD55C', U'\U0001F600'};
+    while (wide.size() < 3000) wide.append(1 + random() % 300, kinds[random() % 4]);
+    if (round == 0) wide.assign(3000, U'z');
+    std::string bytes = encode(wide);
+    CAPTURE(round);
+    std::vector<std::size_t> offsets{0};
+    for (char32_t c : wide) offsets.push_back(offsets.back() + encode(std::u32string(1, c)).size());
+    const int64_t n = static_cast<int64_t>(wide.size());
+    REQUIRE(text::length(bytes) == n);
+    text::IndexedText indexed(bytes);
+    REQUIRE(indexed.length() == n);
+    for (int64_t i = 0; i <= n; ++i) {
+      REQUIRE(text::byte_offset_of(bytes, i) == offsets[i]);
+      REQUIRE(indexed.byte_offset(i) == offsets[i]);
+      REQUIRE(indexed.index_of_byte(offsets[i]) == i);
+      REQUIRE(text::length(std::string_view(bytes).substr(0, offsets[i])) == i);
+    }
+    REQUIRE(text::byte_offset_of(bytes, n + 1) == std::string_view::npos);
+    for (int sample = 0; sample < 200; ++sample) {
+      int64_t start = static_cast<int64_t>(random() % (n + 1));
+      int64_t end = start + static_cast<int64_t>(random() % (n - start + 1));
+      REQUIRE(text::slice(bytes, start, end) == encode(wide.substr(start, end - start)));
+      REQUIRE(indexed.slice(start, end) == encode(wide.substr(start, end - start)));
+      if (start < n) REQUIRE(indexed.code_point_at(start) == static_cast<int64_t>(wide[start]));
+    }
+  }
+}
+
 TEST_CASE("randomized: split/join round trips, find, slice and length match a reference") {
   const uint64_t seed = test_seed();
   INFO("seed = " << seed << " (replay with PURE_TEST_SEED=" << seed << ")");
