@@ -71,6 +71,9 @@ def run_bfs(systems, options, build_dir, log):
                 log("  %s: FAILED: %s" % (result.system.name, result.error))
                 continue
             result.samples.extend(samples)
+            if "load_samples" in result.extra:
+                log("[bfs] run %d/%d %-8s loading alone took %.1f ms" % (
+                    round_number, options.runs, result.system.name, result.extra["load_samples"][-1]))
             log("[bfs] run %d/%d %-8s median of this run %8.2f ms/search  check %s" % (
                 round_number, options.runs, result.system.name, sorted(samples)[len(samples) // 2], result.check))
     return results
