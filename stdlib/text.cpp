@@ -18,9 +18,12 @@ std::string number(int64_t value) { return std::to_string(value); }
   fail(call + ": " + what + " " + number(value) + " is out of range for a text of length " + number(length));
 }
 
+[[noreturn]] void fail_too_long(const char* function) {
+  fail(std::string(function) + ": the result would be longer than " + std::to_string(max_text_bytes) + " bytes");
+}
+
 void require_size(const char* function, std::size_t bytes) {
-  if (bytes > max_text_bytes)
-    fail(std::string(function) + ": the result would be longer than " + std::to_string(max_text_bytes) + " bytes");
+  if (bytes > max_text_bytes) fail_too_long(function);
 }
 
 // Checks 0 <= start <= end <= length for slice(); `length` is only computed when a check fails,
@@ -56,7 +59,7 @@ std::string pad(const char* function, std::string_view text, int64_t width, char
   if (missing <= 0) return std::string(text);
   std::string fill_bytes;
   append_code_point(fill_bytes, fill);
-  if (static_cast<uint64_t>(missing) > max_text_bytes / fill_bytes.size()) require_size(function, max_text_bytes + 1);
+  if (static_cast<uint64_t>(missing) > max_text_bytes / fill_bytes.size()) fail_too_long(function);
   require_size(function, text.size() + static_cast<std::size_t>(missing) * fill_bytes.size());
   std::string out;
   out.reserve(text.size() + static_cast<std::size_t>(missing) * fill_bytes.size());
@@ -281,7 +284,7 @@ std::string replace(std::string_view text, std::string_view from, std::string_vi
   std::size_t matches = 0;
   for (std::size_t at = text.find(from); at != npos; at = text.find(from, at + from.size())) ++matches;
   if (matches == 0) return std::string(text);
-  if (to.size() > from.size() && matches > (max_text_bytes / (to.size() - from.size()))) require_size("replace", npos);
+  if (to.size() > from.size() && matches > max_text_bytes / (to.size() - from.size())) fail_too_long("replace");
   require_size("replace", text.size() - matches * from.size() + matches * to.size());
   std::string out;
   out.reserve(text.size() - matches * from.size() + matches * to.size());
@@ -297,7 +300,7 @@ std::string replace(std::string_view text, std::string_view from, std::string_vi
 std::string repeat(std::string_view text, int64_t count) {
   if (count < 0) fail("repeat: count " + number(count) + " is negative");
   if (text.empty() || count == 0) return {};
-  if (static_cast<uint64_t>(count) > max_text_bytes / text.size()) require_size("repeat", npos);
+  if (static_cast<uint64_t>(count) > max_text_bytes / text.size()) fail_too_long("repeat");
   std::string out;
   out.reserve(text.size() * static_cast<std::size_t>(count));
   for (int64_t i = 0; i < count; ++i) out += text;
