@@ -1,0 +1,280 @@
+// runtime/store_btree_read.cpp — searching B+tree nodes and walking them with cursors (fingers).
+// Reads only: never writes a node, so it serves live lists and snapshots alike.
+#include <algorithm>
+
+#include "runtime/store_btree.h"
+
+namespace pure::rt::store {
+
+ListShape::ListShape(const ListSchema& s, uint32_t index, uint32_t node_bytes)
+    : schema(s), list_index(index), row_width(s.row_width()), key_width(s.key_width()), sequence(s.is_sequence) {
+  for (uint32_t c = 0; c < row_width; ++c) {
+    ColType t = c < key_width ? s.key[c] : s.fields[c - key_width];
+    if (t == ColType::Text) text_columns.push_back(c);
+    if (t == ColType::Text && c < key_width) text_key_columns.push_back(c);
+  }
+  text_keys = !text_key_columns.empty();
+  uint32_t row_bytes = std::max<uint32_t>(row_width, 1) * 8;
+  leaf_capacity = std::max<uint32_t>(8, (node_bytes - sizeof(Node)) / row_bytes);
+  // An inner entry is a child pointer and a separator.
+  inner_capacity = std::max<uint32_t>(8, (node_bytes - sizeof(Node)) / (8 + key_width * 8));
+  leaf_bytes = sizeof(Node) + leaf_capacity * row_bytes;
+  inner_bytes = sizeof(Node) + inner_capacity * 8 + (inner_capacity - 1) * key_width * 8;
+}
+
+int ListShape::compare_slow(const Cell* a, const Cell* b, uint32_t n) const {
+  for (uint32_t i = 0; i < n; ++i) {
+    int c;
+    if (schema.key[i] == ColType::Text) {
+      c = text_compare(reinterpret_cast<const Text*>(a[i]), reinterpret_cast<const Text*>(b[i]));
+    } else {
+      int64_t x = static_cast<int64_t>(a[i]), y = static_cast<int64_t>(b[i]);
+      c = x < y ? -1 : (x > y ? 1 : 0);
+    }
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+uint32_t leaf_lower_bound(const ListShape& s, const Node* leaf, const Cell* key, uint32_t n) {
+  const Cell* rows = leaf_rows(leaf);
+  uint32_t lo = 0, hi = leaf->count, w = s.row_width;
+  if (n == 1 && !s.text_keys) {  // the common case: one integer column decides
+    int64_t k = static_cast<int64_t>(key[0]);
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (static_cast<int64_t>(rows[mid * w]) < k) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (s.compare(rows + mid * w, key, n) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+uint32_t inner_child_for(const ListShape& s, const Node* inner, const Cell* key) {
+  const Cell* seps = separators(inner, s);
+  uint32_t lo = 0, hi = inner->count - 1, w = s.key_width;
+  while (lo < hi) {  // first separator > key; its index is the child
+    uint32_t mid = (lo + hi) / 2;
+    if (s.compare(seps + mid * w, key, w) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+uint32_t inner_child_lower(const ListShape& s, const Node* inner, const Cell* key, uint32_t n) {
+  const Cell* seps = separators(inner, s);
+  uint32_t lo = 0, hi = inner->count - 1, w = s.key_width;
+  while (lo < hi) {  // first separator whose prefix is >= key
+    uint32_t mid = (lo + hi) / 2;
+    if (s.compare(seps + mid * w, key, n) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+namespace {
+
+const Node* sequence_leaf(const ListShape& s, const TreeRoot& t, int64_t& position) {
+  const Node* node = t.root;
+  for (uint32_t h = t.height; h > 0; --h) {
+    int64_t below = s.rows_below(h);
+    node = children(node)[position / below];
+    position %= below;
+  }
+  return node;
+}
+
+bool leaf_holds(const ListShape& s, const Node* leaf, const Cell* key) {
+  if (leaf->count == 0) return false;
+  const Cell* rows = leaf_rows(leaf);
+  return s.compare(rows, key, s.key_width) <= 0 &&
+         s.compare(rows + (leaf->count - 1) * s.row_width, key, s.key_width) >= 0;
+}
+
+}  // namespace
+
+const Cell* tree_find(const ListShape& s, const TreeRoot& t, const Cell* key, const Node** hint) {
+  if (!t.root) return nullptr;
+  if (s.sequence) {
+    int64_t p = static_cast<int64_t>(key[0]);
+    if (p < 0 || p >= t.count) return nullptr;
+    const Node* leaf = sequence_leaf(s, t, p);
+    return leaf_rows(leaf) + p * s.row_width;
+  }
+  const Node* leaf = nullptr;
+  // A finger: keys between a leaf's first and last row can only live in that leaf.
+  if (hint && *hint && leaf_holds(s, *hint, key)) {
+    leaf = *hint;
+  } else {
+    leaf = t.root;
+    for (uint32_t h = t.height; h > 0; --h) leaf = children(leaf)[inner_child_for(s, leaf, key)];
+    if (hint) *hint = leaf;
+  }
+  uint32_t i = leaf_lower_bound(s, leaf, key, s.key_width);
+  const Cell* row = leaf_rows(leaf) + i * s.row_width;
+  if (i < leaf->count && s.compare(row, key, s.key_width) == 0) return row;
+  return nullptr;
+}
+
+const Cell* tree_first(const ListShape& s, const TreeRoot& t) {
+  if (!t.root) return nullptr;
+  const Node* node = t.root;
+  for (uint32_t h = t.height; h > 0; --h) node = children(node)[0];
+  return leaf_rows(node);
+}
+
+const Cell* tree_last(const ListShape& s, const TreeRoot& t) {
+  if (!t.root) return nullptr;
+  const Node* node = t.root;
+  for (uint32_t h = t.height; h > 0; --h) node = children(node)[node->count - 1];
+  return leaf_rows(node) + (node->count - 1) * s.row_width;
+}
+
+namespace {
+
+// A finger: the path from the root to the current leaf, so next() stays in the leaf and moves
+// to the following leaf through the nearest ancestor, never from the root.
+class TreeCursor final : public Cursor {
+ public:
+  enum class End : uint8_t { None, Prefix, Below };
+
+  TreeCursor(const ListShape& s, const TreeRoot& t) : shape_(s), height_(t.height), root_(t.root) {}
+
+  bool valid() const override { return valid_; }
+  const Cell* row() const override { return leaf_rows(path_[height_]) + index_[height_] * shape_.row_width; }
+  int64_t position() const override { return shape_.sequence ? position_ : -1; }
+  void next() override {
+    ++position_;
+    if (++index_[height_] >= path_[height_]->count && !next_leaf()) {
+      valid_ = false;
+      return;
+    }
+    valid_ = within_end();
+  }
+
+  void seek_start() {
+    if (!root_) return;
+    descend_leftmost(0, root_);
+    position_ = 0;
+    valid_ = within_end();
+  }
+  void seek_position(int64_t p) {
+    if (!root_) return;
+    position_ = p;
+    const Node* node = root_;
+    for (uint32_t level = 0; level < height_; ++level) {
+      int64_t below = shape_.rows_below(height_ - level);
+      path_[level] = node;
+      index_[level] = static_cast<uint32_t>(p / below);
+      node = children(node)[index_[level]];
+      p %= below;
+    }
+    path_[height_] = node;
+    index_[height_] = static_cast<uint32_t>(p);
+    valid_ = index_[height_] < node->count && within_end();
+  }
+  // First row whose first n key cells are >= key.
+  void seek_lower(const Cell* key, uint32_t n) {
+    if (!root_) return;
+    const Node* node = root_;
+    for (uint32_t level = 0; level < height_; ++level) {
+      path_[level] = node;
+      index_[level] = inner_child_lower(shape_, node, key, n);
+      node = children(node)[index_[level]];
+    }
+    path_[height_] = node;
+    index_[height_] = leaf_lower_bound(shape_, node, key, n);
+    if (index_[height_] >= node->count && !next_leaf()) return;
+    valid_ = within_end();
+  }
+  void end_at_prefix(const Cell* prefix, uint32_t n) {
+    end_ = End::Prefix;
+    prefix_.assign(prefix, prefix + n);
+  }
+  void end_below(int64_t hi) {
+    end_ = End::Below;
+    hi_ = hi;
+  }
+
+ private:
+  void descend_leftmost(uint32_t level, const Node* node) {
+    for (; level < height_; ++level) {
+      path_[level] = node;
+      index_[level] = 0;
+      node = children(node)[0];
+    }
+    path_[height_] = node;
+    index_[height_] = 0;
+  }
+  bool next_leaf() {
+    for (uint32_t level = height_; level-- > 0;) {
+      if (index_[level] + 1 < path_[level]->count) {
+        ++index_[level];
+        descend_leftmost(level + 1, children(path_[level])[index_[level]]);
+        return true;
+      }
+    }
+    return false;
+  }
+  bool within_end() const {
+    switch (end_) {
+      case End::None: return true;
+      case End::Prefix: return shape_.compare(row(), prefix_.data(), static_cast<uint32_t>(prefix_.size())) == 0;
+      case End::Below: return shape_.sequence ? position_ < hi_ : static_cast<int64_t>(row()[0]) < hi_;
+    }
+    return false;
+  }
+
+  const ListShape& shape_;
+  uint32_t height_;
+  const Node* root_;
+  bool valid_ = false;
+  End end_ = End::None;
+  int64_t position_ = 0;
+  int64_t hi_ = 0;
+  std::vector<Cell> prefix_;
+  const Node* path_[kMaxHeight + 1];
+  uint32_t index_[kMaxHeight + 1];
+};
+
+}  // namespace
+
+std::unique_ptr<Cursor> tree_scan(const ListShape& s, const TreeRoot& t) {
+  auto cursor = std::make_unique<TreeCursor>(s, t);
+  cursor->seek_start();
+  return cursor;
+}
+
+std::unique_ptr<Cursor> tree_prefix(const ListShape& s, const TreeRoot& t, const Cell* prefix, uint32_t n) {
+  auto cursor = std::make_unique<TreeCursor>(s, t);
+  if (s.sequence) {
+    int64_t p = static_cast<int64_t>(prefix[0]);
+    cursor->end_below(p + 1);
+    if (p >= 0 && p < t.count) cursor->seek_position(p);
+    return cursor;
+  }
+  cursor->end_at_prefix(prefix, n);
+  cursor->seek_lower(prefix, n);
+  return cursor;
+}
+
+std::unique_ptr<Cursor> tree_range(const ListShape& s, const TreeRoot& t, int64_t lo, int64_t hi) {
+  auto cursor = std::make_unique<TreeCursor>(s, t);
+  cursor->end_below(hi);
+  if (s.sequence) {
+    if (lo < 0) lo = 0;
+    if (lo < t.count && lo < hi) cursor->seek_position(lo);
+    return cursor;
+  }
+  Cell low = static_cast<Cell>(lo);
+  cursor->seek_lower(&low, 1);
+  return cursor;
+}
+
+}  // namespace pure::rt::store

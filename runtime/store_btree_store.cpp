@@ -1,0 +1,403 @@
+// runtime/store_btree_store.cpp — the Store behind make_store(): B+tree lists, an undo log for
+// events, O(1) snapshots. Depends on the private store headers; the VM sees only store.h.
+//
+// Text ownership: a row in a node owns its texts. put/append/set_field copy borrowed texts in
+// (text_store_copy). A replaced or removed row (or field) moves into the undo log, which
+// releases it at commit, or puts it back at rollback; outside events it waits in `deferred_`
+// until the next commit, rollback or publish. Every text count changes on the owner thread.
+#include "runtime/store_btree_store.h"
+
+#include <stdexcept>
+
+#include "runtime/store_live_tree.h"
+
+namespace pure::rt {
+namespace {
+
+using store::ListShape;
+using store::LiveTree;
+using store::Node;
+using store::TreeRoot;
+
+// Everything nodes live in. Shared by the store and its snapshots, so a snapshot stays readable
+// even if the store is destroyed first; the last holder frees the nodes.
+struct Core {
+  std::vector<ListShape> shapes;
+  store::Registry registry;
+  store::Nodes nodes;
+  std::vector<std::unique_ptr<LiveTree>> trees;
+
+  Core(const std::vector<ListSchema>& lists, uint32_t node_bytes)
+      : shapes(make_shapes(lists, node_bytes)), nodes(shapes, registry) {
+    for (const ListShape& s : shapes) trees.push_back(std::make_unique<LiveTree>(s, nodes));
+  }
+  ~Core() {
+    for (size_t i = 0; i < trees.size(); ++i) nodes.free_tree(shapes[i], trees[i]->tree().root, trees[i]->tree().height);
+  }
+  static std::vector<ListShape> make_shapes(const std::vector<ListSchema>& lists, uint32_t node_bytes) {
+    std::vector<ListShape> out;
+    for (size_t i = 0; i < lists.size(); ++i) out.emplace_back(lists[i], static_cast<uint32_t>(i), node_bytes);
+    return out;
+  }
+};
+
+// One list of a snapshot: a root that never changes, shared with the live tree until the owner
+// copies over it.
+class SnapshotList final : public ListReader {
+ public:
+  SnapshotList(const ListShape* shape, TreeRoot tree) : shape_(shape), tree_(tree) {}
+  SnapshotList(const SnapshotList& other) : shape_(other.shape_), tree_(other.tree_) {}
+  const ListSchema& schema() const override { return shape_->schema; }
+  int64_t count() const override { return tree_.count; }
+  const Cell* find(const Cell* key) const override {
+    // A finger per snapshot list: any leaf of this (immutable) tree is a valid hint for any thread.
+    const Node* hint = finger_.load(std::memory_order_relaxed);
+    const Node* before = hint;
+    const Cell* row = store::tree_find(*shape_, tree_, key, &hint);
+    if (hint != before) finger_.store(hint, std::memory_order_relaxed);
+    return row;
+  }
+  std::unique_ptr<Cursor> scan() const override { return store::tree_scan(*shape_, tree_); }
+  std::unique_ptr<Cursor> prefix(const Cell* prefix, uint32_t n) const override {
+    return store::tree_prefix(*shape_, tree_, prefix, n);
+  }
+  std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const override { return store::tree_range(*shape_, tree_, lo, hi); }
+  const Cell* first() const override { return store::tree_first(*shape_, tree_); }
+  const Cell* last() const override { return store::tree_last(*shape_, tree_); }
+
+ private:
+  const ListShape* shape_;
+  TreeRoot tree_;
+  mutable std::atomic<const Node*> finger_{nullptr};
+};
+
+class BTreeSnapshot final : public Snapshot {
+ public:
+  explicit BTreeSnapshot(std::shared_ptr<Core> core) : core_(std::move(core)) {
+    lists_.reserve(core_->trees.size());
+    for (size_t i = 0; i < core_->trees.size(); ++i) lists_.emplace_back(&core_->shapes[i], core_->trees[i]->tree());
+  }
+  ~BTreeSnapshot() override { core_->registry.release(&record_); }
+  size_t list_count() const override { return lists_.size(); }
+  const ListReader& list(size_t i) const override { return lists_[i]; }
+  uint64_t generation() const override { return record_.generation; }
+  store::SnapshotRecord& record() { return record_; }
+
+ private:
+  std::shared_ptr<Core> core_;
+  std::vector<SnapshotList> lists_;
+  store::SnapshotRecord record_;
+};
+
+// One entry of the undo log; its cells live in UndoLog::cells.
+struct UndoEntry {
+  enum Kind : uint8_t { Inserted, Replaced, Removed, FieldSet, Appended, Popped };
+  Kind kind;
+  uint32_t list;
+  uint32_t column;  // FieldSet: the row column changed
+  uint32_t offset;  // first cell in UndoLog::cells
+};
+
+class BTreeStore;
+
+class BTreeList final : public ListWriter {
+ public:
+  BTreeList(BTreeStore& store, const ListShape& shape, LiveTree& tree)
+      : store_(store), shape_(shape), tree_(tree), owned_(shape.row_width + 1), old_(shape.row_width + 1) {}
+  const ListSchema& schema() const override { return shape_.schema; }
+  int64_t count() const override { return tree_.tree().count; }
+  const Cell* find(const Cell* key) const override { return store::tree_find(shape_, tree_.tree(), key, tree_.finger()); }
+  std::unique_ptr<Cursor> scan() const override { return store::tree_scan(shape_, tree_.tree()); }
+  std::unique_ptr<Cursor> prefix(const Cell* prefix, uint32_t n) const override {
+    return store::tree_prefix(shape_, tree_.tree(), prefix, n);
+  }
+  std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const override { return store::tree_range(shape_, tree_.tree(), lo, hi); }
+  const Cell* first() const override { return store::tree_first(shape_, tree_.tree()); }
+  const Cell* last() const override { return store::tree_last(shape_, tree_.tree()); }
+
+  bool put(const Cell* row) override;
+  bool set_field(const Cell* key, uint32_t field, Cell value) override;
+  bool remove(const Cell* key) override;
+  int64_t append(const Cell* fields) override;
+  bool pop() override;
+  uint64_t shape_version() const override { return shape_version_; }
+
+  // Undo and commit, called by the store.
+  void undo(const UndoEntry& entry, Cell* cells);
+  void release_row(const Cell* row) const {
+    for (uint32_t c : shape_.text_columns) text_store_release(reinterpret_cast<Text*>(row[c]));
+  }
+  void release_cell(uint32_t column, Cell value) const {
+    if (is_text(column)) text_store_release(reinterpret_cast<Text*>(value));
+  }
+  int64_t text_bytes() const { return text_bytes_; }
+
+ private:
+  bool is_text(uint32_t column) const {
+    for (uint32_t c : shape_.text_columns)
+      if (c == column) return true;
+    return false;
+  }
+  int64_t row_text_bytes(const Cell* row) const {
+    int64_t n = 0;
+    for (uint32_t c : shape_.text_columns) n += reinterpret_cast<const Text*>(row[c])->len;
+    return n;
+  }
+  int64_t cell_text_bytes(uint32_t column, Cell value) const {
+    return is_text(column) ? reinterpret_cast<const Text*>(value)->len : 0;
+  }
+  void own_texts(Cell* row) const {
+    for (uint32_t c : shape_.text_columns)
+      row[c] = reinterpret_cast<Cell>(text_store_copy(reinterpret_cast<const Text*>(row[c])));
+  }
+  void row_left(const Cell* row, bool restoring);
+
+  BTreeStore& store_;
+  const ListShape& shape_;
+  LiveTree& tree_;
+  uint64_t shape_version_ = 0;
+  int64_t text_bytes_ = 0;
+  std::vector<Cell> owned_, old_;  // one row each: the incoming row and the one it replaced
+  friend class BTreeStore;
+};
+
+class BTreeStore final : public Store {
+ public:
+  BTreeStore(std::vector<ListSchema> lists, uint32_t node_bytes)
+      : core_(std::make_shared<Core>(lists, node_bytes)) {
+    for (size_t i = 0; i < core_->trees.size(); ++i)
+      lists_.push_back(std::make_unique<BTreeList>(*this, core_->shapes[i], *core_->trees[i]));
+  }
+  ~BTreeStore() override {
+    if (in_event_) rollback();
+    release_deferred();
+  }
+  size_t list_count() const override { return lists_.size(); }
+  ListWriter& list(size_t i) override { return *lists_[i]; }
+
+  void begin() override {
+    if (in_event_) throw std::logic_error("store: begin() inside an event");
+    core_->nodes.drain_returned();  // nodes released snapshots handed back serve this event's copies
+    in_event_ = true;
+  }
+  void commit() override {
+    for (const UndoEntry& e : undo_) {
+      BTreeList& list = *lists_[e.list];
+      const Cell* cells = undo_cells_.data() + e.offset;
+      switch (e.kind) {
+        case UndoEntry::Replaced:
+        case UndoEntry::Removed:
+        case UndoEntry::Popped: list.release_row(cells); break;
+        case UndoEntry::FieldSet: list.release_cell(e.column, cells[list.shape_.key_width > 0 ? list.shape_.key_width : 1]); break;
+        default: break;
+      }
+    }
+    finish_event();
+  }
+  void rollback() override {
+    for (size_t i = undo_.size(); i-- > 0;) lists_[undo_[i].list]->undo(undo_[i], undo_cells_.data() + undo_[i].offset);
+    finish_event();
+  }
+  bool in_event() const override { return in_event_; }
+
+  std::shared_ptr<const Snapshot> publish() override {
+    if (in_event_) throw std::logic_error("store: publish() inside an event");
+    release_deferred();
+    core_->nodes.drain_returned();
+    auto snapshot = std::make_shared<BTreeSnapshot>(core_);
+    core_->nodes.publish(&snapshot->record());
+    return snapshot;
+  }
+
+  MemoryUse memory() const override {
+    MemoryUse m;
+    uint64_t row_bytes = 0;
+    for (size_t i = 0; i < lists_.size(); ++i) {
+      row_bytes += uint64_t(lists_[i]->count()) * core_->shapes[i].row_width * 8;
+      m.state_bytes += lists_[i]->text_bytes();
+    }
+    m.state_bytes += row_bytes;
+    uint64_t other = undo_cells_.capacity() * sizeof(Cell) + undo_.capacity() * sizeof(UndoEntry) +
+                     deferred_.capacity() * sizeof(Text*);
+    m.structure_bytes = core_->nodes.stats().node_bytes + other - row_bytes;
+    return m;
+  }
+
+  StoreStats stats() const {
+    StoreStats s;
+    s.nodes = core_->nodes.stats();
+    s.returned_total = core_->registry.returned_total.load(std::memory_order_relaxed);
+    s.undo_entries = undo_.size();
+    return s;
+  }
+
+  // Called by lists: the log keeps what the event replaced until commit or rollback.
+  bool logging() const { return in_event_; }
+  void log(UndoEntry::Kind kind, uint32_t list, uint32_t column, const Cell* a, uint32_t na, const Cell* b = nullptr,
+           uint32_t nb = 0) {
+    undo_.push_back({kind, list, column, static_cast<uint32_t>(undo_cells_.size())});
+    undo_cells_.insert(undo_cells_.end(), a, a + na);
+    if (nb) undo_cells_.insert(undo_cells_.end(), b, b + nb);
+  }
+  void defer(Text* t) { deferred_.push_back(t); }
+
+ private:
+  void finish_event() {
+    undo_.clear();
+    undo_cells_.clear();
+    in_event_ = false;
+    release_deferred();
+    core_->nodes.drain_returned();
+  }
+  void release_deferred() {
+    for (Text* t : deferred_) text_store_release(t);
+    deferred_.clear();
+  }
+
+  std::shared_ptr<Core> core_;
+  std::vector<std::unique_ptr<BTreeList>> lists_;
+  std::vector<UndoEntry> undo_;
+  std::vector<Cell> undo_cells_;
+  std::vector<Text*> deferred_;
+  bool in_event_ = false;
+};
+
+// A row left the live list outside an event: its texts wait for the next commit/rollback/publish.
+void BTreeList::row_left(const Cell* row, bool) {
+  for (uint32_t c : shape_.text_columns) store_.defer(reinterpret_cast<Text*>(row[c]));
+}
+
+bool BTreeList::put(const Cell* row) {
+  if (shape_.sequence) throw std::logic_error("store: put on a sequence");
+  uint32_t w = shape_.row_width;
+  Cell* owned = owned_.data();
+  Cell* old = old_.data();
+  std::memcpy(owned, row, w * 8);
+  own_texts(owned);
+  bool fresh = tree_.put(owned, old);
+  text_bytes_ += row_text_bytes(owned);
+  if (fresh) {
+    ++shape_version_;
+    if (store_.logging()) store_.log(UndoEntry::Inserted, shape_.list_index, 0, owned, shape_.key_width);
+    return true;
+  }
+  text_bytes_ -= row_text_bytes(old);
+  if (store_.logging()) store_.log(UndoEntry::Replaced, shape_.list_index, 0, old, w);
+  else row_left(old, false);
+  return false;
+}
+
+bool BTreeList::set_field(const Cell* key, uint32_t field, Cell value) {
+  if (field >= shape_.schema.fields.size()) throw std::out_of_range("store: set_field past the last field");
+  uint32_t column = shape_.key_width + field;
+  bool text = is_text(column);
+  Cell owned = text ? reinterpret_cast<Cell>(text_store_copy(reinterpret_cast<const Text*>(value))) : value;
+  Cell old = 0;
+  const Cell* row = tree_.set(key, column, owned, &old);
+  if (!row) {
+    if (text) text_store_release(reinterpret_cast<Text*>(owned));
+    return false;
+  }
+  text_bytes_ += cell_text_bytes(column, owned) - cell_text_bytes(column, old);
+  if (store_.logging()) {
+    // The key is the row's own (its texts live as long as the row, which outlives this entry's undo).
+    if (shape_.sequence) store_.log(UndoEntry::FieldSet, shape_.list_index, column, key, 1, &old, 1);
+    else store_.log(UndoEntry::FieldSet, shape_.list_index, column, row, shape_.key_width, &old, 1);
+  } else if (text) {
+    store_.defer(reinterpret_cast<Text*>(old));
+  }
+  return true;
+}
+
+bool BTreeList::remove(const Cell* key) {
+  if (shape_.sequence) throw std::logic_error("store: remove on a sequence");
+  uint32_t w = shape_.row_width;
+  Cell* old = old_.data();
+  if (!tree_.remove(key, old)) return false;
+  ++shape_version_;
+  text_bytes_ -= row_text_bytes(old);
+  if (store_.logging()) store_.log(UndoEntry::Removed, shape_.list_index, 0, old, w);
+  else row_left(old, false);
+  return true;
+}
+
+int64_t BTreeList::append(const Cell* fields) {
+  if (!shape_.sequence) throw std::logic_error("store: append on a keyed list");
+  uint32_t w = shape_.row_width;
+  Cell* owned = owned_.data();
+  std::memcpy(owned, fields, w * 8);
+  own_texts(owned);
+  tree_.append(owned);
+  text_bytes_ += row_text_bytes(owned);
+  ++shape_version_;
+  if (store_.logging()) store_.log(UndoEntry::Appended, shape_.list_index, 0, nullptr, 0);
+  return count() - 1;
+}
+
+bool BTreeList::pop() {
+  if (!shape_.sequence) throw std::logic_error("store: pop on a keyed list");
+  uint32_t w = shape_.row_width;
+  Cell* old = old_.data();
+  if (!tree_.pop(old)) return false;
+  ++shape_version_;
+  text_bytes_ -= row_text_bytes(old);
+  if (store_.logging()) store_.log(UndoEntry::Popped, shape_.list_index, 0, old, w);
+  else row_left(old, false);
+  return true;
+}
+
+void BTreeList::undo(const UndoEntry& entry, Cell* cells) {
+  Cell* current = old_.data();
+  switch (entry.kind) {
+    case UndoEntry::Inserted:
+      tree_.remove(cells, current);
+      text_bytes_ -= row_text_bytes(current);
+      release_row(current);
+      ++shape_version_;
+      break;
+    case UndoEntry::Replaced:
+      tree_.put(cells, current);
+      text_bytes_ += row_text_bytes(cells) - row_text_bytes(current);
+      release_row(current);
+      break;
+    case UndoEntry::Removed:
+      tree_.put(cells, current);
+      text_bytes_ += row_text_bytes(cells);
+      ++shape_version_;
+      break;
+    case UndoEntry::FieldSet: {
+      uint32_t key_cells = shape_.sequence ? 1 : shape_.key_width;
+      Cell old = cells[key_cells], now = 0;
+      tree_.set(cells, entry.column, old, &now);
+      text_bytes_ += cell_text_bytes(entry.column, old) - cell_text_bytes(entry.column, now);
+      release_cell(entry.column, now);
+      break;
+    }
+    case UndoEntry::Appended:
+      tree_.pop(current);
+      text_bytes_ -= row_text_bytes(current);
+      release_row(current);
+      ++shape_version_;
+      break;
+    case UndoEntry::Popped:
+      tree_.append(cells);
+      text_bytes_ += row_text_bytes(cells);
+      ++shape_version_;
+      break;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Store> make_btree_store(std::vector<ListSchema> lists, uint32_t node_bytes) {
+  return std::make_unique<BTreeStore>(std::move(lists), node_bytes);
+}
+
+bool btree_store_stats(const Store& store, StoreStats& out) {
+  auto* btree = dynamic_cast<const BTreeStore*>(&store);
+  if (!btree) return false;
+  out = btree->stats();
+  return true;
+}
+
+}  // namespace pure::rt

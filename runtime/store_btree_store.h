@@ -1,0 +1,26 @@
+// runtime/store_btree_store.h — private: the B+tree store's constructor and its test hooks.
+// Depends on runtime/store.h and store_nodes.h only.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "runtime/store.h"
+#include "runtime/store_nodes.h"
+
+namespace pure::rt {
+
+// Bytes of one node (leaf or inner) before rounding to whole rows/entries.
+inline constexpr uint32_t kDefaultNodeBytes = 1024;
+
+std::unique_ptr<Store> make_btree_store(std::vector<ListSchema> lists, uint32_t node_bytes = kDefaultNodeBytes);
+
+// What tests and benchmarks may look at inside a B+tree store.
+struct StoreStats {
+  store::NodeStats nodes;
+  uint64_t returned_total = 0;  // retired nodes handed back by released snapshots (or at publish)
+  uint64_t undo_entries = 0;
+};
+// false if `store` is not a B+tree store.
+bool btree_store_stats(const Store& store, StoreStats& out);
+
+}  // namespace pure::rt

@@ -1,0 +1,57 @@
+// runtime/store_live_tree.h — private: the owner's writable view of one list's B+tree.
+// Depends on store_nodes.h; knows nothing of undo logs, texts' borrowing rules or snapshots.
+//
+// Every write first makes the root-to-leaf path private (Nodes::make_private, top-down), then
+// changes nodes in place. Ownership of texts moves with cells: put/append take cells whose texts
+// the tree now owns; the replaced or removed cells are handed back to the caller, who owns them.
+#pragma once
+#include "runtime/store_nodes.h"
+
+namespace pure::rt::store {
+
+class LiveTree {
+ public:
+  LiveTree(const ListShape& shape, Nodes& nodes) : shape_(shape), nodes_(nodes) {}
+
+  const TreeRoot& tree() const { return tree_; }
+  TreeRoot& tree() { return tree_; }
+  // The write finger: the leaf the last operation touched (a leaf of the live tree, or null).
+  const Node** finger() { return &finger_; }
+
+  // Keyed lists. put returns true if the key was new; otherwise the old row goes to old_row.
+  bool put(const Cell* row, Cell* old_row);
+  bool remove(const Cell* key, Cell* old_row);
+  // Keyed: key is the full key; sequence: key[0] is the position. column counts key cells too.
+  // Returns the changed row (its key cells are the tree's own), or nullptr if absent.
+  const Cell* set(const Cell* key, uint32_t column, Cell value, Cell* old_value);
+  // Sequences.
+  void append(const Cell* row);
+  bool pop(Cell* old_row);
+
+ private:
+  struct Path {
+    Node* node[kMaxHeight + 1];
+    uint32_t index[kMaxHeight + 1];  // child taken at each inner level
+  };
+  // Descends to the leaf for `key`; returns the row index there and whether the key is present.
+  uint32_t descend(const Cell* key, Path& path, bool& found) const;
+  void sequence_path(int64_t position, Path& path) const;
+  void make_path_private(Path& path);
+  void insert_in_leaf(Path& path, uint32_t index, const Cell* row);
+  void insert_child(Path& path, uint32_t level, Cell* separator, Node* child);
+  void remove_child(Node* parent, uint32_t child, bool release_separator);
+  void rebalance(Path& path, uint32_t level);
+  void collapse_root();
+  void release_separator(Cell* separator);
+  Node* leaf_finger_for(const Cell* key, uint32_t& index, bool& found) const;
+
+  const ListShape& shape_;
+  Nodes& nodes_;
+  TreeRoot tree_;
+  const Node* finger_ = nullptr;
+  std::vector<Node*> scratch_children_;
+  std::vector<Cell> scratch_separators_;
+  std::vector<Cell> separator_;
+};
+
+}  // namespace pure::rt::store
