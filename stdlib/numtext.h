@@ -1,0 +1,32 @@
+// Number <-> text for Pure: shortest round-trip printing and strict parsing, identical on every device.
+// Depends only on <charconv> (exact, locale-free conversions); never on printf/strtod or the C locale.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace pure::numtext {
+
+// Shortest text that reads back to the same double, in one fixed style (docs/math.md):
+//   1.0  0.30000000000000004  -0.0  123456789012345680000.0  1e21  1.5e-7  0.000001  nan  inf  -inf
+// Plain decimal for 1e-6 <= |x| < 1e21 (with ".0" when there is no fraction), otherwise d[.ddd]e[-]N.
+std::string format_num(double value);
+
+std::string format_int(int64_t value);
+
+// Exactly `decimals` digits after the point, correctly rounded from the exact binary value (exact
+// ties such as 0.125 to two decimals go to the even digit: "0.12"). nan / inf / -inf as in format_num. decimals must be in
+// [0, kMaxDecimals], otherwise std::out_of_range is thrown.
+constexpr int kMaxDecimals = 100;
+std::string format_fixed(double value, int decimals);
+
+// Optional '+' or '-', then one or more ASCII digits, nothing else. False on overflow or bad text.
+bool parse_int(std::string_view text, int64_t& result);
+
+// Optional sign, digits with an optional '.' and exponent ("1", "-2.5", ".5", "5.", "1e-7", "1E+21"),
+// rounded to nearest; or exactly "inf", "-inf", "nan". False for anything else, including trailing
+// characters, hexadecimal, and magnitudes too large for a double (values too small become +-0.0).
+bool parse_num(std::string_view text, double& result);
+
+}  // namespace pure::numtext
