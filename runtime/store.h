@@ -1,0 +1,130 @@
+// runtime/store.h — stored lists: the state of a module, changed by events, read by queries
+// through snapshots. This header is the whole interface the VM and the tools see; how lists are
+// kept (B+trees, node reuse, fingers) stays behind it.
+// Depends on runtime/text.h only.
+//
+// Vocabulary
+//  * A row is key cells followed by field cells, each cell 8 bytes (Cell).
+//    Int: int64 bits. Num: IEEE double bits. Bool: 0 or 1. Text: a Text* owned by the store.
+//  * A keyed list orders rows by their key cells, compared column by column: Int as signed,
+//    Bool as 0 < 1, Text by text_compare. Num is never a key column.
+//  * A sequence has one implicit Int key: the position 0..count-1. It grows by append and
+//    shrinks by pop (the last row); rows are addressed by position.
+//  * The owner (one thread) writes. Writes between begin() and commit()/rollback() form one
+//    event: rollback() restores exactly the rows as they were at begin().
+//  * publish() returns a Snapshot in O(1). A snapshot reads the lists as they were when it was
+//    published, for as long as it is held, from any thread, while the owner keeps writing.
+//
+// Text ownership: put/append/set_field take a borrowed Text* and keep text_store_copy(t).
+// A Text* read out of the live lists stays valid until the owner's next commit() or rollback()
+// (texts replaced inside an event are released then, never earlier). A Text* read out of a
+// snapshot stays valid while the snapshot is held.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "text.h"
+
+namespace pure::rt {
+
+using Cell = uint64_t;
+
+enum class ColType : uint8_t { Int, Num, Bool, Text };
+
+struct ListSchema {
+  std::string name;
+  bool is_sequence = false;
+  std::vector<ColType> key;     // key columns; empty for a sequence (its key is the position)
+  std::vector<ColType> fields;  // field columns
+  // cells in one row: for a sequence the position is not stored in the row
+  uint32_t key_width() const { return is_sequence ? 0 : static_cast<uint32_t>(key.size()); }
+  uint32_t row_width() const { return key_width() + static_cast<uint32_t>(fields.size()); }
+};
+
+// Walks rows in key order. Rows it returns are valid until the cursor moves or the list is
+// written. A cursor over the live list must not be used after a write to that list, except
+// set_field on any row, which a cursor survives (it then reads either value).
+class Cursor {
+ public:
+  virtual ~Cursor() = default;
+  virtual bool valid() const = 0;
+  virtual const Cell* row() const = 0;     // key cells then field cells
+  virtual int64_t position() const = 0;    // sequences: the row's position; keyed lists: -1
+  virtual void next() = 0;
+};
+
+// Read access to one list, live or in a snapshot.
+class ListReader {
+ public:
+  virtual ~ListReader() = default;
+  virtual const ListSchema& schema() const = 0;
+  virtual int64_t count() const = 0;
+  // Keyed: the row with this full key. Sequence: key[0] is the position. nullptr if absent.
+  virtual const Cell* find(const Cell* key) const = 0;
+  // All rows in key order.
+  virtual std::unique_ptr<Cursor> scan() const = 0;
+  // Rows whose first n key cells equal prefix (1 <= n <= key columns), in key order.
+  virtual std::unique_ptr<Cursor> prefix(const Cell* prefix, uint32_t n) const = 0;
+  // Rows whose first key cell k satisfies lo <= k < hi (Int first key only), in key order.
+  virtual std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const = 0;
+  virtual const Cell* first() const = 0;  // nullptr when empty
+  virtual const Cell* last() const = 0;
+};
+
+// Write access to one live list. Only the owner thread calls these.
+class ListWriter : public ListReader {
+ public:
+  // Keyed: insert or replace the row (row_width cells). Returns true if the key was new.
+  virtual bool put(const Cell* row) = 0;
+  // Sets one field (0-based among the fields) of the row with this key. false if absent.
+  virtual bool set_field(const Cell* key, uint32_t field, Cell value) = 0;
+  // Keyed: removes the row with this key. false if absent.
+  virtual bool remove(const Cell* key) = 0;
+  // Sequence: appends the fields as a new last row; returns its position.
+  virtual int64_t append(const Cell* fields) = 0;
+  // Sequence: removes the last row. false if empty.
+  virtual bool pop() = 0;
+  // Incremented by every insert, remove, append and pop (not by set_field or replace);
+  // the VM uses it to refuse structural changes to a list it is iterating.
+  virtual uint64_t shape_version() const = 0;
+};
+
+struct MemoryUse {
+  uint64_t state_bytes = 0;      // what the rows need: count * row cells * 8 + text bytes
+  uint64_t structure_bytes = 0;  // nodes, slack, free-node pools: everything else allocated
+};
+
+class Snapshot;
+
+// The stored lists of one module.
+class Store {
+ public:
+  virtual ~Store() = default;
+  virtual size_t list_count() const = 0;
+  virtual ListWriter& list(size_t i) = 0;
+
+  virtual void begin() = 0;     // start an event
+  virtual void commit() = 0;    // keep its changes
+  virtual void rollback() = 0;  // undo its changes
+  virtual bool in_event() const = 0;
+
+  // O(1): the current committed state, readable from any thread while held. Call outside events.
+  virtual std::shared_ptr<const Snapshot> publish() = 0;
+  virtual MemoryUse memory() const = 0;
+};
+
+class Snapshot {
+ public:
+  virtual ~Snapshot() = default;
+  virtual size_t list_count() const = 0;
+  virtual const ListReader& list(size_t i) const = 0;
+  virtual uint64_t generation() const = 0;
+};
+
+// The store used by pure-run and pure-serve.
+std::unique_ptr<Store> make_store(std::vector<ListSchema> lists);
+
+}  // namespace pure::rt

@@ -1,0 +1,76 @@
+// runtime/text.cpp — allocation and reference counting of Text values (see text.h).
+#include "text.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace pure::rt {
+
+static int64_t g_live_texts = 0;  // owner-thread bookkeeping only; tests read it
+
+Text* text_alloc(uint32_t len, uint32_t cap) {
+  if (cap < len) cap = len;
+  auto* t = static_cast<Text*>(std::malloc(sizeof(Text) + cap));
+  if (!t) throw std::bad_alloc();
+  t->rc = 1;
+  t->flags = 0;
+  t->pad = 0;
+  t->len = len;
+  t->cap = cap;
+  ++g_live_texts;
+  return t;
+}
+
+Text* text_new(std::string_view s, uint32_t extra_capacity) {
+  Text* t = text_alloc(static_cast<uint32_t>(s.size()), static_cast<uint32_t>(s.size()) + extra_capacity);
+  if (!s.empty()) std::memcpy(t->bytes, s.data(), s.size());
+  return t;
+}
+
+static void text_free(Text* t) {
+  --g_live_texts;
+  std::free(t);
+}
+
+void text_retain(Text* t) {
+  if (t && !t->stored()) ++t->rc;
+}
+
+void text_release(Text* t) {
+  if (t && !t->stored() && --t->rc == 0) text_free(t);
+}
+
+Text* text_store_copy(const Text* t) {
+  if (t->stored()) {
+    Text* same = const_cast<Text*>(t);
+    ++same->rc;
+    return same;
+  }
+  Text* copy = text_new(t->view());
+  copy->flags = kTextStored;
+  return copy;
+}
+
+void text_store_retain(Text* t) {
+  if (t) ++t->rc;
+}
+
+void text_store_release(Text* t) {
+  if (t && --t->rc == 0) text_free(t);
+}
+
+int text_compare(const Text* a, const Text* b) {
+  uint32_t n = a->len < b->len ? a->len : b->len;
+  int c = n ? std::memcmp(a->bytes, b->bytes, n) : 0;
+  if (c != 0) return c < 0 ? -1 : 1;
+  return a->len < b->len ? -1 : (a->len > b->len ? 1 : 0);
+}
+
+bool text_equal(const Text* a, const Text* b) {
+  return a == b || (a->len == b->len && std::memcmp(a->bytes, b->bytes, a->len) == 0);
+}
+
+int64_t text_live_count() { return g_live_texts; }
+
+}  // namespace pure::rt

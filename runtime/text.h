@@ -1,0 +1,51 @@
+// runtime/text.h — immutable UTF-8 text values shared by the VM and the list store.
+// Depends on nothing outside the C++ standard library.
+//
+// A Text is one allocation: header + bytes (not NUL-terminated). Two owners exist:
+//  * VM texts (flags == 0) are reference counted by the VM on its owner thread.
+//  * Store texts (flags & kTextStored) belong to the list store; the VM only borrows them for
+//    the length of one event or query and never touches their count. The store changes their
+//    count on the owner thread only, so the count needs no atomics.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace pure::rt {
+
+inline constexpr uint16_t kTextStored = 1;
+
+struct Text {
+  uint32_t rc;     // references; meaning depends on the owner (see above)
+  uint16_t flags;  // kTextStored
+  uint16_t pad;
+  uint32_t len;    // bytes used
+  uint32_t cap;    // bytes allocated after the header
+  char bytes[];    // len bytes of valid UTF-8
+
+  std::string_view view() const { return {bytes, len}; }
+  bool stored() const { return flags & kTextStored; }
+};
+
+// Largest text the runtime builds; longer results are a runtime error, not a crash.
+inline constexpr uint32_t kMaxTextBytes = 1u << 30;
+
+Text* text_new(std::string_view s, uint32_t extra_capacity = 0);  // VM text, rc = 1
+Text* text_alloc(uint32_t len, uint32_t cap);                      // VM text with len bytes uninitialised
+void text_retain(Text* t);   // VM retain; no-op for store texts and null
+void text_release(Text* t);  // VM release; frees at zero; no-op for store texts and null
+
+// The store's side. text_store_copy returns a store-owned text equal to t (t itself, retained,
+// when t is already stored). Release on the owner thread only.
+Text* text_store_copy(const Text* t);
+void text_store_retain(Text* t);
+void text_store_release(Text* t);
+
+// Byte-wise order (UTF-8 byte order equals code point order); shorter prefix first.
+int text_compare(const Text* a, const Text* b);
+bool text_equal(const Text* a, const Text* b);
+
+// Count of live texts (both kinds); tests use it to prove nothing leaks.
+int64_t text_live_count();
+
+}  // namespace pure::rt
