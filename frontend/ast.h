@@ -1,0 +1,161 @@
+// frontend/ast.h — the syntax tree the parser builds and the checker annotates with types.
+// Depends on frontend/source.h and frontend/types.h.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/source.h"
+#include "frontend/types.h"
+
+namespace pure {
+
+struct Expr;
+struct Stmt;
+using ExprPtr = std::unique_ptr<Expr>;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+// A type as written: `int`, `Point`, `seq T`, `list by (a: int, b: text) { f: num = 0 }`.
+struct TypeExpr {
+  enum Kind { Named, Seq, Keyed } kind = Named;
+  Loc loc;
+  std::string name;                    // Named
+  std::unique_ptr<TypeExpr> element;   // Seq
+  struct Field {
+    Loc loc;
+    std::string name;
+    std::unique_ptr<TypeExpr> type;
+    ExprPtr default_value;  // optional `= literal`
+  };
+  std::vector<Field> keys;    // Keyed
+  std::vector<Field> fields;  // Keyed, and item type declarations
+};
+using TypeExprPtr = std::unique_ptr<TypeExpr>;
+
+enum class ExprKind : uint8_t {
+  Int, Num, Bool, Text,   // literals
+  Interp,                 // "a {b} c": args are the parts, each Text or an expression
+  Name,                   // a local, parameter, stored list or function
+  Unary,                  // op args[0]
+  Binary,                 // args[0] op args[1]
+  Call,                   // name(args)
+  Method,                 // args[0].name(args[1..])
+  Field,                  // args[0].name
+  Index,                  // args[0][args[1..]]
+  ItemLit,                // Name { f: e, ... } or { f: e, ... }: field_names + args
+  SeqLit,                 // [a, b, c]
+  NewList,                // seq T / list by ... used as a value: an empty event list
+};
+
+// What a Name refers to, filled in by the checker.
+enum class NameKind : uint8_t { Unresolved, Local, StoredList, Function };
+
+struct Expr {
+  ExprKind kind;
+  Loc loc;
+  int64_t int_value = 0;
+  double num_value = 0;
+  std::string text;                     // Name / Call / Method / Field name, Text literal bytes, op
+  int op = 0;                           // Tok of Unary/Binary
+  std::vector<ExprPtr> args;
+  std::vector<std::string> field_names; // ItemLit
+  TypeExprPtr type_expr;                // NewList, or ItemLit with a type name (name in text)
+
+  // Filled by the checker.
+  const Type* type = nullptr;
+  NameKind name_kind = NameKind::Unresolved;
+  int ref = -1;            // local slot id, stored list index, or function index
+  int builtin = -1;        // builtin id for calls/methods that are builtins
+
+  Expr(ExprKind k, Loc l) : kind(k), loc(l) {}
+};
+
+enum class StmtKind : uint8_t {
+  Let,        // let/var name [: T] = value [else stmt]
+  Assign,     // target op= value (op is Eq or a compound)
+  ExprStmt,
+  If,         // cond, then, else (else may be an If)
+  While,
+  For,        // for name [, name2] in iterable { body }
+  Return,
+  Break,
+  Continue,
+  Fail,
+  Block,
+};
+
+struct Stmt {
+  StmtKind kind;
+  Loc loc;
+  std::string name;        // Let / For variable
+  std::string name2;       // For: second variable (`for i, x in xs`)
+  bool is_var = false;     // Let: var (mutable)
+  int op = 0;              // Assign: Tok
+  TypeExprPtr declared;    // Let: optional annotation
+  ExprPtr expr;            // Let value, Assign value, condition, iterable, return/fail value
+  ExprPtr target;          // Assign target
+  ExprPtr range_end;       // For over a range a .. b: expr = a, range_end = b
+  std::vector<StmtPtr> body;      // Block, If-then, While, For, Let-else (one statement)
+  std::vector<StmtPtr> else_body; // If-else
+
+  // Filled by the checker.
+  int local = -1;          // Let / For: the local's id
+  int local2 = -1;         // For: second variable
+  const Type* iter_type = nullptr;  // For: the iterable's type
+
+  Stmt(StmtKind k, Loc l) : kind(k), loc(l) {}
+};
+
+enum class FuncKind : uint8_t { Function, Event, Query, Main };
+
+struct Param {
+  Loc loc;
+  std::string name;
+  TypeExprPtr type;
+};
+
+struct LocalInfo {
+  std::string name;
+  const Type* type = nullptr;
+  bool is_var = false;
+  Loc loc;
+};
+
+struct FuncDecl {
+  FuncKind kind = FuncKind::Function;
+  Loc loc;
+  std::string name;
+  std::vector<Param> params;
+  TypeExprPtr result;  // null: no value
+  std::vector<StmtPtr> body;
+
+  // Filled by the checker.
+  const Type* result_type = nullptr;
+  std::vector<LocalInfo> locals;  // params first, then every let/for variable
+  bool writes_stored = false;     // directly writes a stored list
+  bool reads_input = false;
+};
+
+struct ListDecl {  // a stored list
+  Loc loc;
+  std::string name;
+  TypeExprPtr type;  // Seq or Keyed
+  const Type* resolved = nullptr;
+};
+
+struct ItemDecl {  // type Name { fields } or type Name = T
+  Loc loc;
+  std::string name;
+  TypeExprPtr type;       // Keyed with no keys for an item; or any type for an alias
+  bool is_alias = false;
+  const Type* resolved = nullptr;
+};
+
+struct Module {
+  std::vector<ItemDecl> types;
+  std::vector<ListDecl> lists;
+  std::vector<FuncDecl> funcs;
+  int main_index = -1;
+};
+
+}  // namespace pure

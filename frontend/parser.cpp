@@ -1,0 +1,797 @@
+// frontend/parser.cpp — recursive-descent parser with error recovery and a nesting limit.
+#include "frontend/parser.h"
+
+#include "frontend/lexer.h"
+
+namespace pure {
+namespace {
+
+constexpr int kMaxDepth = 200;  // deeper nesting is an error, never a stack overflow
+
+class Parser {
+ public:
+  Parser(const Source& src, Diagnostics& diags, std::vector<Token> tokens)
+      : src_(src), diags_(diags), toks_(std::move(tokens)) {}
+
+  Module module() {
+    Module m;
+    while (!at(Tok::End)) {
+      size_t before = pos_;
+      declaration(m);
+      if (pos_ == before) advance();  // never loop on a token nobody consumes
+    }
+    return m;
+  }
+
+  ExprPtr lone_expression() {  // an interpolated {expression}
+    ExprPtr e = expression();
+    if (!at(Tok::End)) error_here("unexpected " + std::string(tok_name(peek().kind)) + " in '{...}' inside a text");
+    return e;
+  }
+
+  int depth_ = 0;
+
+ private:
+  const Source& src_;
+  Diagnostics& diags_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  bool panic_ = false;
+  bool no_item_literal_ = false;  // inside if/while/for headers, '{' starts the body
+
+  // ---- tokens -------------------------------------------------------------------------------
+  const Token& peek(size_t ahead = 0) const {
+    size_t i = pos_ + ahead;
+    return i < toks_.size() ? toks_[i] : toks_.back();
+  }
+  bool at(Tok k) const { return peek().kind == k; }
+  const Token& advance() {
+    const Token& t = peek();
+    if (pos_ < toks_.size() - 1) ++pos_;
+    return t;
+  }
+  bool accept(Tok k) {
+    if (!at(k)) return false;
+    advance();
+    return true;
+  }
+  void error_at(Loc loc, std::string msg, std::string hint = {}) {
+    if (panic_) return;
+    panic_ = true;
+    diags_.error(loc, std::move(msg), std::move(hint));
+    if (diags_.count() > 50) throw CompileAbort{};
+  }
+  void error_here(std::string msg, std::string hint = {}) {
+    if (at(Tok::Error)) {  // the lexer already reported it
+      panic_ = true;
+      return;
+    }
+    error_at(peek().loc, std::move(msg), std::move(hint));
+  }
+  std::string found() const {
+    const Token& t = peek();
+    if (t.kind == Tok::Ident) return "'" + t.text + "'";
+    return tok_name(t.kind);
+  }
+  const Token& expect(Tok k, const char* what) {
+    if (!at(k)) error_here(std::string("expected ") + tok_name(k) + " " + what + ", found " + found());
+    else return advance();
+    return peek();
+  }
+  std::string expect_name(const char* what) {
+    if (at(Tok::Ident)) return advance().text;
+    if (peek().kind >= Tok::KwFn && peek().kind <= Tok::KwFalse)
+      error_here(std::string("expected ") + what + ", found the keyword " + found(), "keywords cannot be used as names");
+    else
+      error_here(std::string("expected ") + what + ", found " + found());
+    return "";
+  }
+
+  struct DepthGuard {
+    Parser& p;
+    explicit DepthGuard(Parser& parser, Loc loc) : p(parser) {
+      if (++p.depth_ > kMaxDepth) {
+        p.panic_ = false;
+        p.error_at(loc, "program is nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)");
+        throw CompileAbort{};
+      }
+    }
+    ~DepthGuard() { --p.depth_; }
+  };
+
+  // Skip to a token that can start a declaration at the start of a line.
+  void sync_declaration() {
+    while (!at(Tok::End)) {
+      const Token& t = peek();
+      if (t.newline_before && (t.kind == Tok::KwFn || t.kind == Tok::KwEvent || t.kind == Tok::KwQuery ||
+                               t.kind == Tok::KwType || t.kind == Tok::KwList))
+        break;
+      advance();
+    }
+    panic_ = false;
+  }
+
+  // Skip to the end of the current statement: a new line, ';' or the closing '}'.
+  void sync_statement() {
+    int braces = 0;
+    while (!at(Tok::End)) {
+      if (braces == 0 && (at(Tok::RBrace) || at(Tok::Semicolon))) break;
+      if (at(Tok::LBrace)) ++braces;
+      if (at(Tok::RBrace)) --braces;
+      advance();
+      if (braces == 0 && peek().newline_before) break;
+    }
+    accept(Tok::Semicolon);
+    panic_ = false;
+  }
+
+  // ---- declarations -------------------------------------------------------------------------
+  void declaration(Module& m) {
+    Loc loc = peek().loc;
+    try {
+      switch (peek().kind) {
+        case Tok::KwType: type_declaration(m); break;
+        case Tok::KwList: list_declaration(m); break;
+        case Tok::KwFn: function(m, FuncKind::Function); break;
+        case Tok::KwEvent: function(m, FuncKind::Event); break;
+        case Tok::KwQuery: function(m, FuncKind::Query); break;
+        default:
+          if (at(Tok::KwLet) || at(Tok::KwVar))
+            error_here("statements belong inside a function", "put them in 'fn main() { ... }'");
+          else
+            error_here("expected a declaration ('fn', 'event', 'query', 'type' or 'list'), found " + found());
+          sync_declaration();
+          return;
+      }
+    } catch (CompileAbort&) {
+      throw;
+    }
+    if (panic_) sync_declaration();
+    (void)loc;
+  }
+
+  void type_declaration(Module& m) {
+    ItemDecl d;
+    d.loc = advance().loc;
+    d.name = expect_name("a type name after 'type'");
+    if (accept(Tok::Eq)) {
+      d.is_alias = true;
+      d.type = type();
+    } else {
+      d.type = std::make_unique<TypeExpr>();
+      d.type->kind = TypeExpr::Keyed;
+      d.type->loc = peek().loc;
+      expect(Tok::LBrace, "to start the fields of the item type");
+      field_list(d.type->fields, true);
+    }
+    m.types.push_back(std::move(d));
+  }
+
+  void list_declaration(Module& m) {
+    ListDecl d;
+    d.loc = advance().loc;
+    d.name = expect_name("a list name after 'list'");
+    d.type = list_type_after_name();
+    m.lists.push_back(std::move(d));
+  }
+
+  // After `list NAME`: `by KEYS { FIELDS }`, `seq { FIELDS }` or `seq TYPE`.
+  TypeExprPtr list_type_after_name() {
+    if (at(Tok::KwBy)) return keyed_type(advance().loc);
+    if (at(Tok::KwSeq)) {
+      auto t = std::make_unique<TypeExpr>();
+      t->kind = TypeExpr::Seq;
+      t->loc = advance().loc;
+      if (at(Tok::LBrace)) {
+        auto item = std::make_unique<TypeExpr>();
+        item->kind = TypeExpr::Keyed;
+        item->loc = advance().loc;
+        field_list(item->fields, true);
+        t->element = std::move(item);
+      } else {
+        t->element = type();
+      }
+      return t;
+    }
+    error_here("expected 'by' (a keyed list) or 'seq' (a sequence) after the list name, found " + found(),
+               "e.g. 'list accounts by id: int { balance: num }'");
+    return nullptr;
+  }
+
+  TypeExprPtr keyed_type(Loc loc) {
+    auto t = std::make_unique<TypeExpr>();
+    t->kind = TypeExpr::Keyed;
+    t->loc = loc;
+    if (accept(Tok::LParen)) {
+      do {
+        t->keys.push_back(field(false));
+      } while (accept(Tok::Comma) && !at(Tok::RParen));
+      expect(Tok::RParen, "to close the key list");
+    } else {
+      t->keys.push_back(field(false));
+    }
+    expect(Tok::LBrace, "to start the fields (write '{}' for none)");
+    field_list(t->fields, true);
+    return t;
+  }
+
+  TypeExpr::Field field(bool allow_default) {
+    TypeExpr::Field f;
+    f.loc = peek().loc;
+    f.name = expect_name("a field name");
+    expect(Tok::Colon, "after the field name");
+    f.type = type();
+    if (allow_default && accept(Tok::Eq)) f.default_value = unary();
+    return f;
+  }
+
+  // After '{': fields separated by ',' or new lines, then '}'.
+  void field_list(std::vector<TypeExpr::Field>& out, bool allow_default) {
+    while (!at(Tok::RBrace) && !at(Tok::End) && !panic_) {
+      out.push_back(field(allow_default));
+      if (!accept(Tok::Comma) && !accept(Tok::Semicolon) && !at(Tok::RBrace) && !peek().newline_before)
+        error_here("expected ',' or '}' after a field, found " + found());
+    }
+    expect(Tok::RBrace, "to close the fields");
+  }
+
+  TypeExprPtr type() {
+    DepthGuard guard(*this, peek().loc);
+    auto t = std::make_unique<TypeExpr>();
+    t->loc = peek().loc;
+    if (at(Tok::KwSeq)) {
+      advance();
+      t->kind = TypeExpr::Seq;
+      t->element = type();
+      return t;
+    }
+    if (at(Tok::KwList)) {
+      advance();
+      if (!at(Tok::KwBy)) {
+        error_here("expected 'by' after 'list' in a type", "a sequence type is written 'seq T'");
+        return t;
+      }
+      return keyed_type(advance().loc);
+    }
+    t->kind = TypeExpr::Named;
+    t->name = expect_name("a type");
+    return t;
+  }
+
+  void function(Module& m, FuncKind kind) {
+    FuncDecl f;
+    f.kind = kind;
+    f.loc = advance().loc;
+    f.name = expect_name("a name");
+    expect(Tok::LParen, "to start the parameters");
+    while (!at(Tok::RParen) && !at(Tok::End) && !panic_) {
+      Param p;
+      p.loc = peek().loc;
+      p.name = expect_name("a parameter name");
+      expect(Tok::Colon, "after the parameter name (parameters need types)");
+      p.type = type();
+      f.params.push_back(std::move(p));
+      if (!accept(Tok::Comma)) break;
+    }
+    expect(Tok::RParen, "to close the parameters");
+    if (accept(Tok::Arrow)) f.result = type();
+    if (panic_) return;
+    if (f.kind == FuncKind::Function && f.name == "main") f.kind = FuncKind::Main;
+    if (!at(Tok::LBrace)) {
+      error_here("expected '{' to start the body, found " + found());
+      return;
+    }
+    f.body = block();
+    if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
+    m.funcs.push_back(std::move(f));
+  }
+
+  // ---- statements ---------------------------------------------------------------------------
+  std::vector<StmtPtr> block() {
+    DepthGuard guard(*this, peek().loc);
+    std::vector<StmtPtr> out;
+    expect(Tok::LBrace, "to start a block");
+    while (!at(Tok::RBrace) && !at(Tok::End)) {
+      size_t before = pos_;
+      StmtPtr s = statement();
+      if (panic_) sync_statement();
+      if (s) out.push_back(std::move(s));
+      if (pos_ == before) advance();
+    }
+    expect(Tok::RBrace, "to close the block");
+    return out;
+  }
+
+  StmtPtr statement() {
+    DepthGuard guard(*this, peek().loc);
+    Loc loc = peek().loc;
+    StmtPtr s;
+    switch (peek().kind) {
+      case Tok::KwLet:
+      case Tok::KwVar: s = let_statement(); break;
+      case Tok::KwIf: s = if_statement(); break;
+      case Tok::KwWhile: {
+        advance();
+        s = std::make_unique<Stmt>(StmtKind::While, loc);
+        s->expr = header_expression();
+        s->body = block();
+        break;
+      }
+      case Tok::KwFor: s = for_statement(); break;
+      case Tok::KwReturn: {
+        advance();
+        s = std::make_unique<Stmt>(StmtKind::Return, loc);
+        if (!at(Tok::RBrace) && !at(Tok::Semicolon) && !at(Tok::End) && !peek().newline_before) s->expr = expression();
+        break;
+      }
+      case Tok::KwBreak: advance(); s = std::make_unique<Stmt>(StmtKind::Break, loc); break;
+      case Tok::KwContinue: advance(); s = std::make_unique<Stmt>(StmtKind::Continue, loc); break;
+      case Tok::KwFail:
+        advance();
+        s = std::make_unique<Stmt>(StmtKind::Fail, loc);
+        s->expr = expression();
+        break;
+      case Tok::LBrace:
+        s = std::make_unique<Stmt>(StmtKind::Block, loc);
+        s->body = block();
+        break;
+      case Tok::KwFn: case Tok::KwEvent: case Tok::KwQuery: case Tok::KwType: case Tok::KwList:
+        if (peek().kind != Tok::KwList || peek(1).kind != Tok::KwBy) {
+          error_here(std::string("a declaration (") + tok_name(peek().kind) + ") cannot appear inside a block",
+                     "is a '}' missing above?");
+          return nullptr;
+        }
+        [[fallthrough]];
+      default: s = expression_statement(); break;
+    }
+    if (!panic_ && !at(Tok::RBrace) && !at(Tok::End) && !accept(Tok::Semicolon) && !peek().newline_before)
+      error_here("expected a new line or ';' after the statement, found " + found());
+    return s;
+  }
+
+  StmtPtr let_statement() {
+    auto s = std::make_unique<Stmt>(StmtKind::Let, peek().loc);
+    s->is_var = advance().kind == Tok::KwVar;
+    s->loc = peek().loc;
+    s->name = expect_name("a name for the new variable");
+    if (accept(Tok::Colon)) s->declared = type();
+    expect(Tok::Eq, "(a variable needs a value)");
+    if (panic_) return s;
+    s->expr = expression();
+    if (at(Tok::KwElse)) {
+      advance();
+      if (StmtPtr e = statement()) s->body.push_back(std::move(e));
+    }
+    return s;
+  }
+
+  StmtPtr if_statement() {
+    auto s = std::make_unique<Stmt>(StmtKind::If, advance().loc);
+    s->expr = header_expression();
+    s->body = block();
+    if (accept(Tok::KwElse)) {
+      if (at(Tok::KwIf)) s->else_body.push_back(if_statement());
+      else s->else_body = block();
+    }
+    return s;
+  }
+
+  StmtPtr for_statement() {
+    auto s = std::make_unique<Stmt>(StmtKind::For, advance().loc);
+    s->loc = peek().loc;
+    s->name = expect_name("a loop variable after 'for'");
+    if (accept(Tok::Comma)) s->name2 = expect_name("a second loop variable");
+    expect(Tok::KwIn, "after the loop variable");
+    s->expr = header_expression();
+    if (accept(Tok::DotDot)) s->range_end = header_expression();
+    s->body = block();
+    return s;
+  }
+
+  ExprPtr header_expression() {
+    bool saved = no_item_literal_;
+    no_item_literal_ = true;
+    ExprPtr e = expression();
+    no_item_literal_ = saved;
+    return e;
+  }
+
+  StmtPtr expression_statement() {
+    Loc loc = peek().loc;
+    ExprPtr e = expression();
+    Tok k = peek().kind;
+    if (k == Tok::Eq || k == Tok::PlusEq || k == Tok::MinusEq || k == Tok::StarEq || k == Tok::SlashEq ||
+        k == Tok::PercentEq) {
+      auto s = std::make_unique<Stmt>(StmtKind::Assign, advance().loc);
+      s->op = static_cast<int>(k);
+      s->target = std::move(e);
+      s->expr = expression();
+      return s;
+    }
+    auto s = std::make_unique<Stmt>(StmtKind::ExprStmt, loc);
+    s->expr = std::move(e);
+    return s;
+  }
+
+  // ---- expressions --------------------------------------------------------------------------
+  ExprPtr expression() {
+    DepthGuard guard(*this, peek().loc);
+    return or_expr();
+  }
+
+  ExprPtr binary(ExprPtr left, Loc loc, Tok op, ExprPtr right) {
+    auto e = std::make_unique<Expr>(ExprKind::Binary, loc);
+    e->op = static_cast<int>(op);
+    e->args.push_back(std::move(left));
+    e->args.push_back(std::move(right));
+    return e;
+  }
+
+  ExprPtr or_expr() {
+    ExprPtr e = and_expr();
+    while (at(Tok::KwOr)) {
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, Tok::KwOr, and_expr());
+    }
+    return e;
+  }
+
+  ExprPtr and_expr() {
+    ExprPtr e = not_expr();
+    while (at(Tok::KwAnd)) {
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, Tok::KwAnd, not_expr());
+    }
+    return e;
+  }
+
+  ExprPtr not_expr() {
+    if (at(Tok::KwNot)) {
+      DepthGuard guard(*this, peek().loc);
+      auto e = std::make_unique<Expr>(ExprKind::Unary, advance().loc);
+      e->op = static_cast<int>(Tok::KwNot);
+      e->args.push_back(not_expr());
+      return e;
+    }
+    return comparison();
+  }
+
+  static bool is_comparison(Tok k) {
+    return k == Tok::EqEq || k == Tok::NotEq || k == Tok::Lt || k == Tok::LtEq || k == Tok::Gt || k == Tok::GtEq;
+  }
+
+  ExprPtr comparison() {
+    ExprPtr e = additive();
+    if (is_comparison(peek().kind)) {
+      Tok op = peek().kind;
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, op, additive());
+      if (is_comparison(peek().kind))
+        error_here("comparisons cannot be chained", "write 'a < b and b < c'");
+    }
+    return e;
+  }
+
+  ExprPtr additive() {
+    ExprPtr e = multiplicative();
+    while ((at(Tok::Plus) || at(Tok::Minus))) {
+      Tok op = peek().kind;
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, op, multiplicative());
+    }
+    return e;
+  }
+
+  ExprPtr multiplicative() {
+    ExprPtr e = unary();
+    while (at(Tok::Star) || at(Tok::Slash) || at(Tok::Percent)) {
+      Tok op = peek().kind;
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, op, unary());
+    }
+    return e;
+  }
+
+  ExprPtr unary() {
+    if (at(Tok::Minus)) {
+      DepthGuard guard(*this, peek().loc);
+      Loc loc = advance().loc;
+      // Fold '-literal' so that the most negative integer can be written.
+      if (at(Tok::Int) && !is_postfix_next(1)) {
+        const Token& t = advance();
+        auto e = std::make_unique<Expr>(ExprKind::Int, loc);
+        e->int_value = static_cast<int64_t>(0ull - static_cast<uint64_t>(t.int_value));
+        return e;
+      }
+      auto e = std::make_unique<Expr>(ExprKind::Unary, loc);
+      e->op = static_cast<int>(Tok::Minus);
+      e->args.push_back(unary());
+      return e;
+    }
+    if (at(Tok::KwNot)) return not_expr();
+    return postfix(primary());
+  }
+
+  bool is_postfix_next(size_t ahead) const {
+    Tok k = peek(ahead).kind;
+    return k == Tok::Dot || k == Tok::LBracket;
+  }
+
+  ExprPtr postfix(ExprPtr e) {
+    while (true) {
+      if (at(Tok::Dot)) {
+        Loc loc = advance().loc;
+        std::string name = expect_name("a field or method name after '.'");
+        if (at(Tok::LParen) && !peek().newline_before) {
+          auto m = std::make_unique<Expr>(ExprKind::Method, loc);
+          m->text = std::move(name);
+          m->args.push_back(std::move(e));
+          call_arguments(m->args);
+          e = std::move(m);
+        } else {
+          auto f = std::make_unique<Expr>(ExprKind::Field, loc);
+          f->text = std::move(name);
+          f->args.push_back(std::move(e));
+          e = std::move(f);
+        }
+      } else if (at(Tok::LBracket) && !peek().newline_before) {
+        auto ix = std::make_unique<Expr>(ExprKind::Index, advance().loc);
+        ix->args.push_back(std::move(e));
+        do {
+          ix->args.push_back(expression());
+        } while (accept(Tok::Comma) && !at(Tok::RBracket));
+        expect(Tok::RBracket, "to close the index");
+        e = std::move(ix);
+      } else {
+        return e;
+      }
+      if (panic_) return e;
+    }
+  }
+
+  void call_arguments(std::vector<ExprPtr>& out) {
+    expect(Tok::LParen, "to start the arguments");
+    bool saved = no_item_literal_;
+    no_item_literal_ = false;
+    while (!at(Tok::RParen) && !at(Tok::End) && !panic_) {
+      out.push_back(expression());
+      if (!accept(Tok::Comma)) break;
+    }
+    no_item_literal_ = saved;
+    expect(Tok::RParen, "to close the arguments");
+  }
+
+  ExprPtr primary() {
+    DepthGuard guard(*this, peek().loc);
+    const Token& t = peek();
+    Loc loc = t.loc;
+    switch (t.kind) {
+      case Tok::Int: {
+        auto e = std::make_unique<Expr>(ExprKind::Int, loc);
+        e->int_value = advance().int_value;
+        if (static_cast<uint64_t>(e->int_value) == (uint64_t{1} << 63)) {
+          diags_.error(loc, "integer 9223372036854775808 does not fit in 64 bits");
+        }
+        return e;
+      }
+      case Tok::Num: {
+        auto e = std::make_unique<Expr>(ExprKind::Num, loc);
+        e->num_value = advance().num_value;
+        return e;
+      }
+      case Tok::KwTrue:
+      case Tok::KwFalse: {
+        auto e = std::make_unique<Expr>(ExprKind::Bool, loc);
+        e->int_value = advance().kind == Tok::KwTrue;
+        return e;
+      }
+      case Tok::Str: return text_literal(advance());
+      case Tok::Ident: {
+        std::string name = advance().text;
+        if (at(Tok::LParen) && !peek().newline_before) {
+          auto e = std::make_unique<Expr>(ExprKind::Call, loc);
+          e->text = std::move(name);
+          call_arguments(e->args);
+          return e;
+        }
+        if (at(Tok::LBrace) && !no_item_literal_ && !peek().newline_before) {
+          auto e = item_literal(loc);
+          e->text = std::move(name);
+          return e;
+        }
+        auto e = std::make_unique<Expr>(ExprKind::Name, loc);
+        e->text = std::move(name);
+        return e;
+      }
+      case Tok::LParen: {
+        advance();
+        bool saved = no_item_literal_;
+        no_item_literal_ = false;
+        ExprPtr e = expression();
+        no_item_literal_ = saved;
+        expect(Tok::RParen, "to close the parenthesis");
+        return e;
+      }
+      case Tok::LBracket: {
+        advance();
+        auto e = std::make_unique<Expr>(ExprKind::SeqLit, loc);
+        bool saved = no_item_literal_;
+        no_item_literal_ = false;
+        while (!at(Tok::RBracket) && !at(Tok::End) && !panic_) {
+          e->args.push_back(expression());
+          if (!accept(Tok::Comma)) break;
+        }
+        no_item_literal_ = saved;
+        expect(Tok::RBracket, "to close the list");
+        return e;
+      }
+      case Tok::LBrace:
+        if (!no_item_literal_) return item_literal(loc);
+        break;
+      case Tok::KwSeq:
+      case Tok::KwList: {
+        auto e = std::make_unique<Expr>(ExprKind::NewList, loc);
+        e->type_expr = type();
+        return e;
+      }
+      default: break;
+    }
+    if (t.kind == Tok::End) error_here("expected an expression, found the end of the file");
+    else error_here("expected an expression, found " + found());
+    return std::make_unique<Expr>(ExprKind::Int, loc);
+  }
+
+  // At '{': `{ name: expr, ... }`.
+  ExprPtr item_literal(Loc loc) {
+    auto e = std::make_unique<Expr>(ExprKind::ItemLit, loc);
+    expect(Tok::LBrace, "to start the item");
+    bool saved = no_item_literal_;
+    no_item_literal_ = false;
+    while (!at(Tok::RBrace) && !at(Tok::End) && !panic_) {
+      e->field_names.push_back(expect_name("a field name"));
+      expect(Tok::Colon, "after the field name");
+      e->args.push_back(expression());
+      if (!accept(Tok::Comma) && !at(Tok::RBrace) && !peek().newline_before)
+        error_here("expected ',' or '}' in the item, found " + found());
+    }
+    no_item_literal_ = saved;
+    expect(Tok::RBrace, "to close the item");
+    return e;
+  }
+
+  // A text literal: escapes, and {expression} parts parsed by a nested parser over that range.
+  ExprPtr text_literal(const Token& t) {
+    const std::string& raw = t.text;
+    uint32_t base = t.loc.offset + 1;  // offset of raw[0] in the source
+    auto interp = std::make_unique<Expr>(ExprKind::Interp, t.loc);
+    std::string pending;
+    auto flush = [&] {
+      auto lit = std::make_unique<Expr>(ExprKind::Text, t.loc);
+      lit->text = std::move(pending);
+      pending.clear();
+      interp->args.push_back(std::move(lit));
+    };
+    for (size_t i = 0; i < raw.size(); ++i) {
+      char c = raw[i];
+      if (c == '\\') {
+        if (!escape(raw, i, base, pending)) return interp;
+        continue;
+      }
+      if (c == '}') {
+        diags_.error(src_.loc_at(base + static_cast<uint32_t>(i)), "unmatched '}' in text", "write '\\}' for a brace");
+        continue;
+      }
+      if (c != '{') {
+        pending += c;
+        continue;
+      }
+      size_t start = i + 1, j = start;
+      int depth = 1;
+      bool in_string = false;
+      for (; j < raw.size(); ++j) {
+        if (raw[j] == '\\') { ++j; continue; }
+        if (raw[j] == '"') in_string = !in_string;
+        if (in_string) continue;
+        if (raw[j] == '{') ++depth;
+        if (raw[j] == '}' && --depth == 0) break;
+      }
+      if (j >= raw.size()) {
+        diags_.error(src_.loc_at(base + static_cast<uint32_t>(i)), "'{' in text is not closed", "write '\\{' for a brace");
+        return interp;
+      }
+      if (!pending.empty() || interp->args.empty()) flush();
+      auto tokens = lex(src_, diags_, base + static_cast<uint32_t>(start), base + static_cast<uint32_t>(j));
+      if (tokens.size() == 1) {
+        diags_.error(src_.loc_at(base + static_cast<uint32_t>(i)), "empty '{}' in text", "write '\\{\\}' for braces");
+      } else {
+        Parser sub(src_, diags_, std::move(tokens));
+        sub.depth_ = depth_;
+        interp->args.push_back(sub.lone_expression());
+      }
+      i = j;
+    }
+    if (interp->args.size() <= 1 && interp->args.empty()) {
+      auto lit = std::make_unique<Expr>(ExprKind::Text, t.loc);
+      lit->text = std::move(pending);
+      return lit;
+    }
+    if (!pending.empty()) flush();
+    if (interp->args.size() == 1 && interp->args[0]->kind == ExprKind::Text) return std::move(interp->args[0]);
+    return interp;
+  }
+
+  bool escape(const std::string& raw, size_t& i, uint32_t base, std::string& out) {
+    Loc loc = src_.loc_at(base + static_cast<uint32_t>(i));
+    if (i + 1 >= raw.size()) {
+      diags_.error(loc, "a text cannot end with a lone '\\'");
+      return false;
+    }
+    char e = raw[++i];
+    switch (e) {
+      case 'n': out += '\n'; return true;
+      case 't': out += '\t'; return true;
+      case 'r': out += '\r'; return true;
+      case '0': out += '\0'; return true;
+      case '\\': case '"': case '{': case '}': out += e; return true;
+      case 'u': {
+        size_t close = raw.find('}', i);
+        if (i + 1 >= raw.size() || raw[i + 1] != '{' || close == std::string::npos || close - i - 2 > 6 || close == i + 2) {
+          diags_.error(loc, "expected '\\u{HEX}' with 1 to 6 hex digits");
+          return true;
+        }
+        uint32_t cp = 0;
+        for (size_t k = i + 2; k < close; ++k) {
+          char h = raw[k];
+          int d = (h >= '0' && h <= '9') ? h - '0' : (h >= 'a' && h <= 'f') ? h - 'a' + 10 : (h >= 'A' && h <= 'F') ? h - 'A' + 10 : -1;
+          if (d < 0) {
+            diags_.error(loc, "'\\u{...}' needs hexadecimal digits");
+            i = close;
+            return true;
+          }
+          cp = cp * 16 + d;
+        }
+        i = close;
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+          diags_.error(loc, "'\\u{...}' is not a Unicode scalar value");
+          return true;
+        }
+        append_utf8(out, cp);
+        return true;
+      }
+      default:
+        diags_.error(loc, std::string("unknown escape '\\") + e + "'", "known escapes: \\n \\t \\r \\0 \\\\ \\\" \\{ \\} \\u{HEX}");
+        return true;
+    }
+  }
+
+  static void append_utf8(std::string& out, uint32_t cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+};
+
+}  // namespace
+
+Module parse_module(const Source& source, Diagnostics& diags) {
+  Parser p(source, diags, lex(source, diags));
+  try {
+    return p.module();
+  } catch (CompileAbort&) {
+    return Module{};
+  }
+}
+
+}  // namespace pure

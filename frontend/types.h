@@ -1,0 +1,71 @@
+// frontend/types.h — Pure's static types, interned so that equal types are equal pointers.
+// Depends on nothing outside the standard library.
+//
+// Values of every type fit the 8-byte slots of a frame, except items, which are flattened into
+// one slot per field (an item type's fields are scalars or text, never items or lists).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace pure {
+
+enum class TypeKind : uint8_t { Error, Void, Int, Num, Bool, Text, Item, Seq, Keyed };
+
+struct Type;
+
+struct FieldInfo {
+  std::string name;
+  const Type* type = nullptr;
+  bool has_default = false;
+  int64_t default_int = 0;    // Int / Bool default
+  double default_num = 0;     // Num default
+  std::string default_text;   // Text default
+};
+
+struct Type {
+  TypeKind kind = TypeKind::Error;
+  std::string name;                // item type name; empty for anonymous rows
+  std::vector<FieldInfo> fields;   // Item: its fields. Keyed: unused (see element)
+  const Type* element = nullptr;   // Seq: element type. Keyed: the row item (keys first)
+  uint32_t key_count = 0;          // Keyed: how many leading row fields form the key
+
+  bool is_scalar() const { return kind == TypeKind::Int || kind == TypeKind::Num || kind == TypeKind::Bool || kind == TypeKind::Text; }
+  bool is_list() const { return kind == TypeKind::Seq || kind == TypeKind::Keyed; }
+  bool is_ref() const { return kind == TypeKind::Text || is_list(); }  // slot holds a counted pointer
+  // Slots a value of this type takes in a frame.
+  uint32_t width() const { return kind == TypeKind::Item ? static_cast<uint32_t>(fields.size()) : kind == TypeKind::Void ? 0 : 1; }
+  // Cells one element (row) takes in a list of this type.
+  uint32_t row_width() const { return element ? element->width() : 0; }
+  int field_index(const std::string& n) const;
+  bool all_fields_default() const;  // Keyed: every non-key field has a default
+};
+
+std::string type_name(const Type* t);  // as the user writes it
+
+class TypeTable {
+ public:
+  TypeTable();
+  const Type* error() const { return &error_; }
+  const Type* void_type() const { return &void_; }
+  const Type* int_type() const { return &int_; }
+  const Type* num_type() const { return &num_; }
+  const Type* bool_type() const { return &bool_; }
+  const Type* text_type() const { return &text_; }
+  const Type* outcome() const { return outcome_; }
+  const Type* seq_of(const Type* element);
+  // A keyed list: keys and fields must be scalars; their row item is made anonymous.
+  const Type* keyed(std::vector<FieldInfo> keys, std::vector<FieldInfo> fields);
+  Type* new_item(std::string name);  // nominal: each call is a distinct type
+
+ private:
+  Type error_, void_, int_, num_, bool_, text_;
+  const Type* outcome_;
+  std::deque<Type> owned_;
+  std::map<const Type*, const Type*> seqs_;
+  std::map<std::string, const Type*> keyed_;
+};
+
+}  // namespace pure

@@ -1,0 +1,269 @@
+// runtime/event_list.cpp — sequences as flat arrays; keyed lists as dense arrays or ordered trees.
+#include "runtime/event_list.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace pure::rt {
+
+bool ListShape::has_text() const {
+  for (ColType c : cols)
+    if (c == ColType::Text) return true;
+  return false;
+}
+
+int ListShape::compare_keys(const Cell* a, const Cell* b, uint32_t n) const {
+  for (uint32_t i = 0; i < n; ++i) {
+    switch (cols[i]) {
+      case ColType::Text: {
+        int c = text_compare(reinterpret_cast<const Text*>(a[i]), reinterpret_cast<const Text*>(b[i]));
+        if (c) return c;
+        break;
+      }
+      case ColType::Num: {
+        double x = std::bit_cast<double>(a[i]), y = std::bit_cast<double>(b[i]);
+        if (x != y) return x < y ? -1 : 1;
+        break;
+      }
+      default: {
+        int64_t x = static_cast<int64_t>(a[i]), y = static_cast<int64_t>(b[i]);
+        if (x != y) return x < y ? -1 : 1;
+      }
+    }
+  }
+  return 0;
+}
+
+EventList::EventList(const ListShape* shape)
+    : shape_(shape), width_(shape->width()), dense_(!shape->sequence && shape->key_count == 1 && shape->cols[0] == ColType::Int),
+      tree_(KeyLess{shape}) {}
+
+EventList::~EventList() { clear(); }
+
+void list_retain(EventList* l) {
+  if (l) ++l->rc;
+}
+
+void list_release(EventList* l) {
+  if (l && --l->rc == 0) delete l;
+}
+
+void EventList::retain_row(const Cell* row) const {
+  for (uint32_t i = 0; i < width_; ++i)
+    if (shape_->cols[i] == ColType::Text) text_retain(reinterpret_cast<Text*>(row[i]));
+}
+
+void EventList::release_row(const Cell* row) const {
+  for (uint32_t i = 0; i < width_; ++i)
+    if (shape_->cols[i] == ColType::Text) text_release(reinterpret_cast<Text*>(row[i]));
+}
+
+void EventList::clear() {
+  bool text = shape_->has_text();
+  if (shape_->sequence) {
+    if (text)
+      for (int64_t i = 0; i < count_; ++i) release_row(at(i));
+    cells_.clear();
+  } else if (dense_) {
+    if (text)
+      for (size_t k = 0; k < present_.size(); ++k)
+        if (present_[k]) release_row(&cells_[k * width_]);
+    cells_.clear();
+    present_.clear();
+  } else {
+    if (text)
+      for (auto& [key, row] : tree_) release_row(row.data());
+    tree_.clear();
+  }
+  if (count_) ++shape_version_;
+  count_ = 0;
+}
+
+void EventList::push(const Cell* row) {
+  retain_row(row);
+  cells_.insert(cells_.end(), row, row + width_);
+  ++count_;
+  ++shape_version_;
+}
+
+void EventList::pop(Cell* out) {
+  --count_;
+  std::memcpy(out, at(count_), width_ * sizeof(Cell));  // the references move to out
+  cells_.resize(static_cast<size_t>(count_) * width_);
+  ++shape_version_;
+}
+
+void EventList::set_cell(Cell* where, uint32_t col, Cell value) {
+  if (shape_->cols[col] == ColType::Text) {
+    text_retain(reinterpret_cast<Text*>(value));
+    text_release(reinterpret_cast<Text*>(where[col]));
+  }
+  where[col] = value;
+}
+
+// Dense keyed lists keep rows at index = key. They stay dense while the array would be at most
+// about twice the rows plus a small constant; past that the list moves to a tree for good.
+bool EventList::dense_fits(int64_t key) const {
+  if (key < 0) return false;
+  uint64_t need = static_cast<uint64_t>(key) + 1;
+  return need <= present_.size() || need <= 2 * static_cast<uint64_t>(count_) + 1024;
+}
+
+void EventList::go_sparse() {
+  for (size_t k = 0; k < present_.size(); ++k) {
+    if (!present_[k]) continue;
+    const Cell* row = &cells_[k * width_];
+    tree_.emplace(std::vector<Cell>(row, row + shape_->key_count), std::vector<Cell>(row, row + width_));
+  }
+  cells_.clear();
+  cells_.shrink_to_fit();
+  present_.clear();
+  present_.shrink_to_fit();
+  dense_ = false;
+}
+
+const Cell* EventList::find(const Cell* key) const {
+  if (dense_) {
+    int64_t k = static_cast<int64_t>(key[0]);
+    if (k < 0 || static_cast<uint64_t>(k) >= present_.size() || !present_[k]) return nullptr;
+    return &cells_[static_cast<size_t>(k) * width_];
+  }
+  auto it = tree_.find(std::vector<Cell>(key, key + shape_->key_count));
+  return it == tree_.end() ? nullptr : it->second.data();
+}
+
+Cell* EventList::find_mut(const Cell* key) { return const_cast<Cell*>(find(key)); }
+
+Cell* EventList::put(const Cell* key, const Cell* fields) {
+  uint32_t kc = shape_->key_count;
+  if (dense_ && !dense_fits(static_cast<int64_t>(key[0]))) go_sparse();
+  Cell* row;
+  if (dense_) {
+    size_t k = static_cast<size_t>(key[0]);
+    if (k >= present_.size()) {
+      size_t size = std::max<size_t>(k + 1, present_.size() * 2);
+      present_.resize(size, 0);
+      cells_.resize(size * width_, 0);
+    }
+    row = &cells_[k * width_];
+    if (present_[k]) {
+      release_row(row);
+    } else {
+      present_[k] = 1;
+      ++count_;
+      ++shape_version_;
+    }
+  } else {
+    std::vector<Cell> k(key, key + kc);
+    auto [it, inserted] = tree_.try_emplace(k, std::vector<Cell>(width_, 0));
+    row = it->second.data();
+    if (inserted) {
+      ++count_;
+      ++shape_version_;
+    } else {
+      release_row(row);
+    }
+  }
+  std::memcpy(row, key, kc * sizeof(Cell));
+  std::memcpy(row + kc, fields, (width_ - kc) * sizeof(Cell));
+  retain_row(row);
+  return row;
+}
+
+Cell* EventList::ensure(const Cell* key) {
+  if (Cell* row = find_mut(key)) return row;
+  return put(key, shape_->defaults.data());
+}
+
+bool EventList::remove(const Cell* key) {
+  if (dense_) {
+    int64_t k = static_cast<int64_t>(key[0]);
+    if (k < 0 || static_cast<uint64_t>(k) >= present_.size() || !present_[k]) return false;
+    release_row(&cells_[static_cast<size_t>(k) * width_]);
+    present_[k] = 0;
+  } else {
+    auto it = tree_.find(std::vector<Cell>(key, key + shape_->key_count));
+    if (it == tree_.end()) return false;
+    release_row(it->second.data());
+    tree_.erase(it);
+  }
+  --count_;
+  ++shape_version_;
+  return true;
+}
+
+const Cell* EventList::walk_next(Walk& w, const Cell* prefix, uint32_t prefix_len, bool range, int64_t lo,
+                                 int64_t hi) const {
+  if (dense_) {
+    int64_t i = w.started ? w.dense_index + 1 : 0;
+    w.started = true;
+    if (prefix_len > 0) {  // one int key: the prefix is the whole key
+      int64_t k = static_cast<int64_t>(prefix[0]);
+      if (i > k || k < 0 || static_cast<uint64_t>(k) >= present_.size() || !present_[k]) return nullptr;
+      w.dense_index = k;
+      return &cells_[static_cast<size_t>(k) * width_];
+    }
+    if (range && i < lo) i = lo < 0 ? 0 : lo;
+    int64_t end = static_cast<int64_t>(present_.size());
+    if (range && hi < end) end = hi;
+    for (; i < end; ++i)
+      if (present_[i]) {
+        w.dense_index = i;
+        return &cells_[static_cast<size_t>(i) * width_];
+      }
+    w.dense_index = end;
+    return nullptr;
+  }
+  if (!w.started) {
+    w.started = true;
+    if (prefix_len > 0 || range) {
+      // first row whose key is >= the prefix (or lo): compare only the leading cells
+      std::vector<Cell> probe(prefix_len > 0 ? prefix : reinterpret_cast<const Cell*>(&lo),
+                              (prefix_len > 0 ? prefix : reinterpret_cast<const Cell*>(&lo)) + (prefix_len > 0 ? prefix_len : 1));
+      uint32_t n = static_cast<uint32_t>(probe.size());
+      w.it = std::partition_point(tree_.begin(), tree_.end(), [&](const auto& kv) {
+        return shape_->compare_keys(kv.first.data(), probe.data(), n) < 0;
+      });
+    } else {
+      w.it = tree_.begin();
+    }
+  } else if (w.it != tree_.end()) {
+    ++w.it;
+  }
+  if (w.it == tree_.end()) return nullptr;
+  const Cell* row = w.it->second.data();
+  if (prefix_len > 0 && shape_->compare_keys(row, prefix, prefix_len) != 0) return nullptr;
+  if (range && static_cast<int64_t>(row[0]) >= hi) return nullptr;
+  return row;
+}
+
+void EventList::sort_by(uint32_t col) {
+  std::vector<int64_t> order(static_cast<size_t>(count_));
+  for (int64_t i = 0; i < count_; ++i) order[i] = i;
+  ColType t = shape_->cols[col];
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    Cell x = at(a)[col], y = at(b)[col];
+    switch (t) {
+      case ColType::Text: return text_compare(reinterpret_cast<const Text*>(x), reinterpret_cast<const Text*>(y)) < 0;
+      case ColType::Num: {
+        // NaN sorts after every number, so the order is total and deterministic
+        double dx = std::bit_cast<double>(x), dy = std::bit_cast<double>(y);
+        if (dx != dx) return false;
+        if (dy != dy) return true;
+        return dx < dy;
+      }
+      default: return static_cast<int64_t>(x) < static_cast<int64_t>(y);
+    }
+  });
+  std::vector<Cell> sorted(cells_.size());
+  for (int64_t i = 0; i < count_; ++i) std::memcpy(&sorted[i * width_], at(order[i]), width_ * sizeof(Cell));
+  cells_.swap(sorted);
+}
+
+void EventList::reverse() {
+  for (int64_t i = 0, j = count_ - 1; i < j; ++i, --j)
+    std::swap_ranges(at_mut(i), at_mut(i) + width_, at_mut(j));
+}
+
+}  // namespace pure::rt
