@@ -83,14 +83,12 @@ DD dd_mul(DD a, double b) {
     return fast_two_sum(product.hi, product.lo);
 }
 
-// Long division with three quotient digits; the remainders are computed exactly enough by dd_mul.
+// Two quotient digits; the remainder a - q1*b is exact up to the a.lo and b.lo terms (error ~2^-104).
 DD dd_div(DD a, DD b) {
     double q1 = a.hi / b.hi;
-    DD remainder = dd_sub(a, dd_mul(b, q1));
-    double q2 = remainder.hi / b.hi;
-    remainder = dd_sub(remainder, dd_mul(b, q2));
-    double q3 = remainder.hi / b.hi;
-    return dd_add(fast_two_sum(q1, q2), q3);
+    DD product = two_prod(q1, b.hi);
+    double remainder = (((a.hi - product.hi) - product.lo) + a.lo) - q1 * b.lo;  // a.hi - product.hi is exact
+    return fast_two_sum(q1, remainder / b.hi);
 }
 
 DD dd_sqrt(DD a) {
@@ -100,6 +98,13 @@ DD dd_sqrt(DD a) {
 }
 
 double dd_round(DD a) { return a.hi + a.lo; }
+
+// Nearest integer, ties to even, for |v| < 2^51: adding 1.5*2^52 leaves no fraction bits. Faster than
+// std::nearbyint, which saves and restores the floating-point environment in glibc.
+double round_to_integer(double v) {
+    constexpr double kShifter = 0x1.8p52;
+    return (v + kShifter) - kShifter;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Bits and powers of two.
@@ -225,7 +230,7 @@ struct ScaledDD {
 
 // e^a for a DD argument with |a.hi| <= 746.
 ScaledDD exp_parts(DD a) {
-    double k = std::nearbyint(a.hi * kInvLn2.hi);
+    double k = round_to_integer(a.hi * kInvLn2.hi);
     DD r = two_sum(a.hi - k * kLn2Part1, -k * kLn2Part2);
     r = dd_add(r, -k * kLn2Part3);
     r = dd_add(r, a.lo);
@@ -390,7 +395,7 @@ Reduced reduce_half_pi(double x) {
     bool done = false;
     if (ax < 0x1p20) {
         // Cody-Waite: n*part1 and n*part2 are exact; pi/2 is carried to about 2^-122.
-        double n = std::nearbyint(ax * 0x1.45f306dc9c883p-1);  // 2/pi
+        double n = round_to_integer(ax * 0x1.45f306dc9c883p-1);  // 2/pi
         DD r = two_sum(ax - n * kHalfPiPart1, -n * kHalfPiPart2);
         r = dd_sub(r, two_prod(n, kHalfPiPart3));
         // Near a multiple of pi/2 the n*2^-122 error of the constant would show: use the exact method.
@@ -441,18 +446,17 @@ DD cos_kernel(DD r) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// atan: atan(q) = atan(k/8) + atan(t), t = (q - k/8) / (1 + q*k/8), |t| <= 1/16, Taylor series in t.
+// atan: atan(y/x) = atan(k/8) + atan(t) with the nearest eighth k/8, |t| <= 1/16, Taylor series in t.
 // ---------------------------------------------------------------------------------------------
 
-// atan q for q in [0, 1] given as a DD.
-DD atan_unit(DD q) {
+// atan(num/den) for 0 <= num <= den, den > 0. With c = k/8 the nearest eighth to num/den,
+// atan(num/den) = atan(c) + atan(t), t = (num - c*den) / (den + c*num), |t| <= 1/16 (one DD division).
+DD atan_of_ratio(DD num, DD den) {
     static constexpr double kTail[] = {1.0 / 5,   -1.0 / 7,  1.0 / 9,   -1.0 / 11, 1.0 / 13,
                                        -1.0 / 15, 1.0 / 17, -1.0 / 19, 1.0 / 21};
-    int k = static_cast<int>(std::nearbyint(q.hi * 8.0));
+    int k = static_cast<int>(round_to_integer(num.hi / den.hi * 8.0));  // 0..8
     double c = k * 0.125;
-    DD numerator = dd_add(q, -c);  // q.hi - c is exact (Sterbenz)
-    DD denominator = dd_add(dd_mul(q, c), 1.0);
-    DD t = dd_div(numerator, denominator);
+    DD t = dd_div(dd_sub(num, dd_mul(den, c)), dd_add(den, dd_mul(num, c)));
     // atan t = t + t*z*(-1/3 + z*tail(z)), z = t^2 <= 1/256: the tail (from t^5/5, below 3e-6 of t)
     // in double, the -1/3 step in DD.
     DD z = dd_mul(t, t);
@@ -463,8 +467,8 @@ DD atan_unit(DD q) {
 
 // atan(y/x) in [0, pi/2] for y, x >= 0 (not both zero) of moderate size.
 DD atan_ratio(DD y, DD x) {
-    if (y.hi <= x.hi) return atan_unit(dd_div(y, x));
-    return dd_sub(kHalfPi, atan_unit(dd_div(x, y)));
+    if (y.hi <= x.hi) return atan_of_ratio(y, x);
+    return dd_sub(kHalfPi, atan_of_ratio(x, y));
 }
 
 }  // namespace

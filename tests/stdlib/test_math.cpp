@@ -203,6 +203,12 @@ TEST_CASE("atan2 and hypot accuracy") {
         error = ulp_error(pm::hypot(hx, hy), hypotl(hx, hy));
         if (error > hypot_worst.error) hypot_worst = {error, hx, hy};
     }
+    for (int i = 0; i < kRandomCount / 4; ++i) {  // subnormal and mixed-scale pairs
+        double y = random.sign() * std::bit_cast<double>(random.next() >> 12);
+        double x = random.sign() * (i % 2 ? std::bit_cast<double>(random.next() >> 12) : random.log_uniform(-1022, -960));
+        double error = ulp_error(pm::atan2(y, x), atan2l(y, x));
+        if (error > atan2_worst.error) atan2_worst = {error, y, x};
+    }
     report("atan2", atan2_worst, 0.51);
     report("hypot", hypot_worst, 0.51);
     Worst subnormal_worst;
@@ -239,6 +245,50 @@ TEST_CASE("pow accuracy") {
     CHECK(pm::pow(9.0, 0.5) == 3.0);
     CHECK(pm::pow(2.0, -1074.0) == 0x1p-1074);
     CHECK(pm::pow(2.0, 1023.0) == 0x1p1023);
+}
+
+TEST_CASE("symmetry and monotonicity") {
+    Random random{kSeed};
+    for (int i = 0; i < kRandomCount; ++i) {
+        double x = random.log_uniform(-40, 40);
+        double y = random.log_uniform(-40, 40);
+        INFO("x=", x, " y=", y, " seed=", kSeed);
+        CHECK(same_bits(pm::sin(-x), -pm::sin(x)));
+        CHECK(same_bits(pm::cos(-x), pm::cos(x)));
+        CHECK(same_bits(pm::tan(-x), -pm::tan(x)));
+        CHECK(same_bits(pm::atan(-x), -pm::atan(x)));
+        CHECK(same_bits(pm::sinh(-x), -pm::sinh(x)));
+        CHECK(same_bits(pm::cosh(-x), pm::cosh(x)));
+        CHECK(same_bits(pm::tanh(-x), -pm::tanh(x)));
+        CHECK(same_bits(pm::cbrt(-x), -pm::cbrt(x)));
+        double unit = x / (1.0 + x);
+        CHECK(same_bits(pm::asin(-unit), -pm::asin(unit)));
+        CHECK(same_bits(pm::atan2(-y, x), -pm::atan2(y, x)));
+        CHECK(same_bits(pm::atan2(-y, -x), -pm::atan2(y, -x)));
+        CHECK(same_bits(pm::hypot(x, y), pm::hypot(-y, x)));
+    }
+    // Correct rounding in all but the rarest cases implies monotonic results on consecutive doubles.
+    struct Monotonic {
+        double (*function)(double);
+        double start;
+        bool increasing;
+    };
+    const Monotonic runs[] = {{pm::exp, -1.0, true},  {pm::exp, 700.0, true},  {pm::log, 1.0, true},
+                              {pm::log, 0x1p-1070, true}, {pm::log2, 0.7, true}, {pm::log10, 3.0, true},
+                              {pm::atan, 0.9, true},  {pm::cbrt, 7.999, true}, {pm::sinh, 0.3, true},
+                              {pm::tanh, 0.5, true},  {pm::asin, 0.99, true},  {pm::acos, 0.5, false},
+                              {pm::sin, 0.5, true},   {pm::cos, 0.5, false},  {pm::tan, 1.5, true}};
+    for (const Monotonic& run : runs) {
+        double x = run.start;
+        double previous = run.function(x);
+        for (int i = 0; i < 2000; ++i) {
+            x = std::nextafter(x, kInf);
+            double current = run.function(x);
+            INFO("x=", x);
+            CHECK((run.increasing ? previous <= current : previous >= current));
+            previous = current;
+        }
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
