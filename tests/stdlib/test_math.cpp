@@ -245,6 +245,17 @@ TEST_CASE("pow accuracy") {
     CHECK(pm::pow(9.0, 0.5) == 3.0);
     CHECK(pm::pow(2.0, -1074.0) == 0x1p-1074);
     CHECK(pm::pow(2.0, 1023.0) == 0x1p1023);
+    CHECK(pm::pow(DBL_MAX, 1.0) == DBL_MAX);
+    for (int i = 0; i < kRandomCount; ++i) {  // representable results come out exact
+        double x = random.sign() * random.any_positive_finite();
+        INFO("x=", x, " seed=", kSeed);
+        CHECK(same_bits(pm::pow(x, 1.0), x));
+        int power = static_cast<int>(random.next() % 18);
+        double base = static_cast<double>(1 + random.next() % 7);  // base^power < 2^53: exact
+        double product = 1;
+        for (int k = 0; k < power; ++k) product *= base;
+        CHECK(pm::pow(base, power) == product);
+    }
 }
 
 TEST_CASE("symmetry and monotonicity") {
