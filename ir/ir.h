@@ -1,0 +1,101 @@
+// ir/ir.h — the typed control-flow graph: functions of basic blocks over virtual slots, with the
+// loops found. Lowering (ir/lower.cpp) builds it from a checked module; the VM turns it into
+// bytecode; the JITs compile exactly the blocks marked loop-bearing.
+// Depends on frontend/frontend.h and runtime/store.h (column types).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "frontend/frontend.h"
+#include "runtime/store.h"
+
+namespace pure::ir {
+
+enum class Op : uint16_t {
+#define PURE_OP(name, doc) name,
+#include "ir/ops.def"
+#undef PURE_OP
+  Count
+};
+const char* op_name(Op op);
+const char* op_doc(Op op);
+bool op_jumps(Op op);  // IMM is a jump target (block id in the IR, pc in bytecode)
+
+// Slot numbers at or above kScratch name the call area: the slots just past the end of the
+// frame where arguments are placed for a call (they become the callee's first slots) and where
+// results come back. kScratch + k is the k-th slot of that area.
+inline constexpr uint32_t kScratch = 0x80000000u;
+
+// What a slot holds. Text and List slots own a counted reference (released when overwritten and
+// when the frame ends). Call-area slots own nothing once a call has returned.
+enum class SlotKind : uint8_t { Int, Num, Bool, Text, List, Iter };
+bool slot_is_ref(SlotKind k);
+
+struct Inst {
+  Op op;
+  uint32_t a = 0, b = 0, c = 0;
+  int64_t imm = 0;
+  Loc loc;
+};
+
+struct Block {
+  std::vector<Inst> insts;   // ends with a terminator: JUMP, RET or FAIL
+  std::vector<int> succs;
+  std::vector<int> preds;
+  bool loop_header = false;
+  bool loop_bearing = false;  // inside at least one loop
+  int loop_depth = 0;
+};
+
+struct Loop {
+  int header = 0;
+  std::vector<int> back_edges;  // blocks that jump back to the header
+  std::vector<int> blocks;      // every block of the loop, header first
+};
+
+// The shape of a list, shared by the VM's event lists and the store's schemas.
+struct ListDesc {
+  std::string name;                 // stored list name, or the type as written
+  bool sequence = false;
+  uint32_t key_count = 0;           // leading row columns that form the key
+  std::vector<rt::ColType> cols;    // row columns, keys first
+  std::vector<std::string> names;   // column names
+  std::vector<uint64_t> defaults;   // default cell per non-key column (text: index into texts)
+  bool all_defaults = false;        // every non-key column has a default
+  uint32_t width() const { return static_cast<uint32_t>(cols.size()); }
+};
+
+struct Function {
+  std::string name;
+  FuncKind kind = FuncKind::Function;
+  Loc loc;
+  uint32_t param_slots = 0;
+  uint32_t result_slots = 0;
+  std::vector<SlotKind> result_kinds;
+  std::vector<SlotKind> slots;       // one per virtual slot; virtual slot i is frame slot i
+  uint32_t scratch_slots = 0;        // size of the call area (see kScratch)
+  std::vector<std::string> slot_names;  // for dumps: the local a slot belongs to, or ""
+  std::vector<Block> blocks;         // block 0 is the entry
+  std::vector<Loop> loops;
+};
+
+struct Program {
+  std::string path;
+  std::vector<Function> functions;
+  std::vector<std::string> texts;      // text constants
+  std::vector<ListDesc> lists;         // descriptors of event list types
+  std::vector<ListDesc> stored;        // the module's stored lists, in declaration order
+  int main = -1;
+};
+
+// Lowers a checked module (no diagnostics) into IR, finding loops in every function.
+Program lower_module(const CheckedModule& module, const std::string& path);
+
+// Recomputes successors/predecessors and loops of one function (ir/loops.cpp).
+void analyze_loops(Function& f);
+
+// Human-readable IR, for `pure-run --dump-ir`.
+std::string dump_ir(const Program& p);
+
+}  // namespace pure::ir

@@ -1,0 +1,939 @@
+// ir/lower.cpp — lowers a checked syntax tree into the control-flow graph of ir.h.
+// Every local and temporary gets its own virtual slot (slot = frame index); items take one slot
+// per field, so item values never touch the heap.
+#include <bit>
+#include <cstring>
+#include <map>
+
+#include "frontend/token.h"
+#include "ir/ir.h"
+
+namespace pure::ir {
+namespace {
+
+rt::ColType col_type(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::Num: return rt::ColType::Num;
+    case TypeKind::Bool: return rt::ColType::Bool;
+    case TypeKind::Text: return rt::ColType::Text;
+    default: return rt::ColType::Int;
+  }
+}
+
+SlotKind scalar_kind(const Type* t) {
+  switch (t->kind) {
+    case TypeKind::Num: return SlotKind::Num;
+    case TypeKind::Bool: return SlotKind::Bool;
+    case TypeKind::Text: return SlotKind::Text;
+    case TypeKind::Seq:
+    case TypeKind::Keyed: return SlotKind::List;
+    default: return SlotKind::Int;
+  }
+}
+
+class Lowerer {
+ public:
+  Lowerer(const CheckedModule& cm, Program& p) : m_(cm.module), types_(const_cast<TypeTable&>(*cm.types)), p_(p) {}
+
+  void run() {
+    // Descriptor 0 is always `seq text`: the VM builds main's arguments and split() results with it.
+    desc_of(types_.seq_of(types_.text_type()));
+    for (const ListDecl& l : m_.lists) p_.stored.push_back(make_desc(l.resolved, l.name));
+    for (const FuncDecl& fd : m_.funcs) lower_function(fd);
+    p_.main = m_.main_index;
+  }
+
+ private:
+  const Module& m_;
+  TypeTable& types_;  // interning new types is logically const
+  Program& p_;
+  Function* f_ = nullptr;
+  const FuncDecl* fd_ = nullptr;
+  std::vector<uint32_t> local_slot_;
+  int cur_ = 0;
+  struct LoopTargets {
+    int continue_block;
+    int break_block;
+  };
+  std::vector<LoopTargets> loops_;
+  std::map<const Type*, int> desc_index_;
+  std::map<std::string, int> text_index_;
+
+  // ---- descriptors and constants ------------------------------------------------------------
+  ListDesc make_desc(const Type* t, const std::string& name) {
+    ListDesc d;
+    d.name = name.empty() ? type_name(t) : name;
+    d.sequence = t->kind == TypeKind::Seq;
+    d.key_count = d.sequence ? 0 : t->key_count;
+    const Type* e = t->element;
+    if (e->kind == TypeKind::Item) {
+      for (const FieldInfo& fi : e->fields) {
+        d.cols.push_back(col_type(fi.type));
+        d.names.push_back(fi.name);
+      }
+      d.all_defaults = true;
+      for (size_t i = d.key_count; i < e->fields.size(); ++i) {
+        const FieldInfo& fi = e->fields[i];
+        if (!fi.has_default) d.all_defaults = false;
+        uint64_t bits = 0;
+        if (fi.type->kind == TypeKind::Num) bits = std::bit_cast<uint64_t>(fi.default_num);
+        else if (fi.type->kind == TypeKind::Text) bits = static_cast<uint64_t>(text_constant(fi.default_text));
+        else bits = static_cast<uint64_t>(fi.default_int);
+        d.defaults.push_back(bits);
+      }
+    } else {
+      d.cols.push_back(col_type(e));
+      d.names.push_back("value");
+      d.defaults.push_back(0);
+    }
+    return d;
+  }
+
+  int desc_of(const Type* t) {
+    auto it = desc_index_.find(t);
+    if (it != desc_index_.end()) return it->second;
+    int i = static_cast<int>(p_.lists.size());
+    p_.lists.push_back(make_desc(t, ""));
+    desc_index_[t] = i;
+    return i;
+  }
+
+  int text_constant(const std::string& s) {
+    auto it = text_index_.find(s);
+    if (it != text_index_.end()) return it->second;
+    int i = static_cast<int>(p_.texts.size());
+    p_.texts.push_back(s);
+    text_index_[s] = i;
+    return i;
+  }
+
+  // ---- slots, blocks, instructions ----------------------------------------------------------
+  uint32_t new_slot(SlotKind k, const std::string& name = "") {
+    f_->slots.push_back(k);
+    f_->slot_names.push_back(name);
+    return static_cast<uint32_t>(f_->slots.size() - 1);
+  }
+
+  // Slots for a value of type t (one per field for items); returns the first.
+  uint32_t new_slots(const Type* t, const std::string& name = "") {
+    if (t->kind == TypeKind::Item) {
+      uint32_t first = static_cast<uint32_t>(f_->slots.size());
+      for (const FieldInfo& fi : t->fields) new_slot(scalar_kind(fi.type), name.empty() ? "" : name + "." + fi.name);
+      if (t->fields.empty()) new_slot(SlotKind::Int, name);  // keep distinct slots for empty items
+      return first;
+    }
+    return new_slot(scalar_kind(t), name);
+  }
+
+  // The call area: arguments of every call are placed there only after all of them have been
+  // evaluated, so one area per function serves all calls, nested ones included.
+  uint32_t new_scratch(uint32_t n) {
+    f_->scratch_slots = std::max(f_->scratch_slots, n);
+    return kScratch;
+  }
+
+  int new_block() {
+    f_->blocks.emplace_back();
+    return static_cast<int>(f_->blocks.size() - 1);
+  }
+
+  bool terminated() const {
+    const auto& insts = f_->blocks[cur_].insts;
+    if (insts.empty()) return false;
+    Op op = insts.back().op;
+    return op == Op::JUMP || op == Op::RET || op == Op::FAIL;
+  }
+
+  void emit(Op op, uint32_t a = 0, uint32_t b = 0, uint32_t c = 0, int64_t imm = 0, Loc loc = {}) {
+    if (terminated()) set_block(new_block());  // unreachable code still needs a home
+    f_->blocks[cur_].insts.push_back(Inst{op, a, b, c, imm, loc});
+  }
+
+  void set_block(int b) { cur_ = b; }
+  void jump(int target) {
+    if (!terminated()) emit(Op::JUMP, 0, 0, 0, target);
+  }
+
+  bool is_ref_slot(uint32_t s) const { return s < kScratch && slot_is_ref(f_->slots[s]); }
+
+  void move(uint32_t dst, uint32_t src, Loc loc = {}) {
+    if (dst == src) return;
+    emit(is_ref_slot(dst) || is_ref_slot(src) ? Op::MOVE_REF : Op::MOVE, dst, src, 0, 0, loc);
+  }
+
+  void move_value(const Type* t, uint32_t dst, uint32_t src) {
+    for (uint32_t i = 0; i < t->width(); ++i) move(dst + i, src + i);
+  }
+
+  // ---- functions ----------------------------------------------------------------------------
+  void lower_function(const FuncDecl& fd) {
+    p_.functions.emplace_back();
+    f_ = &p_.functions.back();
+    fd_ = &fd;
+    f_->name = fd.name;
+    f_->kind = fd.kind;
+    f_->loc = fd.loc;
+    local_slot_.assign(fd.locals.size(), 0);
+    for (size_t i = 0; i < fd.params.size(); ++i) local_slot_[i] = new_slots(fd.locals[i].type, fd.locals[i].name);
+    f_->param_slots = static_cast<uint32_t>(f_->slots.size());
+    const Type* result = fd.kind == FuncKind::Event ? nullptr : fd.result_type;
+    f_->result_slots = result ? result->width() : 0;
+    if (result && result->kind == TypeKind::Item)
+      for (auto& fi : result->fields) f_->result_kinds.push_back(scalar_kind(fi.type));
+    else if (result && result->kind != TypeKind::Void)
+      f_->result_kinds.push_back(scalar_kind(result));
+    loops_.clear();
+    set_block(new_block());
+    block(fd.body);
+    if (!terminated()) emit(Op::RET, 0, 0, 0, 0, fd.loc);
+    analyze_loops(*f_);
+  }
+
+  void block(const std::vector<StmtPtr>& body) {
+    for (const StmtPtr& s : body)
+      if (s) statement(*s);
+  }
+
+  // ---- statements ---------------------------------------------------------------------------
+  void statement(const Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::Let: let_statement(s); break;
+      case StmtKind::Assign: assign(s); break;
+      case StmtKind::ExprStmt: discard(*s.expr); break;
+      case StmtKind::If: {
+        int then_b = new_block(), else_b = new_block(), end_b = s.else_body.empty() ? else_b : new_block();
+        condition(*s.expr, then_b, else_b);
+        set_block(then_b);
+        block(s.body);
+        jump(end_b);
+        if (!s.else_body.empty()) {
+          set_block(else_b);
+          block(s.else_body);
+          jump(end_b);
+        }
+        set_block(end_b);
+        break;
+      }
+      case StmtKind::While: {
+        int head = new_block(), body_b = new_block(), exit_b = new_block();
+        jump(head);
+        set_block(head);
+        emit(Op::LOOP, 0, 0, 0, 0, s.loc);
+        condition(*s.expr, body_b, exit_b);
+        set_block(body_b);
+        loops_.push_back({head, exit_b});
+        block(s.body);
+        loops_.pop_back();
+        jump(head);
+        set_block(exit_b);
+        break;
+      }
+      case StmtKind::For: for_statement(s); break;
+      case StmtKind::Return: {
+        if (!s.expr) {
+          emit(Op::RET, 0, 0, 0, 0, s.loc);
+          break;
+        }
+        uint32_t v = expr(*s.expr);
+        emit(Op::RET, 0, v, s.expr->type->width(), 0, s.loc);
+        break;
+      }
+      case StmtKind::Break: jump(loops_.back().break_block); break;
+      case StmtKind::Continue: jump(loops_.back().continue_block); break;
+      case StmtKind::Fail: {
+        uint32_t v = expr(*s.expr);
+        emit(Op::FAIL, 0, v, 0, 0, s.loc);
+        break;
+      }
+      case StmtKind::Block: block(s.body); break;
+    }
+  }
+
+  void let_statement(const Stmt& s) {
+    const Type* t = fd_->locals[s.local].type;
+    uint32_t slot = new_slots(t, s.name);
+    local_slot_[s.local] = slot;
+    if (s.body.empty()) {
+      expr_into(*s.expr, slot);
+      return;
+    }
+    // let x = list[key] else ...
+    const Expr& ix = *s.expr;
+    int else_b = new_block(), cont_b = new_block();
+    lookup(ix, slot, else_b);
+    jump(cont_b);
+    set_block(else_b);
+    block(s.body);
+    jump(cont_b);
+    set_block(cont_b);
+  }
+
+  // Keys of an index expression list[k1, k2, ...] in consecutive slots.
+  uint32_t keys(const Expr& ix, size_t count) {
+    if (count == 0) return 0;
+    const Type* row = ix.args[0]->type->element;
+    uint32_t first = static_cast<uint32_t>(f_->slots.size());
+    std::vector<uint32_t> slots;
+    for (size_t i = 0; i < count; ++i) slots.push_back(new_slots(row->fields[i].type));
+    for (size_t i = 0; i < count; ++i) expr_into(*ix.args[i + 1], slots[i]);
+    return first;
+  }
+
+  bool is_stored(const Expr& list) const { return list.name_kind == NameKind::StoredList; }
+
+  // The slot holding an event list, or the stored list's number.
+  uint32_t list_operand(const Expr& list) { return is_stored(list) ? static_cast<uint32_t>(list.ref) : expr(list); }
+
+  void lookup(const Expr& ix, uint32_t dst, int missing_block) {
+    const Expr& list = *ix.args[0];
+    uint32_t l = list_operand(list);
+    uint32_t k = keys(ix, ix.args.size() - 1);
+    emit(is_stored(list) ? Op::ST_LOOKUP : Op::MAP_LOOKUP, dst, l, k, missing_block, ix.loc);
+    int found = new_block();
+    jump(found);
+    set_block(found);
+  }
+
+  void for_statement(const Stmt& s) {
+    if (s.range_end) {
+      uint32_t i = new_slot(SlotKind::Int, s.name);
+      local_slot_[s.local] = i;
+      expr_into(*s.expr, i);
+      uint32_t end = new_slot(SlotKind::Int, "");
+      expr_into(*s.range_end, end);
+      int head = new_block(), body_b = new_block(), next_b = new_block(), exit_b = new_block();
+      jump(head);
+      set_block(head);
+      emit(Op::LOOP, 0, 0, 0, 0, s.loc);
+      emit(Op::JGE_INT, 0, i, end, exit_b, s.loc);
+      jump(body_b);
+      set_block(body_b);
+      loops_.push_back({next_b, exit_b});
+      block(s.body);
+      loops_.pop_back();
+      jump(next_b);
+      set_block(next_b);
+      emit(Op::ADDI_INT, i, i, 0, 1, s.loc);
+      jump(head);
+      set_block(exit_b);
+      return;
+    }
+    const Expr& it = *s.expr;
+    const Type* lt = s.iter_type;
+    if (lt->kind == TypeKind::Seq && it.kind != ExprKind::Index && !(it.kind == ExprKind::Name && is_stored(it))) {
+      seq_for(s, lt);
+      return;
+    }
+    // keyed lists, stored lists, prefix slices and ranges walk with an iterator
+    const Type* row = lt->element;
+    uint32_t var = new_slots(row, s.name2.empty() ? s.name : s.name2);
+    if (!s.name2.empty()) local_slot_[s.local] = new_slot(SlotKind::Int, s.name);
+    local_slot_[s.name2.empty() ? s.local : s.local2] = var;
+    uint32_t iter = new_slot(SlotKind::Iter, "");
+    start_iterator(it, iter);
+    int head = new_block(), body_b = new_block(), exit_b = new_block(), done_b = new_block();
+    jump(head);
+    set_block(head);
+    emit(Op::LOOP, 0, 0, 0, 0, s.loc);
+    emit(Op::ITER_NEXT, var, iter, 0, exit_b, s.loc);
+    jump(body_b);
+    set_block(body_b);
+    loops_.push_back({head, exit_b});
+    block(s.body);
+    loops_.pop_back();
+    jump(head);
+    set_block(exit_b);
+    emit(Op::ITER_END, 0, iter, 0, 0, s.loc);
+    jump(done_b);
+    set_block(done_b);
+  }
+
+  void start_iterator(const Expr& it, uint32_t iter) {
+    if (it.kind == ExprKind::Index) {  // a key prefix
+      const Expr& list = *it.args[0];
+      uint32_t l = list_operand(list);
+      size_t n = it.args.size() - 1;
+      uint32_t k = keys(it, n);
+      emit(is_stored(list) ? Op::ST_ITER : Op::LIST_ITER, iter, l, k, static_cast<int64_t>(n), it.loc);
+      return;
+    }
+    if (it.kind == ExprKind::Method && it.builtin == static_cast<int>(Builtin::LRange)) {
+      const Expr& list = *it.args[0];
+      uint32_t l = list_operand(list);
+      uint32_t lo = new_slot(SlotKind::Int), hi = new_slot(SlotKind::Int);
+      expr_into(*it.args[1], lo);
+      expr_into(*it.args[2], hi);
+      emit(is_stored(list) ? Op::ST_ITER : Op::LIST_ITER, iter, l, lo, -1, it.loc);
+      return;
+    }
+    uint32_t l = list_operand(it);
+    emit(is_stored(it) ? Op::ST_ITER : Op::LIST_ITER, iter, l, 0, 0, it.loc);
+  }
+
+  // for x in xs / for i, x in xs over an event sequence: by position, while position < count.
+  void seq_for(const Stmt& s, const Type* lt) {
+    uint32_t list = new_slot(SlotKind::List, "");
+    expr_into(*s.expr, list);
+    uint32_t i = new_slot(SlotKind::Int, s.name2.empty() ? "" : s.name);
+    uint32_t n = new_slot(SlotKind::Int, "");
+    emit(Op::CONST, i, 0, 0, 0);
+    uint32_t var = new_slots(lt->element, s.name2.empty() ? s.name : s.name2);
+    if (!s.name2.empty()) {
+      local_slot_[s.local] = i;
+      local_slot_[s.local2] = var;
+    } else {
+      local_slot_[s.local] = var;
+    }
+    int head = new_block(), body_b = new_block(), next_b = new_block(), exit_b = new_block();
+    jump(head);
+    set_block(head);
+    emit(Op::LOOP, 0, 0, 0, 0, s.loc);
+    emit(Op::LIST_COUNT, n, list, 0, 0, s.loc);
+    emit(Op::JGE_INT, 0, i, n, exit_b, s.loc);
+    jump(body_b);
+    set_block(body_b);
+    emit(Op::SEQ_GET, var, list, i, 0, s.loc);
+    loops_.push_back({next_b, exit_b});
+    block(s.body);
+    loops_.pop_back();
+    jump(next_b);
+    set_block(next_b);
+    emit(Op::ADDI_INT, i, i, 0, 1, s.loc);
+    jump(head);
+    set_block(exit_b);
+  }
+
+  static Op arithmetic_op(Tok op, bool num) {
+    switch (op) {
+      case Tok::Plus: case Tok::PlusEq: return num ? Op::ADD_NUM : Op::ADD_INT;
+      case Tok::Minus: case Tok::MinusEq: return num ? Op::SUB_NUM : Op::SUB_INT;
+      case Tok::Star: case Tok::StarEq: return num ? Op::MUL_NUM : Op::MUL_INT;
+      case Tok::Slash: case Tok::SlashEq: return num ? Op::DIV_NUM : Op::DIV_INT;
+      default: return num ? Op::MOD_NUM : Op::MOD_INT;
+    }
+  }
+
+  Op compound_op(Tok op, const Type* t) {
+    if (t->kind == TypeKind::Text) return Op::CONCAT;
+    return arithmetic_op(op, t->kind == TypeKind::Num);
+  }
+
+  void assign(const Stmt& s) {
+    const Expr& target = *s.target;
+    Tok op = static_cast<Tok>(s.op);
+    // A local, or a field of a local item: plain slots.
+    if (uint32_t slot; local_place(target, slot)) {
+      if (op == Tok::Eq) {
+        if (target.type->width() > 1) {  // items: evaluate fully before overwriting (a = {x: a.y, y: a.x})
+          uint32_t v = expr(*s.expr);
+          move_value(target.type, slot, v);
+        } else {
+          expr_into(*s.expr, slot);
+        }
+      } else {
+        uint32_t v = expr(*s.expr);
+        emit(compound_op(op, target.type), slot, slot, v, 0, s.loc);
+      }
+      return;
+    }
+    bool field = target.kind == ExprKind::Field;
+    const Expr& ix = field ? *target.args[0] : target;
+    const Expr& list = *ix.args[0];
+    const Type* lt = list.type;
+    bool stored = is_stored(list);
+    uint32_t l = list_operand(list);
+    int64_t field_index = field ? target.int_value : 0;
+    if (lt->kind == TypeKind::Seq) {
+      uint32_t pos;
+      if (stored) pos = keys_for_seq(ix);
+      else pos = expr(*ix.args[1]);
+      if (!field && op == Tok::Eq) {
+        uint32_t v = expr(*s.expr);
+        if (stored) {
+          for (uint32_t i = 0; i < target.type->width(); ++i) emit(Op::ST_SET_FIELD, v + i, l, pos, i, s.loc);
+        } else {
+          emit(Op::SEQ_SET, v, l, pos, 0, s.loc);
+        }
+        return;
+      }
+      uint32_t v = value_for_update(s, target.type, [&](uint32_t dst) {
+        if (stored) emit(Op::ST_GET_FIELD, dst, l, pos, field_index, s.loc);
+        else emit(Op::SEQ_GET_FIELD, dst, l, pos, field_index, s.loc);
+      });
+      if (stored) emit(Op::ST_SET_FIELD, v, l, pos, field_index, s.loc);
+      else emit(Op::SEQ_SET_FIELD, v, l, pos, field_index, s.loc);
+      return;
+    }
+    // keyed lists
+    uint32_t k = keys(ix, ix.args.size() - 1);
+    if (!field) {
+      uint32_t v = expr(*s.expr);
+      emit(stored ? Op::ST_PUT : Op::MAP_PUT, v, l, k, 0, s.loc);
+      return;
+    }
+    int desc = stored ? -1 : desc_of(lt);
+    bool defaults = stored ? p_.stored[list.ref].all_defaults : p_.lists[desc].all_defaults;
+    if (defaults) emit(stored ? Op::ST_ENSURE : Op::MAP_ENSURE, 0, l, k, 0, s.loc);
+    uint32_t v = value_for_update(s, target.type, [&](uint32_t dst) {
+      emit(stored ? Op::ST_GET_FIELD : Op::MAP_GET_FIELD, dst, l, k, field_index, s.loc);
+    });
+    emit(stored ? Op::ST_SET_FIELD : Op::MAP_SET_FIELD, v, l, k, field_index, s.loc);
+  }
+
+  // The new value of an element field: the right side, or old (op) right side.
+  template <class LoadOld>
+  uint32_t value_for_update(const Stmt& s, const Type* t, LoadOld load_old) {
+    Tok op = static_cast<Tok>(s.op);
+    if (op == Tok::Eq) return expr(*s.expr);
+    uint32_t old = new_slots(t);
+    load_old(old);
+    uint32_t v = expr(*s.expr);
+    uint32_t result = new_slots(t);
+    emit(compound_op(op, t), result, old, v, 0, s.loc);
+    return result;
+  }
+
+  uint32_t keys_for_seq(const Expr& ix) {
+    uint32_t pos = new_slot(SlotKind::Int);
+    expr_into(*ix.args[1], pos);
+    return pos;
+  }
+
+  // If e names slots of a local (x, or x.field, or x.field of an item local), gives the slot.
+  bool local_place(const Expr& e, uint32_t& slot) {
+    if (e.kind == ExprKind::Name && e.name_kind == NameKind::Local) {
+      slot = local_slot_[e.ref];
+      return true;
+    }
+    if (e.kind == ExprKind::Field && local_place(*e.args[0], slot)) {
+      slot += static_cast<uint32_t>(e.int_value);
+      return true;
+    }
+    return false;
+  }
+
+  // ---- conditions ---------------------------------------------------------------------------
+  void condition(const Expr& e, int if_true, int if_false) {
+    if (e.kind == ExprKind::Binary) {
+      Tok op = static_cast<Tok>(e.op);
+      if (op == Tok::KwAnd) {
+        int mid = new_block();
+        condition(*e.args[0], mid, if_false);
+        set_block(mid);
+        condition(*e.args[1], if_true, if_false);
+        return;
+      }
+      if (op == Tok::KwOr) {
+        int mid = new_block();
+        condition(*e.args[0], if_true, mid);
+        set_block(mid);
+        condition(*e.args[1], if_true, if_false);
+        return;
+      }
+      if (e.args[0]->type->kind == TypeKind::Int && (op == Tok::Lt || op == Tok::LtEq || op == Tok::Gt || op == Tok::GtEq)) {
+        uint32_t a = expr(*e.args[0]);
+        uint32_t b = expr(*e.args[1]);
+        // a < b: JLT a b; a >= b: JGE a b; a > b: JLT b a; a <= b: JGE b a
+        bool swap = op == Tok::Gt || op == Tok::LtEq;
+        Op jop = (op == Tok::Lt || op == Tok::Gt) ? Op::JLT_INT : Op::JGE_INT;
+        emit(jop, 0, swap ? b : a, swap ? a : b, if_true, e.loc);
+        jump(if_false);
+        return;
+      }
+    }
+    if (e.kind == ExprKind::Unary && static_cast<Tok>(e.op) == Tok::KwNot) {
+      condition(*e.args[0], if_false, if_true);
+      return;
+    }
+    uint32_t v = expr(e);
+    emit(Op::JUMP_IF, 0, v, 0, if_true, e.loc);
+    jump(if_false);
+  }
+
+  // ---- expressions --------------------------------------------------------------------------
+  // Evaluates e into the slots starting at dst.
+  void expr_into(const Expr& e, uint32_t dst) {
+    uint32_t got = expr(e, static_cast<int64_t>(dst));
+    if (got != dst) move_value(e.type, dst, got);
+  }
+
+  void discard(const Expr& e) { expr(e); }
+
+  // Evaluates e; returns the first slot of its value. If dst >= 0 the value is written there
+  // when that is free, otherwise the caller moves it.
+  uint32_t expr(const Expr& e, int64_t dst = -1) {
+    auto out = [&](SlotKind k) { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slot(k); };
+    auto out_value = [&]() { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type); };
+    switch (e.kind) {
+      case ExprKind::Int:
+      case ExprKind::Bool: {
+        uint32_t d = out(scalar_kind(e.type));
+        emit(Op::CONST, d, 0, 0, e.int_value, e.loc);
+        return d;
+      }
+      case ExprKind::Num: {
+        uint32_t d = out(SlotKind::Num);
+        emit(Op::CONST, d, 0, 0, std::bit_cast<int64_t>(e.num_value), e.loc);
+        return d;
+      }
+      case ExprKind::Text: {
+        uint32_t d = out(SlotKind::Text);
+        emit(Op::CONST_TEXT, d, 0, 0, text_constant(e.text), e.loc);
+        return d;
+      }
+      case ExprKind::Interp: {
+        uint32_t first = static_cast<uint32_t>(f_->slots.size());
+        for (size_t i = 0; i < e.args.size(); ++i) new_slot(SlotKind::Text);
+        for (size_t i = 0; i < e.args.size(); ++i) to_text(*e.args[i], first + static_cast<uint32_t>(i));
+        uint32_t d = out(SlotKind::Text);
+        emit(Op::JOIN_TEXT, d, first, static_cast<uint32_t>(e.args.size()), 0, e.loc);
+        return d;
+      }
+      case ExprKind::Name: return local_slot_[e.ref];  // stored lists never reach here as values
+      case ExprKind::Unary: {
+        uint32_t v = expr(*e.args[0]);
+        uint32_t d = out(scalar_kind(e.type));
+        Tok op = static_cast<Tok>(e.op);
+        emit(op == Tok::KwNot ? Op::NOT : e.type->kind == TypeKind::Num ? Op::NEG_NUM : Op::NEG_INT, d, v, 0, 0, e.loc);
+        return d;
+      }
+      case ExprKind::Binary: return binary(e, dst);
+      case ExprKind::Call: return call(e, dst);
+      case ExprKind::Method: return method(e, dst);
+      case ExprKind::Field: {
+        const Expr& base = *e.args[0];
+        if (base.kind == ExprKind::Index && base.int_value != 1) {
+          const Expr& list = *base.args[0];
+          uint32_t l = list_operand(list);
+          uint32_t d = out(scalar_kind(e.type));
+          if (list.type->kind == TypeKind::Seq) {
+            uint32_t pos = expr(*base.args[1]);
+            emit(is_stored(list) ? Op::ST_GET_FIELD : Op::SEQ_GET_FIELD, d, l, pos, e.int_value, e.loc);
+          } else {
+            uint32_t k = keys(base, base.args.size() - 1);
+            emit(is_stored(list) ? Op::ST_GET_FIELD : Op::MAP_GET_FIELD, d, l, k, e.int_value, e.loc);
+          }
+          return d;
+        }
+        uint32_t b = expr(base);
+        return b + static_cast<uint32_t>(e.int_value);
+      }
+      case ExprKind::Index: {
+        const Expr& list = *e.args[0];
+        uint32_t l = list_operand(list);
+        uint32_t d = out_value();
+        if (list.type->kind == TypeKind::Seq) {
+          uint32_t pos = expr(*e.args[1]);
+          emit(is_stored(list) ? Op::ST_GET : Op::SEQ_GET, d, l, pos, 0, e.loc);
+        } else {
+          uint32_t k = keys(e, e.args.size() - 1);
+          emit(is_stored(list) ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);
+        }
+        return d;
+      }
+      case ExprKind::ItemLit: {
+        // Evaluate fields into fresh slots first: the target may be read by the fields.
+        uint32_t first = new_slots(e.type);
+        for (size_t i = 0; i < e.args.size(); ++i) expr_into(*e.args[i], first + static_cast<uint32_t>(i));
+        return first;
+      }
+      case ExprKind::SeqLit: {
+        uint32_t d = out(SlotKind::List);
+        emit(Op::NEW_LIST, d, 0, 0, desc_of(e.type), e.loc);
+        for (const ExprPtr& a : e.args) {
+          uint32_t v = expr(*a);
+          emit(Op::SEQ_PUSH, v, d, 0, 0, a->loc);
+        }
+        return d;
+      }
+      case ExprKind::NewList: {
+        uint32_t d = out(SlotKind::List);
+        emit(Op::NEW_LIST, d, 0, 0, desc_of(e.type), e.loc);
+        return d;
+      }
+    }
+    return 0;
+  }
+
+  uint32_t binary(const Expr& e, int64_t dst) {
+    Tok op = static_cast<Tok>(e.op);
+    auto out = [&](SlotKind k) { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slot(k); };
+    if (op == Tok::KwAnd || op == Tok::KwOr) {
+      uint32_t d = new_slot(SlotKind::Bool);
+      int t = new_block(), f = new_block(), end = new_block();
+      condition(e, t, f);
+      set_block(t);
+      emit(Op::CONST, d, 0, 0, 1);
+      jump(end);
+      set_block(f);
+      emit(Op::CONST, d, 0, 0, 0);
+      jump(end);
+      set_block(end);
+      if (dst >= 0) {
+        move(static_cast<uint32_t>(dst), d);
+        return static_cast<uint32_t>(dst);
+      }
+      return d;
+    }
+    const Type* t = e.args[0]->type;
+    bool num = t->kind == TypeKind::Num;
+    bool text = t->kind == TypeKind::Text;
+    // x + 1 and x - 1 on ints: one instruction with an immediate
+    if (t->kind == TypeKind::Int && (op == Tok::Plus || op == Tok::Minus) && e.args[1]->kind == ExprKind::Int &&
+        !(op == Tok::Minus && e.args[1]->int_value == INT64_MIN)) {
+      uint32_t a = expr(*e.args[0]);
+      uint32_t d = out(SlotKind::Int);
+      emit(Op::ADDI_INT, d, a, 0, op == Tok::Plus ? e.args[1]->int_value : -e.args[1]->int_value, e.loc);
+      return d;
+    }
+    uint32_t a = expr(*e.args[0]);
+    uint32_t b = expr(*e.args[1]);
+    switch (op) {
+      case Tok::Plus:
+        if (text) {
+          uint32_t d = out(SlotKind::Text);
+          emit(Op::CONCAT, d, a, b, 0, e.loc);
+          return d;
+        }
+        [[fallthrough]];
+      case Tok::Minus: case Tok::Star: case Tok::Slash: case Tok::Percent: {
+        uint32_t d = out(num ? SlotKind::Num : SlotKind::Int);
+        emit(arithmetic_op(op, num), d, a, b, 0, e.loc);
+        return d;
+      }
+      default: break;
+    }
+    Op cmp;
+    bool swap = false;
+    auto pick = [&](Op i, Op n, Op s) { return num ? n : text ? s : i; };
+    switch (op) {
+      case Tok::EqEq: cmp = pick(Op::EQ_INT, Op::EQ_NUM, Op::EQ_TEXT); break;
+      case Tok::NotEq: cmp = pick(Op::NE_INT, Op::NE_NUM, Op::NE_TEXT); break;
+      case Tok::Lt: cmp = pick(Op::LT_INT, Op::LT_NUM, Op::LT_TEXT); break;
+      case Tok::LtEq: cmp = pick(Op::LE_INT, Op::LE_NUM, Op::LE_TEXT); break;
+      case Tok::Gt: cmp = pick(Op::LT_INT, Op::LT_NUM, Op::LT_TEXT); swap = true; break;
+      default: cmp = pick(Op::LE_INT, Op::LE_NUM, Op::LE_TEXT); swap = true; break;
+    }
+    uint32_t d = out(SlotKind::Bool);
+    emit(cmp, d, swap ? b : a, swap ? a : b, 0, e.loc);
+    return d;
+  }
+
+  // Converts a scalar (or item/list, for printing) to text into slot dst.
+  void to_text(const Expr& e, uint32_t dst) {
+    const Type* t = e.type;
+    if (t->kind == TypeKind::Text) {
+      expr_into(e, dst);
+      return;
+    }
+    uint32_t v = expr(e);
+    text_of(t, v, dst, e.loc);
+  }
+
+  void text_of(const Type* t, uint32_t v, uint32_t dst, Loc loc) {
+    switch (t->kind) {
+      case TypeKind::Int: emit(Op::INT_TEXT, dst, v, 0, 0, loc); return;
+      case TypeKind::Num: emit(Op::NUM_TEXT, dst, v, 0, 0, loc); return;
+      case TypeKind::Bool: emit(Op::BOOL_TEXT, dst, v, 0, 0, loc); return;
+      case TypeKind::Text: move(dst, v, loc); return;
+      case TypeKind::Item: {
+        // Name { a: 1, b: "x" }
+        std::vector<uint32_t> parts;
+        auto lit = [&](const std::string& s) {
+          uint32_t p = new_slot(SlotKind::Text);
+          emit(Op::CONST_TEXT, p, 0, 0, text_constant(s), loc);
+          parts.push_back(p);
+        };
+        std::string prefix = t->name.empty() ? "{" : t->name + " {";
+        for (size_t i = 0; i < t->fields.size(); ++i) {
+          bool quoted = t->fields[i].type->kind == TypeKind::Text;  // texts inside items print quoted
+          lit(prefix + (i ? ", " : " ") + t->fields[i].name + ": " + (quoted ? "\"" : ""));
+          prefix.clear();
+          uint32_t p = new_slot(SlotKind::Text);
+          text_of(t->fields[i].type, v + static_cast<uint32_t>(i), p, loc);
+          parts.push_back(p);
+          if (quoted) lit("\"");
+        }
+        lit(t->fields.empty() ? prefix + "}" : " }");
+        uint32_t first = static_cast<uint32_t>(f_->slots.size());
+        for (size_t i = 0; i < parts.size(); ++i) new_slot(SlotKind::Text);
+        for (size_t i = 0; i < parts.size(); ++i) emit(Op::MOVE_REF, first + static_cast<uint32_t>(i), parts[i], 0, 0, loc);
+        emit(Op::JOIN_TEXT, dst, first, static_cast<uint32_t>(parts.size()), 0, loc);
+        return;
+      }
+      case TypeKind::Seq:
+      case TypeKind::Keyed: {
+        uint32_t a = new_scratch(1);
+        emit(Op::MOVE, a, v, 0, 0, loc);  // borrowed: the builtin clears it
+        emit(Op::BUILTIN, a, 1, static_cast<uint32_t>(desc_of(t)) << 1, static_cast<int64_t>(Builtin::ToText), loc);
+        emit(Op::TAKE_REF, dst, a, 0, 0, loc);
+        return;
+      }
+      default: return;
+    }
+  }
+
+  // User functions, events and queries: arguments go straight into the callee's frame.
+  uint32_t call(const Expr& e, int64_t dst) {
+    if (e.builtin >= 0) return builtin_call(e, dst);
+    const Function* callee_decl_fn = nullptr;
+    (void)callee_decl_fn;
+    const FuncDecl& callee = m_.funcs[e.ref];
+    uint32_t width = 0;
+    for (size_t i = 0; i < callee.params.size(); ++i) width += callee.locals[i].type->width();
+    const Type* rt = e.type;
+    uint32_t rwidth = rt->width();
+    std::vector<uint32_t> values;
+    for (const ExprPtr& a : e.args) values.push_back(expr(*a));
+    uint32_t base = new_scratch(std::max(width, rwidth));
+    uint32_t off = 0;
+    for (size_t i = 0; i < e.args.size(); ++i) {
+      const Type* pt = callee.locals[i].type;
+      uint32_t v = values[i];
+      for (uint32_t k = 0; k < pt->width(); ++k) {
+        bool ref = pt->kind == TypeKind::Item ? pt->fields[k].type->is_ref() : pt->is_ref();
+        emit(ref ? Op::MOVE_REF : Op::MOVE, base + off + k, v + k, 0, 0, e.args[i]->loc);
+      }
+      off += pt->width();
+    }
+    emit(Op::CALL, base, 0, 0, e.ref, e.loc);
+    return take_results(rt, base, dst, e.loc);
+  }
+
+  uint32_t take_results(const Type* rt, uint32_t base, int64_t dst, Loc loc) {
+    if (rt->kind == TypeKind::Void) return 0;
+    uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(rt);
+    for (uint32_t k = 0; k < rt->width(); ++k) {
+      bool ref = rt->kind == TypeKind::Item ? rt->fields[k].type->is_ref() : rt->is_ref();
+      emit(ref ? Op::TAKE_REF : Op::TAKE, d + k, base + k, 0, 0, loc);
+    }
+    return d;
+  }
+
+  // Standard functions borrow their arguments: they are copied raw into scratch slots.
+  uint32_t run_builtin(Builtin b, const std::vector<uint32_t>& args, const Type* result, int64_t dst, Loc loc,
+                       uint32_t c_operand = 0) {
+    uint32_t width = std::max<uint32_t>(static_cast<uint32_t>(args.size()), result->width());
+    uint32_t base = new_scratch(width);
+    for (size_t i = 0; i < args.size(); ++i) emit(Op::MOVE, base + static_cast<uint32_t>(i), args[i], 0, 0, loc);
+    emit(Op::BUILTIN, base, static_cast<uint32_t>(args.size()), c_operand, static_cast<int64_t>(b), loc);
+    return take_results(result, base, dst, loc);
+  }
+
+  uint32_t builtin_call(const Expr& e, int64_t dst) {
+    Builtin b = static_cast<Builtin>(e.builtin);
+    if (b == Builtin::Print || b == Builtin::Write) {
+      uint32_t t = new_slot(SlotKind::Text);
+      to_text(*e.args[0], t);
+      run_builtin(b, {t}, e.type, -1, e.loc);
+      return 0;
+    }
+    if (b == Builtin::ToText) {
+      uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slot(SlotKind::Text);
+      to_text(*e.args[0], d);
+      return d;
+    }
+    if (b == Builtin::ToNum && e.args[0]->type->kind == TypeKind::Int) return unary_op(Op::INT_TO_NUM, e, dst, SlotKind::Num);
+    if (b == Builtin::ToNum) return expr(*e.args[0], dst);
+    if (b == Builtin::ToInt && e.args[0]->type->kind == TypeKind::Num) return unary_op(Op::NUM_TO_INT, e, dst, SlotKind::Int);
+    if (b == Builtin::ToInt) return expr(*e.args[0], dst);
+    std::vector<uint32_t> args;
+    for (const ExprPtr& a : e.args) args.push_back(expr(*a));
+    uint32_t c = 0;
+    if (b == Builtin::Repeat) c = static_cast<uint32_t>(desc_of(e.type));
+    if (b == Builtin::Abs || b == Builtin::Min || b == Builtin::Max) c = static_cast<uint32_t>(e.type->kind);
+    if (e.args.size() >= 1 && e.args[0]->type->kind == TypeKind::Item && b == Builtin::Repeat) {
+      // repeat(item, n): the item's fields follow one another; pass their count in B via args
+      args.clear();
+      uint32_t v = expr(*e.args[0]);
+      for (uint32_t i = 0; i < e.args[0]->type->width(); ++i) args.push_back(v + i);
+      args.push_back(expr(*e.args[1]));
+    }
+    return run_builtin(b, args, e.type, dst, e.loc, c);
+  }
+
+  uint32_t unary_op(Op op, const Expr& e, int64_t dst, SlotKind k) {
+    uint32_t v = expr(*e.args[0]);
+    uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slot(k);
+    emit(op, d, v, 0, 0, e.loc);
+    return d;
+  }
+
+  uint32_t method(const Expr& e, int64_t dst) {
+    Builtin b = static_cast<Builtin>(e.builtin);
+    const Expr& self = *e.args[0];
+    const Type* st = self.type;
+    if (st->is_list()) return list_method(e, b, dst);
+    std::vector<uint32_t> args;
+    for (const ExprPtr& a : e.args) args.push_back(expr(*a));
+    return run_builtin(b, args, e.type, dst, e.loc);
+  }
+
+  uint32_t list_method(const Expr& e, Builtin b, int64_t dst) {
+    const Expr& list = *e.args[0];
+    bool stored = is_stored(list);
+    uint32_t l = list_operand(list);
+    auto out = [&](SlotKind k) { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slot(k); };
+    switch (b) {
+      case Builtin::LCount: {
+        uint32_t d = out(SlotKind::Int);
+        emit(stored ? Op::ST_COUNT : Op::LIST_COUNT, d, l, 0, 0, e.loc);
+        return d;
+      }
+      case Builtin::LPush: {
+        uint32_t v = expr(*e.args[1]);
+        emit(stored ? Op::ST_APPEND : Op::SEQ_PUSH, v, l, 0, 0, e.loc);
+        return 0;
+      }
+      case Builtin::LPop: {
+        uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type);
+        emit(stored ? Op::ST_POP : Op::SEQ_POP, d, l, 0, 0, e.loc);
+        return d;
+      }
+      case Builtin::LHas: case Builtin::LRemove: {
+        uint32_t k = keys(e, e.args.size() - 1);
+        uint32_t d = out(SlotKind::Bool);
+        Op op = b == Builtin::LHas ? (stored ? Op::ST_HAS : Op::MAP_HAS) : (stored ? Op::ST_REMOVE : Op::MAP_REMOVE);
+        emit(op, d, l, k, 0, e.loc);
+        return d;
+      }
+      case Builtin::LGet: {
+        uint32_t k = keys(e, e.args.size() - 1);
+        uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type);
+        emit(stored ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);
+        return d;
+      }
+      default: break;
+    }
+    // The rest run as standard functions on the list. C tells the VM where the list is:
+    // 0 = an event list in the first argument; 1 + n = stored list n.
+    std::vector<uint32_t> args;
+    if (!stored) args.push_back(l);
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      if (e.args[i]->kind == ExprKind::Name && e.int_value >= 0 &&
+          (b == Builtin::LSortBy || b == Builtin::LSum || b == Builtin::LMin || b == Builtin::LMax) &&
+          list.type->element->kind == TypeKind::Item) {
+        uint32_t fi = new_slot(SlotKind::Int);
+        emit(Op::CONST, fi, 0, 0, e.args[i]->int_value, e.loc);
+        args.push_back(fi);
+        continue;
+      }
+      args.push_back(expr(*e.args[i]));
+    }
+    // C says where the list is: (descriptor << 1) for an event list passed as the first
+    // argument, (stored list number << 1) | 1 for a stored list.
+    uint32_t c_operand = stored ? ((l << 1) | 1) : (static_cast<uint32_t>(desc_of(list.type)) << 1);
+    return run_builtin(b, args, e.type, dst, e.loc, c_operand);
+  }
+};
+
+}  // namespace
+
+Program lower_module(const CheckedModule& module, const std::string& path) {
+  Program p;
+  p.path = path;
+  Lowerer(module, p).run();
+  return p;
+}
+
+}  // namespace pure::ir

@@ -1,0 +1,106 @@
+// tools/pure_run.cpp — `pure-run FILE [ARGS...]`: compiles a module and runs its main.
+// Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "runtime/store.h"
+#include "vm/vm.h"
+
+namespace {
+
+constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRuntime = 3;
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return !in.bad();
+}
+
+std::string read_all_stdin() {
+  std::string data;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) data.append(buf, n);
+  return data;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"pure-run: compile a Pure module and run its main.\n"
+               "Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error.",
+               "pure-run"};
+  std::string path;
+  bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
+  uint64_t max_steps = 10'000'000'000ull;
+  app.add_option("file", path, "the module to run (a .pure file)")->required();
+  app.add_flag("--check", check_only, "compile only: report errors, run nothing");
+  app.add_flag("--dump-ast", dump_ast, "print the checked syntax tree");
+  app.add_flag("--dump-ir", dump_ir, "print the control-flow graph with its loops");
+  app.add_flag("--dump-bytecode", dump_bytecode, "print the bytecode");
+  app.add_option("--max-steps", max_steps,
+                 "step budget of main and of each event or query it calls (one step = one loop iteration or one call)")
+      ->check(CLI::PositiveNumber);
+  app.set_version_flag("--version", "pure-run 0.1");
+  app.prefix_command();  // everything after FILE goes to main, even if it looks like an option
+  app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
+             "PURE_JIT=0 forces the interpreter (the only engine in this build).");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  }
+  std::vector<std::string> args = app.remaining();
+
+  std::string text;
+  if (!read_file(path, text)) {
+    std::fprintf(stderr, "pure-run: cannot read '%s'\n", path.c_str());
+    return kExitUsage;
+  }
+  pure::Source source(path, std::move(text));
+  pure::Diagnostics diags(source);
+  pure::CheckedModule checked = pure::compile_frontend(source, diags);
+  if (diags.any()) {
+    std::fputs(diags.render().c_str(), stderr);
+    return kExitCompile;
+  }
+  if (dump_ast) std::fputs(pure::dump_ast(checked.module).c_str(), stdout);
+  pure::ir::Program ir = pure::ir::lower_module(checked, path);
+  if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
+  std::string error;
+  std::unique_ptr<pure::vm::Program> program = pure::vm::load_program(ir, error);
+  if (!program) {
+    std::fprintf(stderr, "%s:1:1: error: %s\n", path.c_str(), error.c_str());
+    return kExitCompile;
+  }
+  if (dump_bytecode) std::fputs(pure::vm::dump_bytecode(*program).c_str(), stdout);
+  if (check_only || dump_ast || dump_ir || dump_bytecode) return kExitOk;
+  if (program->main < 0) {
+    std::fprintf(stderr, "%s:1:1: error: the module has no 'fn main()' to run\n", path.c_str());
+    return kExitCompile;
+  }
+
+  std::unique_ptr<pure::rt::Store> store = pure::rt::make_store(program->stored);
+  pure::vm::RunOptions options;
+  options.max_steps = max_steps;
+  options.args = std::move(args);
+  options.read_input = read_all_stdin;
+  std::optional<pure::vm::RuntimeError> failure = pure::vm::run_main(*program, *store, options);
+  std::fflush(stdout);
+  store.reset();
+  if (failure) {
+    std::fputs(failure->render(path).c_str(), stderr);
+    return kExitRuntime;
+  }
+  return kExitOk;
+}

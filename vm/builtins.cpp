@@ -1,0 +1,400 @@
+// vm/builtins.cpp — the standard functions and methods (ids in frontend/builtins.h).
+// Arguments are borrowed from the call area; results are written over them, owned.
+#include <algorithm>
+
+#include "frontend/builtins.h"
+#include "stdlib/math.h"
+#include "stdlib/text.h"
+#include "stdlib/utf8.h"
+#include "vm/exec.h"
+
+namespace pure::vm {
+namespace {
+
+std::string_view sv(const Slot& s) { return s.t->view(); }
+
+rt::Text* make_text(const Instr* ip, std::string_view s) {
+  if (s.size() > rt::kMaxTextBytes) fault(ip, "text too long");
+  return rt::text_new(s);
+}
+
+rt::EventList* text_list(VM& vm, const std::vector<std::string>& parts) {
+  auto* l = new rt::EventList(vm.prog.shapes[0].get());  // shape 0 is `seq text`
+  for (const std::string& p : parts) {
+    rt::Cell c = reinterpret_cast<rt::Cell>(rt::text_new(p));
+    l->push(&c);
+    rt::text_release(reinterpret_cast<rt::Text*>(c));
+  }
+  return l;
+}
+
+// splitmix64: a fixed, well-mixed function of the state; the same bits on every device.
+uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Walks the rows of an event or stored list in order.
+class RowWalker {
+ public:
+  RowWalker(VM& vm, const Slot* args, const Instr* ip) {
+    if (ip->c & 1) {
+      uint32_t li = ip->c >> 1;
+      shape_ = vm.prog.stored_shapes[li].get();
+      cursor_ = vm.store.list(li).scan();
+    } else {
+      list_ = args[0].l;
+      shape_ = &list_->shape();
+    }
+  }
+  const rt::ListShape& shape() const { return *shape_; }
+  const rt::Cell* next() {
+    if (cursor_) {
+      if (!cursor_->valid()) return nullptr;
+      const rt::Cell* row = cursor_->row();
+      if (started_) {
+        cursor_->next();
+        if (!cursor_->valid()) return nullptr;
+        row = cursor_->row();
+      }
+      started_ = true;
+      return row;
+    }
+    if (list_->shape().sequence) return pos_ < list_->count() ? list_->at(pos_++) : nullptr;
+    return list_->walk_next(walk_, nullptr, 0, false, 0, 0);
+  }
+
+ private:
+  rt::EventList* list_ = nullptr;
+  const rt::ListShape* shape_ = nullptr;
+  std::unique_ptr<rt::Cursor> cursor_;
+  rt::EventList::Walk walk_;
+  int64_t pos_ = 0;
+  bool started_ = false;
+};
+
+std::string cell_text(const rt::Cell c, rt::ColType t) {
+  switch (t) {
+    case rt::ColType::Int: return numtext::format_int(static_cast<int64_t>(c));
+    case rt::ColType::Num: return numtext::format_num(std::bit_cast<double>(c));
+    case rt::ColType::Bool: return c ? "true" : "false";
+    case rt::ColType::Text: return "\"" + std::string(reinterpret_cast<const rt::Text*>(c)->view()) + "\"";
+  }
+  return "";
+}
+
+std::string list_text(VM& vm, const Slot* args, const Instr* ip, const std::vector<std::string>& names) {
+  RowWalker walk(vm, args, ip);
+  const rt::ListShape& shape = walk.shape();
+  std::string out = "[";
+  bool first = true;
+  while (const rt::Cell* row = walk.next()) {
+    if (!first) out += ", ";
+    first = false;
+    if (names.size() == 1 && names[0] == "value") {
+      out += cell_text(row[0], shape.cols[0]);
+      continue;
+    }
+    out += "{ ";
+    for (uint32_t i = 0; i < shape.width(); ++i) {
+      if (i) out += ", ";
+      out += names[i] + ": " + cell_text(row[i], shape.cols[i]);
+    }
+    out += " }";
+    if (out.size() > rt::kMaxTextBytes) fault(ip, "text too long");
+  }
+  return out + "]";
+}
+
+// The row returned by first()/last(): written over the arguments.
+void row_result(VM& vm, Slot* a, const rt::Cell* row, const rt::ListShape& shape) {
+  for (uint32_t i = 0; i < shape.width(); ++i) {
+    if (shape.cols[i] == rt::ColType::Text) a[i].t = load_text_cell(vm, row[i]);
+    else a[i].u = row[i];
+  }
+}
+
+void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
+  RowWalker walk(vm, a, ip);
+  const rt::ListShape& shape = walk.shape();
+  uint32_t col = 0;
+  if (nargs >= 1 && (ip->c & 1 ? nargs == 1 : nargs == 2)) col = static_cast<uint32_t>(a[nargs - 1].i);
+  rt::ColType t = shape.cols[col];
+  int64_t isum = 0;
+  double nsum = 0;
+  const rt::Cell* best = nullptr;
+  int64_t count = 0;
+  while (const rt::Cell* row = walk.next()) {
+    ++count;
+    rt::Cell c = row[col];
+    if (b == Builtin::LSum) {
+      if (t == rt::ColType::Int) {
+        if (__builtin_add_overflow(isum, static_cast<int64_t>(c), &isum)) fault(ip, "integer overflow in sum");
+      } else {
+        nsum += std::bit_cast<double>(c);
+      }
+      continue;
+    }
+    if (!best) {
+      best = &row[col];
+      continue;
+    }
+    rt::Cell o = *best;
+    bool less;
+    if (t == rt::ColType::Int) less = static_cast<int64_t>(c) < static_cast<int64_t>(o);
+    else if (t == rt::ColType::Num) less = std::bit_cast<double>(c) < std::bit_cast<double>(o);
+    else less = rt::text_compare(reinterpret_cast<rt::Text*>(c), reinterpret_cast<rt::Text*>(o)) < 0;
+    bool greater;
+    if (t == rt::ColType::Int) greater = static_cast<int64_t>(c) > static_cast<int64_t>(o);
+    else if (t == rt::ColType::Num) greater = std::bit_cast<double>(c) > std::bit_cast<double>(o);
+    else greater = rt::text_compare(reinterpret_cast<rt::Text*>(c), reinterpret_cast<rt::Text*>(o)) > 0;
+    if ((b == Builtin::LMin && less) || (b == Builtin::LMax && greater)) best = &row[col];
+  }
+  if (b == Builtin::LSum) {
+    if (t == rt::ColType::Int) a[0].i = isum;
+    else a[0].n = nsum;
+    return;
+  }
+  if (!best) fault(ip, std::string(b == Builtin::LMin ? "min" : "max") + " of an empty list");
+  if (t == rt::ColType::Text) a[0].t = load_text_cell(vm, *best);
+  else a[0].u = *best;
+}
+
+}  // namespace
+
+void call_builtin(VM& vm, Slot* a, const Instr* ip) {
+  Builtin b = static_cast<Builtin>(ip->imm);
+  uint32_t nargs = ip->b;
+  try {
+    switch (b) {
+      case Builtin::Print:
+      case Builtin::Write:
+        vm.output.append(sv(a[0]));
+        if (b == Builtin::Print) vm.output += '\n';
+        if (vm.output.size() > (1u << 16)) vm.flush_output();
+        a[0].u = 0;
+        return;
+      case Builtin::Input: {
+        std::string in = vm.options.read_input ? vm.options.read_input() : std::string();
+        if (auto err = text::utf8_check(in)) fault(ip, "input is not valid UTF-8: " + text::utf8_error_message(in));
+        a[0].t = make_text(ip, in);
+        return;
+      }
+      case Builtin::Sqrt: a[0].n = math::sqrt(a[0].n); return;
+      case Builtin::Floor: a[0].n = math::floor(a[0].n); return;
+      case Builtin::Ceil: a[0].n = math::ceil(a[0].n); return;
+      case Builtin::Round: a[0].n = math::round(a[0].n); return;
+      case Builtin::Trunc: a[0].n = math::trunc(a[0].n); return;
+      case Builtin::Exp: a[0].n = math::exp(a[0].n); return;
+      case Builtin::Log: a[0].n = math::log(a[0].n); return;
+      case Builtin::Log2: a[0].n = math::log2(a[0].n); return;
+      case Builtin::Log10: a[0].n = math::log10(a[0].n); return;
+      case Builtin::Sin: a[0].n = math::sin(a[0].n); return;
+      case Builtin::Cos: a[0].n = math::cos(a[0].n); return;
+      case Builtin::Tan: a[0].n = math::tan(a[0].n); return;
+      case Builtin::Asin: a[0].n = math::asin(a[0].n); return;
+      case Builtin::Acos: a[0].n = math::acos(a[0].n); return;
+      case Builtin::Atan: a[0].n = math::atan(a[0].n); return;
+      case Builtin::Cbrt: a[0].n = math::cbrt(a[0].n); return;
+      case Builtin::Pow: a[0].n = math::pow(a[0].n, a[1].n); a[1].u = 0; return;
+      case Builtin::Atan2: a[0].n = math::atan2(a[0].n, a[1].n); a[1].u = 0; return;
+      case Builtin::Hypot: a[0].n = math::hypot(a[0].n, a[1].n); a[1].u = 0; return;
+      case Builtin::IsNan: a[0].i = a[0].n != a[0].n; return;
+      case Builtin::Abs:
+        if (ip->c == static_cast<uint32_t>(TypeKind::Num)) {
+          a[0].n = math::abs(a[0].n);
+        } else {
+          if (a[0].i == INT64_MIN) overflow(ip, "-", 0, a[0].i);
+          a[0].i = a[0].i < 0 ? -a[0].i : a[0].i;
+        }
+        return;
+      case Builtin::Min:
+      case Builtin::Max: {
+        bool want_min = b == Builtin::Min;
+        if (ip->c == static_cast<uint32_t>(TypeKind::Text)) {
+          int c = rt::text_compare(a[0].t, a[1].t);
+          rt::Text* r = (want_min ? c <= 0 : c >= 0) ? a[0].t : a[1].t;
+          rt::text_retain(r);
+          a[0].t = r;
+        } else if (ip->c == static_cast<uint32_t>(TypeKind::Num)) {
+          double x = a[0].n, y = a[1].n;
+          // NaN wins, so that min/max never hide a NaN
+          a[0].n = x != x ? x : y != y ? y : want_min ? (y < x ? y : x) : (y > x ? y : x);
+        } else {
+          a[0].i = want_min ? std::min(a[0].i, a[1].i) : std::max(a[0].i, a[1].i);
+        }
+        a[1].u = 0;
+        return;
+      }
+      case Builtin::Repeat: {
+        int64_t n = a[nargs - 1].i;
+        if (n < 0) fault(ip, "repeat: count " + std::to_string(n) + " is negative");
+        if (n > (int64_t{1} << 31)) fault(ip, "repeat: count " + std::to_string(n) + " is too large");
+        auto* l = new rt::EventList(vm.prog.shapes[ip->c].get());
+        std::vector<rt::Cell> row(nargs - 1);
+        for (uint32_t i = 0; i + 1 < nargs; ++i) row[i] = a[i].u;
+        for (int64_t i = 0; i < n; ++i) l->push(row.data());
+        for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
+        a[0].l = l;
+        return;
+      }
+      case Builtin::Join:
+      case Builtin::LJoin: {
+        rt::EventList* l = a[0].l;
+        std::vector<std::string_view> parts;
+        for (int64_t i = 0; i < l->count(); ++i) parts.push_back(reinterpret_cast<rt::Text*>(*l->at(i))->view());
+        std::string r = text::join(parts, sv(a[1]));
+        a[1].u = 0;
+        a[0].t = make_text(ip, r);
+        return;
+      }
+      case Builtin::ParseInt: {
+        int64_t v;
+        if (!numtext::parse_int(sv(a[0]), v)) fault(ip, "parse_int: \"" + std::string(sv(a[0]).substr(0, 60)) + "\" is not an integer");
+        a[0].i = v;
+        return;
+      }
+      case Builtin::ParseNum: {
+        double v;
+        if (!numtext::parse_num(sv(a[0]), v)) fault(ip, "parse_num: \"" + std::string(sv(a[0]).substr(0, 60)) + "\" is not a number");
+        a[0].n = v;
+        return;
+      }
+      case Builtin::Fixed: {
+        int64_t d = a[1].i;
+        if (d < 0 || d > 30) fault(ip, "fixed: " + std::to_string(d) + " decimals is outside 0..30");
+        a[1].u = 0;
+        a[0].t = make_text(ip, numtext::format_fixed(a[0].n, static_cast<int>(d)));
+        return;
+      }
+      case Builtin::RandNext: a[0].i = static_cast<int64_t>(mix(a[0].u)); return;
+      case Builtin::RandInt: {
+        int64_t lo = a[1].i, hi = a[2].i;
+        if (hi <= lo) fault(ip, "rand_int: empty range " + std::to_string(lo) + " .. " + std::to_string(hi));
+        uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+        uint64_t r = static_cast<uint64_t>((static_cast<unsigned __int128>(mix(a[0].u)) * range) >> 64);
+        a[0].i = static_cast<int64_t>(static_cast<uint64_t>(lo) + r);
+        a[1].u = a[2].u = 0;
+        return;
+      }
+      case Builtin::RandNum: a[0].n = static_cast<double>(mix(a[0].u) >> 11) * 0x1.0p-53; return;
+      case Builtin::Char: a[0].t = make_text(ip, text::from_code_point(a[0].i)); return;
+      case Builtin::ToText: {
+        std::string r = list_text(vm, a, ip, vm.prog.shape_columns[ip->c >> 1]);
+        a[0].t = make_text(ip, r);
+        return;
+      }
+      // ---- text methods ----
+      case Builtin::TLen: a[0].i = text::length(sv(a[0])); return;
+      case Builtin::TByteLen: a[0].i = a[0].t->len; return;
+      case Builtin::TSlice: {
+        std::string r = text::slice(sv(a[0]), a[1].i, a[2].i);
+        a[1].u = a[2].u = 0;
+        a[0].t = make_text(ip, r);
+        return;
+      }
+      case Builtin::TFind: { int64_t r = text::find(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TContains: { bool r = text::contains(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TStartsWith: { bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TEndsWith: { bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TSplit: {
+        auto parts = text::split(sv(a[0]), sv(a[1]));
+        a[1].u = 0;
+        a[0].l = text_list(vm, parts);
+        return;
+      }
+      case Builtin::TWords: a[0].l = text_list(vm, text::split_whitespace(sv(a[0]))); return;
+      case Builtin::TLines: {
+        std::vector<std::string> lines;
+        std::string_view t = sv(a[0]);
+        size_t start = 0;
+        while (start < t.size()) {
+          size_t nl = t.find('\n', start);
+          size_t end = nl == std::string_view::npos ? t.size() : nl;
+          std::string_view line = t.substr(start, end - start);
+          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          lines.emplace_back(line);
+          start = end + 1;
+        }
+        a[0].l = text_list(vm, lines);
+        return;
+      }
+      case Builtin::TReplace: {
+        std::string r = text::replace(sv(a[0]), sv(a[1]), sv(a[2]));
+        a[1].u = a[2].u = 0;
+        a[0].t = make_text(ip, r);
+        return;
+      }
+      case Builtin::TUpper: a[0].t = make_text(ip, text::upper(sv(a[0]))); return;
+      case Builtin::TLower: a[0].t = make_text(ip, text::lower(sv(a[0]))); return;
+      case Builtin::TTrim: a[0].t = make_text(ip, text::trim(sv(a[0]))); return;
+      case Builtin::TReverse: a[0].t = make_text(ip, text::reverse(sv(a[0]))); return;
+      case Builtin::TRepeat: { std::string r = text::repeat(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+      case Builtin::TPadLeft: { std::string r = text::pad_left(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+      case Builtin::TPadRight: { std::string r = text::pad_right(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+      case Builtin::TCode: { int64_t r = text::code_point_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TAt: { std::string r = text::char_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+      // ---- list methods ----
+      case Builtin::LFirst:
+      case Builtin::LLast: {
+        const rt::Cell* row = nullptr;
+        const rt::ListShape* shape;
+        if (ip->c & 1) {
+          uint32_t li = ip->c >> 1;
+          shape = vm.prog.stored_shapes[li].get();
+          row = b == Builtin::LFirst ? vm.store.list(li).first() : vm.store.list(li).last();
+        } else {
+          rt::EventList* l = a[0].l;
+          shape = &l->shape();
+          if (l->count() > 0) {
+            if (shape->sequence) {
+              row = l->at(b == Builtin::LFirst ? 0 : l->count() - 1);
+            } else {
+              rt::EventList::Walk w;
+              for (const rt::Cell* r = l->walk_next(w, nullptr, 0, false, 0, 0); r; r = l->walk_next(w, nullptr, 0, false, 0, 0)) {
+                row = r;
+                if (b == Builtin::LFirst) break;
+              }
+            }
+          }
+        }
+        if (!row) fault(ip, std::string(b == Builtin::LFirst ? "first" : "last") + " of an empty list");
+        row_result(vm, a, row, *shape);
+        return;
+      }
+      case Builtin::LSort: a[0].l->sort_by(0); a[0].u = 0; return;
+      case Builtin::LSortBy: a[0].l->sort_by(static_cast<uint32_t>(a[1].i)); a[0].u = a[1].u = 0; return;
+      case Builtin::LSum:
+      case Builtin::LMin:
+      case Builtin::LMax: {
+        aggregate(vm, a, ip, b, nargs);
+        for (uint32_t i = 1; i < nargs; ++i) a[i].u = 0;
+        return;
+      }
+      case Builtin::LClear: a[0].l->clear(); a[0].u = 0; return;
+      case Builtin::LReverse: a[0].l->reverse(); a[0].u = 0; return;
+      case Builtin::LContains: {
+        rt::EventList* l = a[0].l;
+        bool text = l->shape().cols[0] == rt::ColType::Text;
+        bool num = l->shape().cols[0] == rt::ColType::Num;
+        bool found = false;
+        for (int64_t i = 0; i < l->count() && !found; ++i) {
+          rt::Cell c = *l->at(i);
+          if (text) found = rt::text_equal(reinterpret_cast<rt::Text*>(c), a[1].t);
+          else if (num) found = std::bit_cast<double>(c) == a[1].n;
+          else found = c == a[1].u;
+        }
+        a[1].u = 0;
+        a[0].i = found;
+        return;
+      }
+      default: fault(ip, std::string("standard function '") + builtin_name(b) + "' is not available here");
+    }
+  } catch (text::TextError& e) {
+    fault(ip, e.what());
+  }
+}
+
+}  // namespace pure::vm

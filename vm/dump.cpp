@@ -1,0 +1,35 @@
+// vm/dump.cpp — bytecode listing for `pure-run --dump-bytecode`.
+#include <cstdio>
+
+#include "vm/bytecode.h"
+
+namespace pure::vm {
+
+std::string dump_bytecode(const Program& p) {
+  std::string out;
+  char buf[256];
+  for (size_t i = 0; i < p.functions.size(); ++i) {
+    const Function& f = p.functions[i];
+    std::snprintf(buf, sizeof buf, "function #%zu %s: %u slots (%u params, %u results), call area %u\n", i, f.name.c_str(),
+                  f.frame_slots, f.param_slots, f.result_slots, f.call_area);
+    out += buf;
+    size_t block = 0;
+    for (size_t pc = 0; pc < f.code.size(); ++pc) {
+      while (block < f.blocks.size() && f.blocks[block].start_pc == pc && f.blocks[block].end_pc > pc) {
+        const BlockInfo& b = f.blocks[block];
+        std::snprintf(buf, sizeof buf, "  ; block %zu%s%s\n", block, b.loop_header ? " loop-header" : "", b.loop_bearing ? " loop-bearing" : "");
+        out += buf;
+        ++block;
+      }
+      while (block < f.blocks.size() && f.blocks[block].end_pc <= pc) ++block;
+      const Instr& in = f.code[pc];
+      bool jumps = ir::op_jumps(in.op);
+      std::snprintf(buf, sizeof buf, "  %4zu  %-14s %5u %5u %5u  %s%lld   ; line %u\n", pc, ir::op_name(in.op), in.a, in.b, in.c,
+                    jumps ? "-> " : "", static_cast<long long>(jumps ? static_cast<int64_t>(pc) + in.imm : in.imm), f.locs[pc].line);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+}  // namespace pure::vm

@@ -1,0 +1,302 @@
+// vm/exec.h — the semantics of every instruction, once: one inline function per opcode.
+// interpret() and step() are both generated from these (see interp.cpp), and the JITs call
+// step() for what they do not compile. Each function returns the next instruction.
+// Depends on vm/state.h, runtime/, stdlib/ (through builtins).
+#pragma once
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "stdlib/numtext.h"
+#include "vm/state.h"
+
+namespace pure::vm {
+
+#define PURE_ALWAYS_INLINE inline __attribute__((always_inline))
+#define EXEC(name) PURE_ALWAYS_INLINE const Instr* exec_##name([[maybe_unused]] VM& vm, [[maybe_unused]] Slot*& s, const Instr* ip)
+
+inline void set_text(Slot& d, rt::Text* t) {
+  rt::Text* old = d.t;
+  d.t = t;
+  rt::text_release(old);
+}
+
+inline void set_list(Slot& d, rt::EventList* l) {
+  rt::EventList* old = d.l;
+  d.l = l;
+  rt::list_release(old);
+}
+
+inline rt::Text* checked_text(const Instr* ip, uint64_t len) {
+  if (len > rt::kMaxTextBytes) fault(ip, "text too long (" + std::to_string(len) + " bytes; the limit is 1 GiB)");
+  return rt::text_alloc(static_cast<uint32_t>(len), static_cast<uint32_t>(len));
+}
+
+// ---- constants and moves -------------------------------------------------------------------
+EXEC(CONST) { s[ip->a].i = ip->imm; return ip + 1; }
+EXEC(CONST_TEXT) { set_text(s[ip->a], vm.prog.texts[ip->imm]); return ip + 1; }
+EXEC(MOVE) { s[ip->a] = s[ip->b]; return ip + 1; }
+EXEC(MOVE_REF) {
+  // Which kind of reference is decided by the slot: lists and texts are both counted with rc
+  // at offset 0, but their release differs, so the loader picks MOVE_REF only for texts and
+  // MOVE_LIST is expressed through set_list by checking the IR kind at load time.
+  rt::Text* t = s[ip->b].t;
+  if (ip->imm == 1) {
+    rt::list_retain(s[ip->b].l);
+    set_list(s[ip->a], s[ip->b].l);
+  } else {
+    rt::text_retain(t);
+    set_text(s[ip->a], t);
+  }
+  return ip + 1;
+}
+EXEC(TAKE) { s[ip->a] = s[ip->b]; s[ip->b].u = 0; return ip + 1; }
+EXEC(TAKE_REF) {
+  Slot v = s[ip->b];
+  s[ip->b].u = 0;
+  if (ip->imm == 1) set_list(s[ip->a], v.l);
+  else set_text(s[ip->a], v.t);
+  return ip + 1;
+}
+
+// ---- integers --------------------------------------------------------------------------------
+[[noreturn]] void overflow(const Instr* ip, const char* op, int64_t a, int64_t b);
+
+EXEC(ADD_INT) {
+  int64_t r;
+  if (__builtin_add_overflow(s[ip->b].i, s[ip->c].i, &r)) overflow(ip, "+", s[ip->b].i, s[ip->c].i);
+  s[ip->a].i = r;
+  return ip + 1;
+}
+EXEC(SUB_INT) {
+  int64_t r;
+  if (__builtin_sub_overflow(s[ip->b].i, s[ip->c].i, &r)) overflow(ip, "-", s[ip->b].i, s[ip->c].i);
+  s[ip->a].i = r;
+  return ip + 1;
+}
+EXEC(MUL_INT) {
+  int64_t r;
+  if (__builtin_mul_overflow(s[ip->b].i, s[ip->c].i, &r)) overflow(ip, "*", s[ip->b].i, s[ip->c].i);
+  s[ip->a].i = r;
+  return ip + 1;
+}
+EXEC(DIV_INT) {
+  int64_t b = s[ip->b].i, c = s[ip->c].i;
+  if (c == 0) fault(ip, "division by zero");
+  if (b == INT64_MIN && c == -1) overflow(ip, "/", b, c);
+  s[ip->a].i = b / c;
+  return ip + 1;
+}
+EXEC(MOD_INT) {
+  int64_t b = s[ip->b].i, c = s[ip->c].i;
+  if (c == 0) fault(ip, "division by zero (in %)");
+  s[ip->a].i = c == -1 ? 0 : b % c;
+  return ip + 1;
+}
+EXEC(ADDI_INT) {
+  int64_t r;
+  if (__builtin_add_overflow(s[ip->b].i, ip->imm, &r)) overflow(ip, "+", s[ip->b].i, ip->imm);
+  s[ip->a].i = r;
+  return ip + 1;
+}
+EXEC(NEG_INT) {
+  if (s[ip->b].i == INT64_MIN) overflow(ip, "-", 0, s[ip->b].i);
+  s[ip->a].i = -s[ip->b].i;
+  return ip + 1;
+}
+
+// ---- nums ------------------------------------------------------------------------------------
+EXEC(ADD_NUM) { s[ip->a].n = s[ip->b].n + s[ip->c].n; return ip + 1; }
+EXEC(SUB_NUM) { s[ip->a].n = s[ip->b].n - s[ip->c].n; return ip + 1; }
+EXEC(MUL_NUM) { s[ip->a].n = s[ip->b].n * s[ip->c].n; return ip + 1; }
+EXEC(DIV_NUM) { s[ip->a].n = s[ip->b].n / s[ip->c].n; return ip + 1; }
+EXEC(MOD_NUM) { s[ip->a].n = std::fmod(s[ip->b].n, s[ip->c].n); return ip + 1; }
+EXEC(NEG_NUM) { s[ip->a].n = -s[ip->b].n; return ip + 1; }
+
+// ---- comparisons ---------------------------------------------------------------------------
+EXEC(EQ_INT) { s[ip->a].i = s[ip->b].i == s[ip->c].i; return ip + 1; }
+EXEC(NE_INT) { s[ip->a].i = s[ip->b].i != s[ip->c].i; return ip + 1; }
+EXEC(LT_INT) { s[ip->a].i = s[ip->b].i < s[ip->c].i; return ip + 1; }
+EXEC(LE_INT) { s[ip->a].i = s[ip->b].i <= s[ip->c].i; return ip + 1; }
+EXEC(EQ_NUM) { s[ip->a].i = s[ip->b].n == s[ip->c].n; return ip + 1; }
+EXEC(NE_NUM) { s[ip->a].i = s[ip->b].n != s[ip->c].n; return ip + 1; }
+EXEC(LT_NUM) { s[ip->a].i = s[ip->b].n < s[ip->c].n; return ip + 1; }
+EXEC(LE_NUM) { s[ip->a].i = s[ip->b].n <= s[ip->c].n; return ip + 1; }
+EXEC(EQ_TEXT) { s[ip->a].i = rt::text_equal(s[ip->b].t, s[ip->c].t); return ip + 1; }
+EXEC(NE_TEXT) { s[ip->a].i = !rt::text_equal(s[ip->b].t, s[ip->c].t); return ip + 1; }
+EXEC(LT_TEXT) { s[ip->a].i = rt::text_compare(s[ip->b].t, s[ip->c].t) < 0; return ip + 1; }
+EXEC(LE_TEXT) { s[ip->a].i = rt::text_compare(s[ip->b].t, s[ip->c].t) <= 0; return ip + 1; }
+EXEC(NOT) { s[ip->a].i = !s[ip->b].i; return ip + 1; }
+
+// ---- conversions and text ------------------------------------------------------------------
+EXEC(INT_TO_NUM) { s[ip->a].n = static_cast<double>(s[ip->b].i); return ip + 1; }
+EXEC(NUM_TO_INT) {
+  double x = s[ip->b].n;
+  // the int64 range is [-2^63, 2^63): both bounds are exact doubles
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0))
+    fault(ip, "int(" + numtext::format_num(x) + "): not a finite number in the int range");
+  s[ip->a].i = static_cast<int64_t>(x);
+  return ip + 1;
+}
+
+rt::Text* concat(const Instr* ip, rt::Text* dst_old, rt::Text* a, rt::Text* b, bool dst_is_a);
+
+EXEC(CONCAT) {
+  rt::Text* a = s[ip->b].t;
+  rt::Text* b = s[ip->c].t;
+  bool in_place = ip->a == ip->b && a->rc == 1 && !a->stored() && a != b;
+  rt::Text* r = concat(ip, s[ip->a].t, a, b, in_place);
+  if (r != a || !in_place) set_text(s[ip->a], r);
+  return ip + 1;
+}
+EXEC(INT_TEXT) { set_text(s[ip->a], rt::text_new(numtext::format_int(s[ip->b].i))); return ip + 1; }
+EXEC(NUM_TEXT) { set_text(s[ip->a], rt::text_new(numtext::format_num(s[ip->b].n))); return ip + 1; }
+EXEC(BOOL_TEXT) { set_text(s[ip->a], vm.prog.texts[s[ip->b].i ? 1 : 0]); return ip + 1; }
+EXEC(JOIN_TEXT) {
+  uint64_t len = 0;
+  for (uint32_t i = 0; i < ip->c; ++i) len += s[ip->b + i].t->len;
+  rt::Text* r = checked_text(ip, len);
+  char* out = r->bytes;
+  for (uint32_t i = 0; i < ip->c; ++i) {
+    const rt::Text* t = s[ip->b + i].t;
+    if (t->len) std::memcpy(out, t->bytes, t->len);
+    out += t->len;
+  }
+  set_text(s[ip->a], r);
+  return ip + 1;
+}
+
+// ---- control ---------------------------------------------------------------------------------
+EXEC(JUMP) { return ip + ip->imm; }
+EXEC(JUMP_IF) { return s[ip->b].i ? ip + ip->imm : ip + 1; }
+EXEC(JUMP_IFNOT) { return s[ip->b].i ? ip + 1 : ip + ip->imm; }
+EXEC(JLT_INT) { return s[ip->b].i < s[ip->c].i ? ip + ip->imm : ip + 1; }
+EXEC(JGE_INT) { return s[ip->b].i >= s[ip->c].i ? ip + ip->imm : ip + 1; }
+
+[[noreturn]] void budget_spent(VM& vm, const Instr* ip);
+
+EXEC(LOOP) {
+  if (__builtin_expect(--vm.steps_left < 0, 0)) budget_spent(vm, ip);
+  return ip + 1;
+}
+
+const Instr* call_function(VM& vm, Slot*& s, const Instr* ip);
+const Instr* return_from(VM& vm, Slot*& s, const Instr* ip);
+
+EXEC(CALL) { return call_function(vm, s, ip); }
+EXEC(RET) { return return_from(vm, s, ip); }
+EXEC(FAIL) {
+  throw Fault{std::string(s[ip->b].t->view()), ip, true};
+}
+EXEC(BUILTIN) {
+  call_builtin(vm, s + ip->a, ip);
+  return ip + 1;
+}
+
+// ---- event lists -------------------------------------------------------------------------------
+const Instr* list_op(VM& vm, Slot* s, const Instr* ip);   // the less frequent list operations
+const Instr* store_op(VM& vm, Slot* s, const Instr* ip);  // stored lists
+const Instr* iter_next(VM& vm, Slot* s, const Instr* ip);
+
+inline void copy_row_out(Slot* dst, const rt::Cell* row, const rt::ListShape& shape) {
+  uint32_t w = shape.width();
+  if (!shape.any_text) {
+    std::memcpy(dst, row, w * sizeof(Slot));
+    return;
+  }
+  for (uint32_t i = 0; i < w; ++i) {
+    if (shape.cols[i] == rt::ColType::Text) {
+      rt::Text* t = reinterpret_cast<rt::Text*>(row[i]);
+      rt::text_retain(t);
+      set_text(dst[i], t);
+    } else {
+      dst[i].u = row[i];
+    }
+  }
+}
+
+[[noreturn]] void index_error(const Instr* ip, int64_t pos, int64_t count);
+
+EXEC(NEW_LIST) {
+  set_list(s[ip->a], new rt::EventList(vm.prog.shapes[ip->imm].get()));
+  return ip + 1;
+}
+EXEC(LIST_COUNT) { s[ip->a].i = s[ip->b].l->count(); return ip + 1; }
+EXEC(SEQ_GET) {
+  rt::EventList* l = s[ip->b].l;
+  int64_t pos = s[ip->c].i;
+  if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
+  const rt::ListShape& shape = l->shape();
+  if (shape.width() == 1 && !shape.any_text) s[ip->a].u = *l->at(pos);
+  else copy_row_out(s + ip->a, l->at(pos), shape);
+  return ip + 1;
+}
+EXEC(SEQ_GET_FIELD) {
+  rt::EventList* l = s[ip->b].l;
+  int64_t pos = s[ip->c].i;
+  if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
+  rt::Cell c = l->at(pos)[ip->imm];
+  if (l->shape().cols[ip->imm] == rt::ColType::Text) {
+    rt::text_retain(reinterpret_cast<rt::Text*>(c));
+    set_text(s[ip->a], reinterpret_cast<rt::Text*>(c));
+  } else {
+    s[ip->a].u = c;
+  }
+  return ip + 1;
+}
+EXEC(SEQ_SET) {
+  rt::EventList* l = s[ip->b].l;
+  int64_t pos = s[ip->c].i;
+  if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
+  const rt::ListShape& shape = l->shape();
+  rt::Cell* row = l->at_mut(pos);
+  if (shape.width() == 1 && !shape.any_text) *row = s[ip->a].u;
+  else
+    for (uint32_t i = 0; i < shape.width(); ++i) l->set_cell(row, i, s[ip->a + i].u);
+  return ip + 1;
+}
+EXEC(SEQ_SET_FIELD) {
+  rt::EventList* l = s[ip->b].l;
+  int64_t pos = s[ip->c].i;
+  if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
+  l->set_cell(l->at_mut(pos), static_cast<uint32_t>(ip->imm), s[ip->a].u);
+  return ip + 1;
+}
+EXEC(SEQ_PUSH) {
+  rt::EventList* l = s[ip->b].l;
+  l->push(reinterpret_cast<const rt::Cell*>(s + ip->a));
+  return ip + 1;
+}
+EXEC(SEQ_POP) { return list_op(vm, s, ip); }
+EXEC(MAP_GET) { return list_op(vm, s, ip); }
+EXEC(MAP_GET_FIELD) { return list_op(vm, s, ip); }
+EXEC(MAP_LOOKUP) { return list_op(vm, s, ip); }
+EXEC(MAP_HAS) { return list_op(vm, s, ip); }
+EXEC(MAP_PUT) { return list_op(vm, s, ip); }
+EXEC(MAP_SET_FIELD) { return list_op(vm, s, ip); }
+EXEC(MAP_ENSURE) { return list_op(vm, s, ip); }
+EXEC(MAP_REMOVE) { return list_op(vm, s, ip); }
+EXEC(LIST_ITER) { return list_op(vm, s, ip); }
+
+// ---- stored lists ------------------------------------------------------------------------------
+EXEC(ST_COUNT) { return store_op(vm, s, ip); }
+EXEC(ST_GET) { return store_op(vm, s, ip); }
+EXEC(ST_GET_FIELD) { return store_op(vm, s, ip); }
+EXEC(ST_LOOKUP) { return store_op(vm, s, ip); }
+EXEC(ST_HAS) { return store_op(vm, s, ip); }
+EXEC(ST_PUT) { return store_op(vm, s, ip); }
+EXEC(ST_SET_FIELD) { return store_op(vm, s, ip); }
+EXEC(ST_ENSURE) { return store_op(vm, s, ip); }
+EXEC(ST_REMOVE) { return store_op(vm, s, ip); }
+EXEC(ST_APPEND) { return store_op(vm, s, ip); }
+EXEC(ST_POP) { return store_op(vm, s, ip); }
+EXEC(ST_ITER) { return store_op(vm, s, ip); }
+
+// ---- iterators -------------------------------------------------------------------------------
+EXEC(ITER_NEXT) { return iter_next(vm, s, ip); }
+EXEC(ITER_END) {
+  release_iterators(vm, static_cast<uint32_t>(s[ip->b].i));
+  return ip + 1;
+}
+
+}  // namespace pure::vm

@@ -1,0 +1,224 @@
+// vm/lists.cpp — keyed event lists, stored lists and iterators: the list instructions that
+// are too large to inline into the interpreter loop.
+#include "vm/exec.h"
+
+namespace pure::vm {
+
+static const rt::Cell* cells(const Slot* s) { return reinterpret_cast<const rt::Cell*>(s); }
+
+static std::string key_text(const rt::ListShape& shape, const Slot* key, uint32_t n) {
+  std::string out;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (i) out += ", ";
+    switch (shape.cols[i]) {
+      case rt::ColType::Text: out += "\"" + std::string(key[i].t->view()) + "\""; break;
+      case rt::ColType::Bool: out += key[i].i ? "true" : "false"; break;
+      case rt::ColType::Num: out += numtext::format_num(key[i].n); break;
+      default: out += std::to_string(key[i].i);
+    }
+  }
+  return out;
+}
+
+[[noreturn]] static void missing_key(const Instr* ip, const std::string& list, const rt::ListShape& shape, const Slot* key) {
+  fault(ip, "no item with key " + key_text(shape, key, shape.key_count) + " in " + list);
+}
+
+// Copies a row into slots, borrowing or copying store texts as the context requires.
+static void row_to_slots(VM& vm, Slot* dst, const rt::Cell* row, const std::vector<rt::ColType>& cols, uint32_t from, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    rt::Cell c = row[i];
+    if (cols[from + i] == rt::ColType::Text) set_text(dst[i], load_text_cell(vm, c));
+    else dst[i].u = c;
+  }
+}
+
+static void load_cell(VM& vm, Slot& dst, rt::Cell c, rt::ColType t) {
+  if (t == rt::ColType::Text) set_text(dst, load_text_cell(vm, c));
+  else dst.u = c;
+}
+
+const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
+  rt::EventList* l = s[ip->b].l;
+  const rt::ListShape& shape = l->shape();
+  const Slot* key = s + ip->c;
+  switch (ip->op) {
+    case Op::SEQ_POP: {
+      if (l->count() == 0) fault(ip, "pop from an empty sequence");
+      std::vector<rt::Cell> row(shape.width());
+      l->pop(row.data());
+      for (uint32_t i = 0; i < shape.width(); ++i) {
+        if (shape.cols[i] == rt::ColType::Text) set_text(s[ip->a + i], reinterpret_cast<rt::Text*>(row[i]));
+        else s[ip->a + i].u = row[i];
+      }
+      return ip + 1;
+    }
+    case Op::MAP_GET: {
+      const rt::Cell* row = l->find(cells(key));
+      if (!row) missing_key(ip, "the list", shape, key);
+      copy_row_out(s + ip->a, row, shape);
+      return ip + 1;
+    }
+    case Op::MAP_GET_FIELD: {
+      const rt::Cell* row = l->find(cells(key));
+      if (!row) missing_key(ip, "the list", shape, key);
+      load_cell(vm, s[ip->a], row[ip->imm], shape.cols[ip->imm]);
+      return ip + 1;
+    }
+    case Op::MAP_LOOKUP: {
+      const rt::Cell* row = l->find(cells(key));
+      if (!row) return ip + ip->imm;
+      copy_row_out(s + ip->a, row, shape);
+      return ip + 1;
+    }
+    case Op::MAP_HAS: s[ip->a].i = l->find(cells(key)) != nullptr; return ip + 1;
+    case Op::MAP_PUT: l->put(cells(key), cells(s + ip->a)); return ip + 1;
+    case Op::MAP_SET_FIELD: {
+      rt::Cell* row = l->find_mut(cells(key));
+      if (!row) missing_key(ip, "the list", shape, key);
+      l->set_cell(row, static_cast<uint32_t>(ip->imm), s[ip->a].u);
+      return ip + 1;
+    }
+    case Op::MAP_ENSURE: l->ensure(cells(key)); return ip + 1;
+    case Op::MAP_REMOVE: s[ip->a].i = l->remove(cells(key)); return ip + 1;
+    case Op::LIST_ITER: {
+      Iterator it;
+      it.list = l;
+      rt::list_retain(l);
+      it.version = l->shape_version();
+      if (ip->imm > 0) {
+        it.prefix.assign(cells(key), cells(key) + ip->imm);
+        it.prefix_len = static_cast<uint32_t>(ip->imm);
+      } else if (ip->imm < 0) {
+        it.range = true;
+        it.lo = key[0].i;
+        it.hi = key[1].i;
+      }
+      s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+      vm.iters.push_back(std::move(it));
+      return ip + 1;
+    }
+    default: fault(ip, "bad list instruction");
+  }
+}
+
+// ---- stored lists ----------------------------------------------------------------------------
+static std::string stored_name(VM& vm, uint32_t i) { return "stored list '" + vm.prog.stored[i].name + "'"; }
+
+static void require_owner_write(VM& vm, const Instr* ip) {
+  if (!vm.store.in_event()) fault(ip, "stored lists change only inside events");
+}
+
+const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
+  uint32_t li = ip->b;
+  rt::ListWriter& w = vm.store.list(li);
+  const rt::ListSchema& schema = vm.prog.stored[li];
+  const rt::ListShape& shape = *vm.prog.stored_shapes[li];
+  bool seq = schema.is_sequence;
+  uint32_t kw = schema.key_width();
+  const Slot* key = s + ip->c;
+  // Row cells as the store keeps them: keyed rows are keys then fields; sequence rows are fields.
+  const std::vector<rt::ColType>& cols = shape.cols;
+  auto find = [&]() -> const rt::Cell* {
+    if (seq && (key[0].i < 0 || key[0].i >= w.count())) return nullptr;
+    return w.find(cells(key));
+  };
+  auto missing = [&]() {
+    if (seq) index_error(ip, key[0].i, w.count());
+    fault(ip, "no item with key " + key_text(shape, key, shape.key_count) + " in " + stored_name(vm, li));
+  };
+  switch (ip->op) {
+    case Op::ST_COUNT: s[ip->a].i = w.count(); return ip + 1;
+    case Op::ST_GET: {
+      const rt::Cell* row = find();
+      if (!row) missing();
+      row_to_slots(vm, s + ip->a, row, cols, 0, shape.width());
+      return ip + 1;
+    }
+    case Op::ST_GET_FIELD: {
+      const rt::Cell* row = find();
+      if (!row) missing();
+      load_cell(vm, s[ip->a], row[ip->imm], cols[ip->imm]);
+      return ip + 1;
+    }
+    case Op::ST_LOOKUP: {
+      const rt::Cell* row = find();
+      if (!row) return ip + ip->imm;
+      row_to_slots(vm, s + ip->a, row, cols, 0, shape.width());
+      return ip + 1;
+    }
+    case Op::ST_HAS: s[ip->a].i = find() != nullptr; return ip + 1;
+    case Op::ST_PUT: {
+      require_owner_write(vm, ip);
+      std::vector<rt::Cell> row(kw + schema.fields.size());
+      for (uint32_t i = 0; i < kw; ++i) row[i] = key[i].u;
+      for (size_t i = 0; i < schema.fields.size(); ++i) row[kw + i] = s[ip->a + i].u;
+      w.put(row.data());
+      return ip + 1;
+    }
+    case Op::ST_SET_FIELD: {
+      require_owner_write(vm, ip);
+      uint32_t field = static_cast<uint32_t>(ip->imm) - kw;
+      if (!find() || !w.set_field(cells(key), field, s[ip->a].u)) missing();
+      return ip + 1;
+    }
+    case Op::ST_ENSURE: {
+      require_owner_write(vm, ip);
+      if (find()) return ip + 1;
+      std::vector<rt::Cell> row(kw + schema.fields.size());
+      for (uint32_t i = 0; i < kw; ++i) row[i] = key[i].u;
+      for (size_t i = 0; i < schema.fields.size(); ++i) row[kw + i] = shape.defaults[i];
+      w.put(row.data());
+      return ip + 1;
+    }
+    case Op::ST_REMOVE: require_owner_write(vm, ip); s[ip->a].i = w.remove(cells(key)); return ip + 1;
+    case Op::ST_APPEND: require_owner_write(vm, ip); w.append(cells(s + ip->a)); return ip + 1;
+    case Op::ST_POP: {
+      require_owner_write(vm, ip);
+      if (w.count() == 0) fault(ip, "pop from an empty " + stored_name(vm, li));
+      rt::Cell pos = static_cast<rt::Cell>(w.count() - 1);
+      const rt::Cell* row = w.find(&pos);
+      // copy the texts before the store may let them go
+      for (uint32_t i = 0; i < shape.width(); ++i) {
+        if (cols[i] == rt::ColType::Text) set_text(s[ip->a + i], rt::text_new(reinterpret_cast<rt::Text*>(row[i])->view()));
+        else s[ip->a + i].u = row[i];
+      }
+      w.pop();
+      return ip + 1;
+    }
+    case Op::ST_ITER: {
+      Iterator it;
+      it.stored = li;
+      it.version = w.shape_version();
+      if (ip->imm > 0) it.cursor = w.prefix(cells(key), static_cast<uint32_t>(ip->imm));
+      else if (ip->imm < 0) it.cursor = w.range(key[0].i, key[1].i);
+      else it.cursor = w.scan();
+      s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+      vm.iters.push_back(std::move(it));
+      return ip + 1;
+    }
+    default: fault(ip, "bad stored-list instruction");
+  }
+}
+
+const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
+  Iterator& it = vm.iters[s[ip->b].i];
+  if (it.list) {
+    if (it.list->shape_version() != it.version)
+      fault(ip, "the list was changed (an item added or removed) while a loop was walking it");
+    const rt::Cell* row = it.list->walk_next(it.walk, it.prefix.data(), it.prefix_len, it.range, it.lo, it.hi);
+    if (!row) return ip + ip->imm;
+    copy_row_out(s + ip->a, row, it.list->shape());
+    return ip + 1;
+  }
+  rt::ListWriter& w = vm.store.list(it.stored);
+  if (w.shape_version() != it.version)
+    fault(ip, "stored list '" + vm.prog.stored[it.stored].name + "' was changed (an item added or removed) while a loop was walking it");
+  if (!it.cursor->valid()) return ip + ip->imm;
+  const rt::ListShape& shape = *vm.prog.stored_shapes[it.stored];
+  row_to_slots(vm, s + ip->a, it.cursor->row(), shape.cols, 0, shape.width());
+  it.cursor->next();
+  return ip + 1;
+}
+
+}  // namespace pure::vm

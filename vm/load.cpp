@@ -1,0 +1,124 @@
+// vm/load.cpp — turns IR into bytecode: lays out blocks, resolves jumps to relative offsets,
+// places the call area after the frame, and builds list shapes and text constants.
+#include <cstring>
+
+#include "vm/bytecode.h"
+
+namespace pure::vm {
+
+// Fixed text constants that instructions use directly.
+constexpr int kFixedTexts = 3;  // "false", "true", ""
+
+Program::~Program() {
+  shapes.clear();
+  stored_shapes.clear();
+  for (rt::Text* t : texts) rt::text_store_release(t);
+}
+
+static rt::Text* constant_text(const std::string& s) {
+  rt::Text* t = rt::text_new(s);
+  t->flags = rt::kTextStored;  // shared and immortal while the program lives: VM counting skips it
+  return t;
+}
+
+static std::unique_ptr<rt::ListShape> make_shape(const ir::ListDesc& d, const Program& p) {
+  auto shape = std::make_unique<rt::ListShape>();
+  shape->sequence = d.sequence;
+  shape->key_count = d.key_count;
+  shape->cols = d.cols;
+  shape->all_defaults = d.all_defaults;
+  for (size_t i = 0; i < d.defaults.size(); ++i) {
+    uint64_t v = d.defaults[i];
+    if (d.cols[d.key_count + i] == rt::ColType::Text) v = reinterpret_cast<uint64_t>(p.texts[kFixedTexts + v]);
+    shape->defaults.push_back(v);
+  }
+  shape->finish();
+  return shape;
+}
+
+static bool load_function(const ir::Function& f, Function& out, std::string& error) {
+  out.name = f.name;
+  out.kind = f.kind;
+  out.line = f.loc.line;
+  size_t frame = f.slots.size();
+  if (frame + f.scratch_slots > 60000 || f.param_slots > 60000) {
+    error = "function '" + f.name + "' is too large (" + std::to_string(frame) + " slots; the limit is 60000)";
+    return false;
+  }
+  out.param_slots = static_cast<uint16_t>(f.param_slots);
+  out.result_slots = static_cast<uint16_t>(f.result_slots);
+  out.frame_slots = static_cast<uint16_t>(frame);
+  out.call_area = static_cast<uint16_t>(f.scratch_slots);
+  for (size_t i = 0; i < frame; ++i) {
+    if (f.slots[i] == ir::SlotKind::Text) out.text_slots.push_back(static_cast<uint16_t>(i));
+    if (f.slots[i] == ir::SlotKind::List) out.list_slots.push_back(static_cast<uint16_t>(i));
+  }
+  for (ir::SlotKind k : f.result_kinds) out.result_kind.push_back(k == ir::SlotKind::Text ? 1 : k == ir::SlotKind::List ? 2 : 0);
+
+  // Lay out blocks in order; a JUMP to the block that follows is dropped.
+  auto is_fallthrough = [&](size_t b, size_t i) {
+    const ir::Inst& in = f.blocks[b].insts[i];
+    return in.op == Op::JUMP && i + 1 == f.blocks[b].insts.size() && static_cast<size_t>(in.imm) == b + 1;
+  };
+  std::vector<uint32_t> start(f.blocks.size() + 1, 0);
+  uint32_t pc = 0;
+  for (size_t b = 0; b < f.blocks.size(); ++b) {
+    start[b] = pc;
+    for (size_t i = 0; i < f.blocks[b].insts.size(); ++i)
+      if (!is_fallthrough(b, i)) ++pc;
+  }
+  start[f.blocks.size()] = pc;
+  auto slot = [&](uint32_t s) -> uint16_t { return static_cast<uint16_t>(s >= ir::kScratch ? frame + (s - ir::kScratch) : s); };
+  auto kind_of = [&](uint32_t s) { return s < ir::kScratch ? f.slots[s] : ir::SlotKind::Int; };
+  for (size_t b = 0; b < f.blocks.size(); ++b) {
+    const ir::Block& blk = f.blocks[b];
+    out.blocks.push_back({start[b], start[b + 1], blk.loop_header, blk.loop_bearing});
+    for (size_t i = 0; i < blk.insts.size(); ++i) {
+      if (is_fallthrough(b, i)) continue;
+      const ir::Inst& in = blk.insts[i];
+      Instr ins{in.op, slot(in.a), slot(in.b), slot(in.c), in.imm};
+      uint32_t here = static_cast<uint32_t>(out.code.size());
+      if (ir::op_jumps(in.op)) ins.imm = static_cast<int64_t>(start[in.imm]) - here;
+      if (in.op == Op::CONST_TEXT) ins.imm += kFixedTexts;
+      if (in.op == Op::MOVE_REF || in.op == Op::TAKE_REF) {
+        ir::SlotKind k = in.a < ir::kScratch ? kind_of(in.a) : kind_of(in.b);
+        ins.imm = k == ir::SlotKind::List ? 1 : 0;
+      }
+      out.code.push_back(ins);
+      out.locs.push_back(in.loc);
+    }
+  }
+  if (out.code.empty()) {
+    out.code.push_back(Instr{Op::RET, 0, 0, 0, 0});
+    out.locs.push_back(f.loc);
+  }
+  return true;
+}
+
+std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error) {
+  auto p = std::make_unique<Program>();
+  p->path = ir.path;
+  p->main = ir.main;
+  for (const char* fixed : {"false", "true", ""}) p->texts.push_back(constant_text(fixed));
+  for (const std::string& t : ir.texts) p->texts.push_back(constant_text(t));
+  for (const ir::ListDesc& d : ir.lists) {
+    p->shapes.push_back(make_shape(d, *p));
+    p->shape_names.push_back(d.name);
+    p->shape_columns.push_back(d.names);
+  }
+  for (const ir::ListDesc& d : ir.stored) {
+    rt::ListSchema schema;
+    schema.name = d.name;
+    schema.is_sequence = d.sequence;
+    schema.key.assign(d.cols.begin(), d.cols.begin() + d.key_count);
+    schema.fields.assign(d.cols.begin() + d.key_count, d.cols.end());
+    p->stored.push_back(schema);
+    p->stored_shapes.push_back(make_shape(d, *p));
+  }
+  p->functions.resize(ir.functions.size());
+  for (size_t i = 0; i < ir.functions.size(); ++i)
+    if (!load_function(ir.functions[i], p->functions[i], error)) return nullptr;
+  return p;
+}
+
+}  // namespace pure::vm
