@@ -783,13 +783,21 @@ class Lowerer {
     for (size_t i = 0; i < callee.params.size(); ++i) width += callee.locals[i].type->width();
     const Type* rt = e.type;
     uint32_t rwidth = rt->width();
-    std::vector<uint32_t> values;
-    for (const ExprPtr& a : e.args) values.push_back(expr(*a));
+    // Arguments that call something are evaluated first (their calls use the call area);
+    // simple scalar arguments are then computed straight into it.
+    std::vector<int64_t> values(e.args.size(), -1);
+    for (size_t i = 0; i < e.args.size(); ++i)
+      if (!is_simple_scalar(*e.args[i])) values[i] = expr(*e.args[i]);
     uint32_t base = new_scratch(std::max(width, rwidth));
     uint32_t off = 0;
     for (size_t i = 0; i < e.args.size(); ++i) {
       const Type* pt = callee.locals[i].type;
-      uint32_t v = values[i];
+      if (values[i] < 0) {
+        expr(*e.args[i], base + off);
+        off += 1;
+        continue;
+      }
+      uint32_t v = static_cast<uint32_t>(values[i]);
       for (uint32_t k = 0; k < pt->width(); ++k) {
         bool ref = pt->kind == TypeKind::Item ? pt->fields[k].type->is_ref() : pt->is_ref();
         emit(ref ? Op::MOVE_REF : Op::MOVE, base + off + k, v + k, 0, 0, e.args[i]->loc);
@@ -798,6 +806,23 @@ class Lowerer {
     }
     emit(Op::CALL, base, 0, 0, e.ref, e.loc);
     return take_results(rt, base, dst, e.loc);
+  }
+
+  // An int, num or bool expression that neither calls anything nor reads lists: safe to
+  // compute directly into the call area.
+  static bool is_simple_scalar(const Expr& e) {
+    if (!e.type || !(e.type->kind == TypeKind::Int || e.type->kind == TypeKind::Num || e.type->kind == TypeKind::Bool)) return false;
+    switch (e.kind) {
+      case ExprKind::Int: case ExprKind::Num: case ExprKind::Bool: case ExprKind::Name: return true;
+      case ExprKind::Unary: return is_simple_scalar(*e.args[0]);
+      case ExprKind::Binary: {
+        Tok op = static_cast<Tok>(e.op);
+        if (op == Tok::KwAnd || op == Tok::KwOr) return false;
+        return is_simple_scalar(*e.args[0]) && is_simple_scalar(*e.args[1]);
+      }
+      case ExprKind::Field: return e.args[0]->kind == ExprKind::Name && e.args[0]->name_kind == NameKind::Local;
+      default: return false;
+    }
   }
 
   uint32_t take_results(const Type* rt, uint32_t base, int64_t dst, Loc loc) {

@@ -101,11 +101,19 @@ void release_iterators(VM& vm, uint32_t down_to) {
   }
 }
 
+// Releases what a frame owns. Only text and list slots own anything; the call area never does
+// (writes into it do not release), so nothing else needs clearing.
 void release_frame(VM& vm, const CallInfo& ci, uint32_t keep_results) {
   const Function& f = *ci.fn;
-  for (uint16_t i : f.text_slots) rt::text_release(ci.base[i].t);
-  for (uint16_t i : f.list_slots) rt::list_release(ci.base[i].l);
-  std::memset(ci.base + keep_results, 0, (f.frame_slots + f.call_area - keep_results) * sizeof(Slot));
+  for (uint16_t i : f.text_slots) {
+    rt::text_release(ci.base[i].t);
+    ci.base[i].u = 0;
+  }
+  for (uint16_t i : f.list_slots) {
+    rt::list_release(ci.base[i].l);
+    ci.base[i].u = 0;
+  }
+  (void)keep_results;
 }
 
 const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
@@ -114,7 +122,11 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   Slot* base = s + ip->a;
   if (base + callee.frame_slots + callee.call_area > vm.stack_end || vm.calls.size() >= kMaxCallDepth)
     fault(ip, "stack overflow: calls nested " + std::to_string(vm.calls.size()) + " deep");
-  std::memset(base + callee.param_slots, 0, (callee.frame_slots + callee.call_area - callee.param_slots) * sizeof(Slot));
+  // Text and list slots start empty (writes release the old value); parameters arrive owned.
+  for (uint16_t i : callee.text_slots)
+    if (i >= callee.param_slots) base[i].u = 0;
+  for (uint16_t i : callee.list_slots)
+    if (i >= callee.param_slots) base[i].u = 0;
   CallInfo ci{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0};
   if (vm.transaction_depth == 0 && (callee.kind == FuncKind::Event || callee.kind == FuncKind::Query)) {
     ci.boundary = callee.kind == FuncKind::Event ? Boundary::Event : Boundary::Query;

@@ -36,18 +36,15 @@ inline rt::Text* checked_text(const Instr* ip, uint64_t len) {
 EXEC(CONST) { s[ip->a].i = ip->imm; return ip + 1; }
 EXEC(CONST_TEXT) { set_text(s[ip->a], vm.prog.texts[ip->imm]); return ip + 1; }
 EXEC(MOVE) { s[ip->a] = s[ip->b]; return ip + 1; }
+// IMM: bit 0 = the reference is a list (else a text); bit 1 = A is in the call area, which
+// never owns anything, so its old content is not released.
 EXEC(MOVE_REF) {
-  // Which kind of reference is decided by the slot: lists and texts are both counted with rc
-  // at offset 0, but their release differs, so the loader picks MOVE_REF only for texts and
-  // MOVE_LIST is expressed through set_list by checking the IR kind at load time.
-  rt::Text* t = s[ip->b].t;
-  if (ip->imm == 1) {
-    rt::list_retain(s[ip->b].l);
-    set_list(s[ip->a], s[ip->b].l);
-  } else {
-    rt::text_retain(t);
-    set_text(s[ip->a], t);
-  }
+  Slot v = s[ip->b];
+  if (ip->imm & 1) rt::list_retain(v.l);
+  else rt::text_retain(v.t);
+  if (ip->imm & 2) s[ip->a] = v;
+  else if (ip->imm & 1) set_list(s[ip->a], v.l);
+  else set_text(s[ip->a], v.t);
   return ip + 1;
 }
 EXEC(TAKE) { s[ip->a] = s[ip->b]; s[ip->b].u = 0; return ip + 1; }

@@ -36,7 +36,31 @@ static std::unique_ptr<rt::ListShape> make_shape(const ir::ListDesc& d, const Pr
   return shape;
 }
 
-static bool load_function(const ir::Function& f, Function& out, std::string& error) {
+// A conditional jump to the very next block followed by a jump elsewhere becomes the opposite
+// conditional jump, so that the common path falls through.
+static void invert_branches(ir::Function& f) {
+  for (size_t b = 0; b + 1 < f.blocks.size(); ++b) {
+    auto& insts = f.blocks[b].insts;
+    if (insts.size() < 2 || insts.back().op != Op::JUMP) continue;
+    ir::Inst& cond = insts[insts.size() - 2];
+    if (static_cast<size_t>(cond.imm) != b + 1) continue;
+    Op inverse;
+    switch (cond.op) {
+      case Op::JLT_INT: inverse = Op::JGE_INT; break;
+      case Op::JGE_INT: inverse = Op::JLT_INT; break;
+      case Op::JUMP_IF: inverse = Op::JUMP_IFNOT; break;
+      case Op::JUMP_IFNOT: inverse = Op::JUMP_IF; break;
+      default: continue;
+    }
+    cond.op = inverse;
+    cond.imm = insts.back().imm;
+    insts.pop_back();
+  }
+}
+
+static bool load_function(const ir::Function& original, Function& out, std::string& error) {
+  ir::Function f = original;
+  invert_branches(f);
   out.name = f.name;
   out.kind = f.kind;
   out.line = f.loc.line;
@@ -60,6 +84,7 @@ static bool load_function(const ir::Function& f, Function& out, std::string& err
     const ir::Inst& in = f.blocks[b].insts[i];
     return in.op == Op::JUMP && i + 1 == f.blocks[b].insts.size() && static_cast<size_t>(in.imm) == b + 1;
   };
+
   std::vector<uint32_t> start(f.blocks.size() + 1, 0);
   uint32_t pc = 0;
   for (size_t b = 0; b < f.blocks.size(); ++b) {
@@ -82,7 +107,7 @@ static bool load_function(const ir::Function& f, Function& out, std::string& err
       if (in.op == Op::CONST_TEXT) ins.imm += kFixedTexts;
       if (in.op == Op::MOVE_REF || in.op == Op::TAKE_REF) {
         ir::SlotKind k = in.a < ir::kScratch ? kind_of(in.a) : kind_of(in.b);
-        ins.imm = k == ir::SlotKind::List ? 1 : 0;
+        ins.imm = (k == ir::SlotKind::List ? 1 : 0) | (in.a >= ir::kScratch ? 2 : 0);
       }
       out.code.push_back(ins);
       out.locs.push_back(in.loc);
