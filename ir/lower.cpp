@@ -793,7 +793,7 @@ class Lowerer {
     for (size_t i = 0; i < e.args.size(); ++i) {
       const Type* pt = callee.locals[i].type;
       if (values[i] < 0) {
-        expr(*e.args[i], base + off);
+        expr_into(*e.args[i], base + off);
         off += 1;
         continue;
       }

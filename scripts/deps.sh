@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# scripts/deps.sh — installs the Debian 12 packages Pure needs to build and test. Idempotent:
+# when everything is already installed it only checks and returns.
+#   --bench   also the benchmark baselines (Lua 5.4, LuaJIT, SQLite, valgrind)
+set -euo pipefail
+packages=(cmake ninja-build g++ python3 libcli11-dev doctest-dev libasmjit-dev clang libclang-rt-14-dev)
+if [[ "${1:-}" == "--bench" ]]; then packages+=(lua5.4 luajit libsqlite3-dev valgrind); fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) != 0 ]]; then sudo_cmd=(sudo); fi
+"${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}"

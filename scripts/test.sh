@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# scripts/test.sh — quick start, command 2: install what is needed, build everything (Release)
+# and run every test with ctest.
+#   --full   also: unit tests under ASan+UBSan, store tests under TSan, a bounded fuzz run of the
+#            frontend, and the AArch64 build run under qemu with a cross-device comparison of the
+#            examples (what CI runs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+full=0
+[[ "${1:-}" == "--full" ]] && full=1
+jobs=$(nproc)
+
+stage() { echo; echo "=== $1 ($(date +%H:%M:%S))"; }
+
+stage "dependencies"
+bash scripts/deps.sh
+
+stage "build (Release)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build -j "$jobs"
+
+stage "tests (Release)"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if ((full)); then
+  stage "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_SANITIZE=ON > /dev/null
+  cmake --build build-asan -j "$jobs"
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "bench"
+
+  stage "store tests under ThreadSanitizer"
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_TSAN=ON > /dev/null
+  cmake --build build-tsan -j "$jobs" --target store_tests
+  ctest --test-dir build-tsan --output-on-failure -R "store"
+
+  if [[ -x tests/fuzz/run.sh ]]; then
+    stage "fuzzing the frontend (bounded)"
+    bash tests/fuzz/run.sh 60
+  fi
+
+  if [[ -x scripts/ci-aarch64.sh ]]; then
+    stage "AArch64 build under qemu and cross-device comparison"
+    bash scripts/ci-aarch64.sh
+  fi
+fi
+stage "done"
