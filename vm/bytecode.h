@@ -55,6 +55,10 @@ struct Function {
   std::vector<uint16_t> list_slots;
   std::vector<uint8_t> result_kind;  // per result slot: 0 plain, 1 text, 2 list
   std::vector<BlockInfo> blocks;    // in code order; loop structure from the IR
+  // A plain function owns no counted references (no text or list slots, results, or params)
+  // and is not an event or query: calls to it take the short path in vm/exec.h.
+  bool plain = false;
+  uint32_t stack_need = 0;          // frame_slots + call_area
 };
 
 struct Program {

@@ -8,11 +8,12 @@
 namespace pure::vm {
 
 constexpr size_t kStackSlots = size_t{1} << 22;  // 32 MiB of slots
-constexpr size_t kMaxCallDepth = 200000;
 
 VM::VM(const Program& p, rt::Store& s, const RunOptions& o)
     : prog(p), store(s), options(o), stack(new Slot[kStackSlots]), stack_end(stack.get() + kStackSlots),
-      steps_left(static_cast<int64_t>(std::min<uint64_t>(o.max_steps, INT64_MAX))) {}
+      steps_left(static_cast<int64_t>(std::min<uint64_t>(o.max_steps, INT64_MAX))) {
+  calls.reserve(1024);
+}
 
 VM::~VM() { flush_output(); }
 
@@ -116,12 +117,15 @@ void release_frame(VM& vm, const CallInfo& ci, uint32_t keep_results) {
   (void)keep_results;
 }
 
+void stack_overflow(VM& vm, const Instr* ip) {
+  fault(ip, "stack overflow: calls nested " + std::to_string(vm.calls.size()) + " deep");
+}
+
 const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   const Function& callee = vm.prog.functions[ip->imm];
   if (--vm.steps_left < 0) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (base + callee.frame_slots + callee.call_area > vm.stack_end || vm.calls.size() >= kMaxCallDepth)
-    fault(ip, "stack overflow: calls nested " + std::to_string(vm.calls.size()) + " deep");
+  if (base + callee.stack_need > vm.stack_end || vm.calls.size() >= kMaxCallDepth) stack_overflow(vm, ip);
   // Text and list slots start empty (writes release the old value); parameters arrive owned.
   for (uint16_t i : callee.text_slots)
     if (i >= callee.param_slots) base[i].u = 0;
@@ -156,7 +160,7 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   }
   release_iterators(vm, ci.iter_base);
   release_frame(vm, ci, 0);
-  std::memcpy(s, out, n * sizeof(Slot));
+  for (uint32_t i = 0; i < n; ++i) s[i] = out[i];
   if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
     vm.steps_left += ci.saved_steps;

@@ -180,8 +180,31 @@ EXEC(LOOP) {
 const Instr* call_function(VM& vm, Slot*& s, const Instr* ip);
 const Instr* return_from(VM& vm, Slot*& s, const Instr* ip);
 
-EXEC(CALL) { return call_function(vm, s, ip); }
-EXEC(RET) { return return_from(vm, s, ip); }
+[[noreturn]] void stack_overflow(VM& vm, const Instr* ip);
+
+// Calls and returns of plain functions (no counted references, not events or queries) take
+// this short path; everything else goes through call_function / return_from in calls.cpp.
+EXEC(CALL) {
+  const Function& callee = vm.prog.functions[ip->imm];
+  if (!callee.plain) return call_function(vm, s, ip);
+  if (__builtin_expect(--vm.steps_left < 0, 0)) budget_spent(vm, ip);
+  Slot* base = s + ip->a;
+  if (__builtin_expect(base + callee.stack_need > vm.stack_end || vm.calls.size() >= kMaxCallDepth, 0))
+    stack_overflow(vm, ip);
+  vm.calls.push_back(CallInfo{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0});
+  s = base;
+  return callee.code.data();
+}
+EXEC(RET) {
+  const CallInfo& ci = vm.calls.back();
+  if (!ci.fn->plain || ip->c > 1 || vm.iters.size() != ci.iter_base) return return_from(vm, s, ip);
+  s[0] = s[ip->b];
+  const Instr* back = ci.return_ip;
+  vm.calls.pop_back();
+  if (!back) return nullptr;
+  s = vm.calls.back().base;
+  return back;
+}
 EXEC(FAIL) {
   throw Fault{std::string(s[ip->b].t->view()), ip, true};
 }

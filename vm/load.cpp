@@ -113,6 +113,9 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
       out.locs.push_back(in.loc);
     }
   }
+  out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
+  out.plain = out.kind == FuncKind::Function && out.text_slots.empty() && out.list_slots.empty();
+  for (uint8_t k : out.result_kind) out.plain = out.plain && k == 0;
   if (out.code.empty()) {
     out.code.push_back(Instr{Op::RET, 0, 0, 0, 0});
     out.locs.push_back(f.loc);

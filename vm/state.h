@@ -33,6 +33,8 @@ struct Iterator {
 
 enum class Boundary : uint8_t { None, Event, Query };
 
+inline constexpr size_t kMaxCallDepth = 200000;
+
 struct CallInfo {
   const Function* fn;
   Slot* base;
