@@ -71,6 +71,16 @@ class Checker {
   FuncDecl* fn_ = nullptr;
   std::vector<std::map<std::string, int>> scopes_;
   int loop_depth_ = 0;
+  bool stored_list_allowed_ = false;  // set while checking the list of an index, method or loop
+
+  // Checks the list operand of list[...], list.method(...) or `for x in list`, where a stored
+  // list may be named. Anywhere else a stored list is not a value.
+  const Type* check_list_operand(Expr& e) {
+    stored_list_allowed_ = e.kind == ExprKind::Name;
+    const Type* t = check_expr(e, nullptr);
+    stored_list_allowed_ = false;
+    return t;
+  }
 
   void error(Loc loc, std::string msg, std::string hint = {}) {
     d_.error(loc, std::move(msg), std::move(hint));
@@ -540,7 +550,7 @@ class Checker {
   // list[i] or list[k...] as a value or a place. Returns the element type.
   const Type* check_list_index(Expr& e, bool for_write) {
     Expr& base = *e.args[0];
-    const Type* lt = check_expr(base, nullptr);
+    const Type* lt = check_list_operand(base);
     if (is_error(lt)) {
       for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
       return e.type = tt_.error();
@@ -628,7 +638,7 @@ class Checker {
       check_expr(e, nullptr);
       return e.args[0]->type && e.args[0]->type->kind == TypeKind::Keyed ? e.args[0]->type : tt_.error();
     }
-    return check_expr(e, nullptr);
+    return check_list_operand(e);
   }
 
   void check_return(Stmt& s) {
@@ -706,7 +716,11 @@ class Checker {
     if (l != list_index_.end()) {
       e.name_kind = NameKind::StoredList;
       e.ref = l->second;
-      if (fn_ && fn_->kind == FuncKind::Main) {}
+      if (!stored_list_allowed_) {
+        error(e.loc, "stored list '" + e.text + "' is the module's state, not a value",
+              "index it, call its methods, or loop over it; copy what you need into an event list");
+        return tt_.error();
+      }
       return m_.lists[l->second].resolved ? m_.lists[l->second].resolved : tt_.error();
     }
     if (func_index_.count(e.text)) {
@@ -992,7 +1006,7 @@ class Checker {
 
   const Type* check_method(Expr& e) {
     Expr& self = *e.args[0];
-    const Type* st = check_expr(self, nullptr);
+    const Type* st = check_list_operand(self);
     if (is_error(st)) {
       for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
       return tt_.error();
