@@ -430,6 +430,9 @@ class Lowerer {
         } else {
           expr_into(*s.expr, slot);
         }
+      } else if (target.type->kind == TypeKind::Int && (op == Tok::PlusEq || op == Tok::MinusEq) &&
+                 s.expr->kind == ExprKind::Int && !(op == Tok::MinusEq && s.expr->int_value == INT64_MIN)) {
+        emit(Op::ADDI_INT, slot, slot, 0, op == Tok::PlusEq ? s.expr->int_value : -s.expr->int_value, s.loc);
       } else {
         uint32_t v = expr(*s.expr);
         emit(compound_op(op, target.type), slot, slot, v, 0, s.loc);

@@ -36,14 +36,49 @@ static std::unique_ptr<rt::ListShape> make_shape(const ir::ListDesc& d, const Pr
   return shape;
 }
 
-// A conditional jump to the very next block followed by a jump elsewhere becomes the opposite
-// conditional jump, so that the common path falls through.
-static void invert_branches(ir::Function& f) {
-  for (size_t b = 0; b + 1 < f.blocks.size(); ++b) {
-    auto& insts = f.blocks[b].insts;
+// Block layout. Jumps to blocks that only jump on go straight to the final target; blocks no
+// longer reached are left out; then a conditional jump to the next laid-out block followed by a
+// jump elsewhere becomes the opposite conditional jump, so the common path falls through.
+static bool is_terminator(Op op) { return op == Op::JUMP || op == Op::RET || op == Op::FAIL; }
+
+static std::vector<int> layout_blocks(ir::Function& f) {
+  size_t n = f.blocks.size();
+  auto final_target = [&](int64_t b) {
+    for (int hops = 0; hops < 64; ++hops) {
+      const auto& insts = f.blocks[b].insts;
+      if (insts.size() != 1 || insts[0].op != Op::JUMP || insts[0].imm == b) break;
+      b = insts[0].imm;
+    }
+    return b;
+  };
+  for (auto& blk : f.blocks)
+    for (auto& in : blk.insts)
+      if (ir::op_jumps(in.op)) in.imm = final_target(in.imm);
+  std::vector<char> live(n, 0);
+  std::vector<int> work{0};
+  live[0] = 1;
+  while (!work.empty()) {
+    int b = work.back();
+    work.pop_back();
+    const auto& insts = f.blocks[b].insts;
+    std::vector<int> next;
+    for (const auto& in : insts)
+      if (ir::op_jumps(in.op)) next.push_back(static_cast<int>(in.imm));
+    if ((insts.empty() || !is_terminator(insts.back().op)) && static_cast<size_t>(b) + 1 < n) next.push_back(b + 1);
+    for (int t : next)
+      if (!live[t]) {
+        live[t] = 1;
+        work.push_back(t);
+      }
+  }
+  std::vector<int> order;
+  for (size_t b = 0; b < n; ++b)
+    if (live[b]) order.push_back(static_cast<int>(b));
+  for (size_t i = 0; i + 1 < order.size(); ++i) {
+    auto& insts = f.blocks[order[i]].insts;
     if (insts.size() < 2 || insts.back().op != Op::JUMP) continue;
     ir::Inst& cond = insts[insts.size() - 2];
-    if (static_cast<size_t>(cond.imm) != b + 1) continue;
+    if (cond.imm != order[i + 1]) continue;
     Op inverse;
     switch (cond.op) {
       case Op::JLT_INT: inverse = Op::JGE_INT; break;
@@ -56,11 +91,12 @@ static void invert_branches(ir::Function& f) {
     cond.imm = insts.back().imm;
     insts.pop_back();
   }
+  return order;
 }
 
 static bool load_function(const ir::Function& original, Function& out, std::string& error) {
   ir::Function f = original;
-  invert_branches(f);
+  std::vector<int> order = layout_blocks(f);
   out.name = f.name;
   out.kind = f.kind;
   out.line = f.loc.line;
@@ -79,25 +115,25 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
   }
   for (ir::SlotKind k : f.result_kinds) out.result_kind.push_back(k == ir::SlotKind::Text ? 1 : k == ir::SlotKind::List ? 2 : 0);
 
-  // Lay out blocks in order; a JUMP to the block that follows is dropped.
-  auto is_fallthrough = [&](size_t b, size_t i) {
+  // A JUMP to the block laid out next is dropped.
+  std::vector<int> next_in_layout(f.blocks.size(), -1);
+  for (size_t i = 0; i + 1 < order.size(); ++i) next_in_layout[order[i]] = order[i + 1];
+  auto is_fallthrough = [&](int b, size_t i) {
     const ir::Inst& in = f.blocks[b].insts[i];
-    return in.op == Op::JUMP && i + 1 == f.blocks[b].insts.size() && static_cast<size_t>(in.imm) == b + 1;
+    return in.op == Op::JUMP && i + 1 == f.blocks[b].insts.size() && in.imm == next_in_layout[b];
   };
-
-  std::vector<uint32_t> start(f.blocks.size() + 1, 0);
+  std::vector<uint32_t> start(f.blocks.size(), 0);
   uint32_t pc = 0;
-  for (size_t b = 0; b < f.blocks.size(); ++b) {
+  for (int b : order) {
     start[b] = pc;
     for (size_t i = 0; i < f.blocks[b].insts.size(); ++i)
       if (!is_fallthrough(b, i)) ++pc;
   }
-  start[f.blocks.size()] = pc;
   auto slot = [&](uint32_t s) -> uint16_t { return static_cast<uint16_t>(s >= ir::kScratch ? frame + (s - ir::kScratch) : s); };
   auto kind_of = [&](uint32_t s) { return s < ir::kScratch ? f.slots[s] : ir::SlotKind::Int; };
-  for (size_t b = 0; b < f.blocks.size(); ++b) {
+  for (int b : order) {
     const ir::Block& blk = f.blocks[b];
-    out.blocks.push_back({start[b], start[b + 1], blk.loop_header, blk.loop_bearing});
+    uint32_t block_start = static_cast<uint32_t>(out.code.size());
     for (size_t i = 0; i < blk.insts.size(); ++i) {
       if (is_fallthrough(b, i)) continue;
       const ir::Inst& in = blk.insts[i];
@@ -112,6 +148,7 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
       out.code.push_back(ins);
       out.locs.push_back(in.loc);
     }
+    out.blocks.push_back({block_start, static_cast<uint32_t>(out.code.size()), blk.loop_header, blk.loop_bearing});
   }
   out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
   out.plain = out.kind == FuncKind::Function && out.text_slots.empty() && out.list_slots.empty();
