@@ -43,7 +43,7 @@ class RowWalker {
     if (ip->c & 1) {
       uint32_t li = ip->c >> 1;
       shape_ = vm.prog.stored_shapes[li].get();
-      cursor_ = vm.store.list(li).scan();
+      cursor_ = vm.reader(li).scan();
     } else {
       list_ = args[0].l;
       shape_ = &list_->shape();
@@ -344,7 +344,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         if (ip->c & 1) {
           uint32_t li = ip->c >> 1;
           shape = vm.prog.stored_shapes[li].get();
-          row = b == Builtin::LFirst ? vm.store.list(li).first() : vm.store.list(li).last();
+          row = b == Builtin::LFirst ? vm.reader(li).first() : vm.reader(li).last();
         } else {
           rt::EventList* l = a[0].l;
           shape = &l->shape();

@@ -139,6 +139,7 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
     ci.saved_steps = vm.steps_left - lent;
     vm.steps_left = lent;
     if (ci.boundary == Boundary::Event) vm.store.begin();
+    else vm.snapshot = vm.store.publish();  // the query reads the state as of its start
     ++vm.transaction_depth;
   }
   vm.calls.push_back(ci);
@@ -171,6 +172,7 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
     } else {
       for (uint32_t i = 0; i < n; ++i)
         if (f.result_kind[i]) materialize(vm, s[i], f.result_kind[i] == 2);
+      vm.snapshot.reset();
     }
   }
   vm.calls.pop_back();

@@ -105,13 +105,15 @@ const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
 // ---- stored lists ----------------------------------------------------------------------------
 static std::string stored_name(VM& vm, uint32_t i) { return "stored list '" + vm.prog.stored[i].name + "'"; }
 
-static void require_owner_write(VM& vm, const Instr* ip) {
-  if (!vm.store.in_event()) fault(ip, "stored lists change only inside events");
+static rt::ListWriter& writer(VM& vm, const Instr* ip) {
+  if (!vm.store.in_event() || vm.snapshot) fault(ip, "stored lists change only inside events");
+  return vm.store.list(ip->b);
 }
 
 const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
   uint32_t li = ip->b;
-  rt::ListWriter& w = vm.store.list(li);
+  // Reads go to the query's snapshot when there is one; writes only happen inside events.
+  const rt::ListReader& r = vm.reader(li);
   const rt::ListSchema& schema = vm.prog.stored[li];
   const rt::ListShape& shape = *vm.prog.stored_shapes[li];
   bool seq = schema.is_sequence;
@@ -120,15 +122,15 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
   // Row cells as the store keeps them: keyed rows are keys then fields; sequence rows are fields.
   const std::vector<rt::ColType>& cols = shape.cols;
   auto find = [&]() -> const rt::Cell* {
-    if (seq && (key[0].i < 0 || key[0].i >= w.count())) return nullptr;
-    return w.find(cells(key));
+    if (seq && (key[0].i < 0 || key[0].i >= r.count())) return nullptr;
+    return r.find(cells(key));
   };
   auto missing = [&]() {
-    if (seq) index_error(ip, key[0].i, w.count());
+    if (seq) index_error(ip, key[0].i, r.count());
     fault(ip, "no item with key " + key_text(shape, key, shape.key_count) + " in " + stored_name(vm, li));
   };
   switch (ip->op) {
-    case Op::ST_COUNT: s[ip->a].i = w.count(); return ip + 1;
+    case Op::ST_COUNT: s[ip->a].i = r.count(); return ip + 1;
     case Op::ST_GET: {
       const rt::Cell* row = find();
       if (!row) missing();
@@ -149,7 +151,7 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
     }
     case Op::ST_HAS: s[ip->a].i = find() != nullptr; return ip + 1;
     case Op::ST_PUT: {
-      require_owner_write(vm, ip);
+      rt::ListWriter& w = writer(vm, ip);
       std::vector<rt::Cell> row(kw + schema.fields.size());
       for (uint32_t i = 0; i < kw; ++i) row[i] = key[i].u;
       for (size_t i = 0; i < schema.fields.size(); ++i) row[kw + i] = s[ip->a + i].u;
@@ -157,13 +159,13 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
       return ip + 1;
     }
     case Op::ST_SET_FIELD: {
-      require_owner_write(vm, ip);
+      rt::ListWriter& w = writer(vm, ip);
       uint32_t field = static_cast<uint32_t>(ip->imm) - kw;
       if (!find() || !w.set_field(cells(key), field, s[ip->a].u)) missing();
       return ip + 1;
     }
     case Op::ST_ENSURE: {
-      require_owner_write(vm, ip);
+      rt::ListWriter& w = writer(vm, ip);
       if (find()) return ip + 1;
       std::vector<rt::Cell> row(kw + schema.fields.size());
       for (uint32_t i = 0; i < kw; ++i) row[i] = key[i].u;
@@ -171,10 +173,10 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
       w.put(row.data());
       return ip + 1;
     }
-    case Op::ST_REMOVE: require_owner_write(vm, ip); s[ip->a].i = w.remove(cells(key)); return ip + 1;
-    case Op::ST_APPEND: require_owner_write(vm, ip); w.append(cells(s + ip->a)); return ip + 1;
+    case Op::ST_REMOVE: s[ip->a].i = writer(vm, ip).remove(cells(key)); return ip + 1;
+    case Op::ST_APPEND: writer(vm, ip).append(cells(s + ip->a)); return ip + 1;
     case Op::ST_POP: {
-      require_owner_write(vm, ip);
+      rt::ListWriter& w = writer(vm, ip);
       if (w.count() == 0) fault(ip, "pop from an empty " + stored_name(vm, li));
       rt::Cell pos = static_cast<rt::Cell>(w.count() - 1);
       const rt::Cell* row = w.find(&pos);
@@ -189,10 +191,11 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
     case Op::ST_ITER: {
       Iterator it;
       it.stored = li;
-      it.version = w.shape_version();
-      if (ip->imm > 0) it.cursor = w.prefix(cells(key), static_cast<uint32_t>(ip->imm));
-      else if (ip->imm < 0) it.cursor = w.range(key[0].i, key[1].i);
-      else it.cursor = w.scan();
+      it.from_snapshot = vm.snapshot != nullptr;
+      if (!it.from_snapshot) it.version = vm.store.list(li).shape_version();
+      if (ip->imm > 0) it.cursor = r.prefix(cells(key), static_cast<uint32_t>(ip->imm));
+      else if (ip->imm < 0) it.cursor = r.range(key[0].i, key[1].i);
+      else it.cursor = r.scan();
       s[ip->a].i = static_cast<int64_t>(vm.iters.size());
       vm.iters.push_back(std::move(it));
       return ip + 1;
@@ -211,8 +214,7 @@ const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
     copy_row_out(s + ip->a, row, it.list->shape());
     return ip + 1;
   }
-  rt::ListWriter& w = vm.store.list(it.stored);
-  if (w.shape_version() != it.version)
+  if (!it.from_snapshot && vm.store.list(it.stored).shape_version() != it.version)
     fault(ip, "stored list '" + vm.prog.stored[it.stored].name + "' was changed (an item added or removed) while a loop was walking it");
   if (!it.cursor->valid()) return ip + ip->imm;
   const rt::ListShape& shape = *vm.prog.stored_shapes[it.stored];

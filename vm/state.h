@@ -28,6 +28,7 @@ struct Iterator {
   int64_t lo = 0, hi = 0;
   uint64_t version = 0;
   uint32_t stored = UINT32_MAX;    // stored lists: which one
+  bool from_snapshot = false;      // reads a query's snapshot, which never changes
   std::unique_ptr<rt::Cursor> cursor;
 };
 
@@ -56,6 +57,11 @@ struct VM {
   std::vector<Iterator> iters;
   int64_t steps_left;
   int transaction_depth = 0;   // >0 inside an event or query: store texts may be borrowed
+  // While a query called from outside runs, it reads this snapshot, published when it began.
+  std::shared_ptr<const rt::Snapshot> snapshot;
+  const rt::ListReader& reader(uint32_t list) const {
+    return snapshot ? snapshot->list(list) : store.list(list);
+  }
   std::string output;          // buffered print output
 
   void flush_output();
