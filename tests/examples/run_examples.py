@@ -58,7 +58,8 @@ def run_one(folder, name, pure_run, emulator):
 
 def show_diff(stream, want, got):
     if stream == "exit code":
-        print(f"    exit code: expected {want}, got {got}")
+        killed = f" (killed by signal {-got})" if got < 0 else ""
+        print(f"    exit code: expected {want}, got {got}{killed}")
         return
     want_lines = want.decode("utf-8", "backslashreplace").splitlines(keepends=True)
     got_lines = got.decode("utf-8", "backslashreplace").splitlines(keepends=True)
@@ -109,7 +110,9 @@ def main():
             continue
         failed.append(name)
         print(f"FAIL {name}: {', '.join(streams)} differ(s) (run from {folder}: {' '.join(command)})")
-        for stream in streams if options.all_diffs else streams[:1]:
+        # the exit code alone says little: show it and the first differing output stream
+        shown = streams if options.all_diffs else streams[:2] if streams[0] == "exit code" else streams[:1]
+        for stream in shown:
             show_diff(stream, want[stream], got[stream])
     print(f"{len(names) - len(failed)} of {len(names)} examples match" +
           (": failing " + " ".join(failed) if failed else ""))
