@@ -636,7 +636,11 @@ class Lowerer {
       }
       case ExprKind::ItemLit: {
         // Evaluate fields into fresh slots first: the target may be read by the fields.
-        uint32_t first = new_slots(e.type);
+        // A keyed list's row literal gives the fields after the keys (the index gives the keys).
+        size_t skip = e.type->fields.size() - e.args.size();
+        uint32_t first = static_cast<uint32_t>(f_->slots.size());
+        for (size_t i = skip; i < e.type->fields.size(); ++i) new_slot(scalar_kind(e.type->fields[i].type));
+        if (e.args.empty()) new_slot(SlotKind::Int);
         for (size_t i = 0; i < e.args.size(); ++i) expr_into(*e.args[i], first + static_cast<uint32_t>(i));
         return first;
       }
