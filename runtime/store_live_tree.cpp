@@ -95,9 +95,49 @@ bool LiveTree::put(const Cell* row, Cell* old_row) {
   return true;
 }
 
+// A full leaf first tries to pass rows to a neighbour with room (same parent), so random inserts
+// fill leaves to ~80% instead of the ~69% that splitting alone gives.
+bool LiveTree::shift_into_sibling(Path& path, uint32_t index, const Cell* row) {
+  if (tree_.height == 0) return false;
+  Node* parent = path.node[tree_.height - 1];
+  uint32_t at = path.index[tree_.height - 1], cap = shape_.leaf_capacity, w = shape_.row_width;
+  Node** kids = children(parent);
+  uint32_t spare_right = at + 1 < parent->count ? cap - kids[at + 1]->count : 0;
+  uint32_t spare_left = at > 0 ? cap - kids[at - 1]->count : 0;
+  if (std::max(spare_left, spare_right) < 2 || index == cap) return false;  // appends split instead
+  bool to_right = spare_right >= spare_left;
+  uint32_t left_at = to_right ? at : at - 1;
+  Node* left = kids[left_at] = nodes_.make_private(shape_, kids[left_at]);
+  Node* right = kids[left_at + 1] = nodes_.make_private(shape_, kids[left_at + 1]);
+  // Lay out both leaves' rows plus the new one in order, then cut in the middle.
+  uint32_t total = left->count + right->count + 1;
+  uint32_t insert_at = to_right ? index : left->count + index;
+  scratch_rows_.resize(size_t(total) * w);
+  Cell* out = scratch_rows_.data();
+  std::memcpy(out, leaf_rows(left), size_t(left->count) * w * 8);
+  std::memcpy(out + size_t(left->count) * w, leaf_rows(right), size_t(right->count) * w * 8);
+  std::memmove(out + size_t(insert_at + 1) * w, out + size_t(insert_at) * w, size_t(total - 1 - insert_at) * w * 8);
+  std::memcpy(out + size_t(insert_at) * w, row, w * 8);
+  uint32_t keep = (total + 1) / 2;
+  std::memcpy(leaf_rows(left), out, size_t(keep) * w * 8);
+  std::memcpy(leaf_rows(right), out + size_t(keep) * w, size_t(total - keep) * w * 8);
+  left->count = keep;
+  right->count = total - keep;
+  set_separator(separators(parent, shape_) + size_t(left_at) * shape_.key_width, leaf_rows(right));
+  finger_ = insert_at < keep ? left : right;
+  return true;
+}
+
+void LiveTree::set_separator(Cell* separator, const Cell* key) {
+  for (uint32_t c : shape_.text_key_columns) text_store_retain(reinterpret_cast<Text*>(key[c]));
+  release_separator(separator);
+  std::memcpy(separator, key, shape_.key_width * 8);
+}
+
 void LiveTree::insert_in_leaf(Path& path, uint32_t index, const Cell* row) {
   Node* leaf = path.node[tree_.height];
   uint32_t w = shape_.row_width, k = shape_.key_width, n = leaf->count;
+  if (n == shape_.leaf_capacity && shift_into_sibling(path, index, row)) return;
   Node* target = leaf;
   uint32_t at = index;
   Node* right = nullptr;

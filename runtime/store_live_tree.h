@@ -38,6 +38,8 @@ class LiveTree {
   void sequence_path(int64_t position, Path& path) const;
   void make_path_private(Path& path);
   void insert_in_leaf(Path& path, uint32_t index, const Cell* row);
+  bool shift_into_sibling(Path& path, uint32_t index, const Cell* row);
+  void set_separator(Cell* separator, const Cell* key);
   void insert_child(Path& path, uint32_t level, Cell* separator, Node* child);
   void remove_child(Node* parent, uint32_t child, bool release_separator);
   void rebalance(Path& path, uint32_t level);
@@ -52,6 +54,7 @@ class LiveTree {
   std::vector<Node*> scratch_children_;
   std::vector<Cell> scratch_separators_;
   std::vector<Cell> separator_;
+  std::vector<Cell> scratch_rows_;
 };
 
 }  // namespace pure::rt::store

@@ -69,8 +69,8 @@ Node* Nodes::acquire(const ListShape& s, bool leaf) {
     p.spare.pop_back();
     ++stats_.reused;
   } else {
-    size_t bytes = (node_size(s, leaf) + 63) & ~size_t(63);
-    n = static_cast<Node*>(std::aligned_alloc(64, bytes));
+    size_t bytes = node_size(s, leaf);
+    n = static_cast<Node*>(std::malloc(bytes));
     if (!n) throw std::bad_alloc();
     stats_.node_bytes += bytes;
     ++stats_.allocated;
@@ -149,7 +149,7 @@ void Nodes::give_back(const ListShape& s, Node* node, bool leaf) {
 }
 
 void Nodes::free_node(const ListShape& s, Node* node, bool leaf) {
-  stats_.node_bytes -= (node_size(s, leaf) + 63) & ~size_t(63);
+  stats_.node_bytes -= node_size(s, leaf);
   ++stats_.freed;
   std::free(node);
 }
