@@ -1,5 +1,5 @@
 # bench/lib/bfs_bench.py: the BFS benchmark: one generated graph file fed to every system on stdin, five fixed
-# start nodes, time per search (measured inside C/CPython/Lua; for Pure by the difference of two whole runs).
+# start nodes, processor time per search (inside C/CPython/Lua; for Pure the difference of two whole runs).
 import os
 import time
 
@@ -22,7 +22,7 @@ def make_graph(options, build_dir, log):
 
 def run_measured(result, prefix, rounds, starts, graph_path, options):
     """C, CPython, Lua, LuaJIT: the program prints the check, then one time in ms per search."""
-    _, stdout = run_timed(prefix + [str(rounds)] + starts, stdin_path=graph_path, timeout=options.timeout)
+    stdout = run_timed(prefix + [str(rounds)] + starts, stdin_path=graph_path, timeout=options.timeout).stdout
     lines = stdout.strip().splitlines()
     if len(lines) != 2:
         raise RunFailed("expected a check line and a times line, got %r" % stdout[:200])
@@ -31,22 +31,22 @@ def run_measured(result, prefix, rounds, starts, graph_path, options):
 
 
 def run_pure(result, prefix, rounds, starts, graph_path, edges, options, round_number):
-    """Pure has no clock: time the whole process loading only (ROUNDS = 0) and loading plus rounds x searches;
-    the difference divided by the number of searches is one sample. The order alternates to cancel drift."""
+    """Pure has no clock: take the processor time of the whole process loading only (ROUNDS = 0) and loading
+    plus rounds x searches; the difference divided by the number of searches is one sample. The order
+    alternates from run to run to cancel drift."""
     def timed(how_many):
         return run_timed(prefix + [str(how_many)] + starts, stdin_path=graph_path, timeout=options.timeout)
 
     if round_number % 2:
-        load_ms, load_out = timed(0)
-        full_ms, full_out = timed(rounds)
+        load, full = timed(0), timed(rounds)
     else:
-        full_ms, full_out = timed(rounds)
-        load_ms, load_out = timed(0)
-    if load_out.strip() != str(edges):
-        raise RunFailed("loading run printed %r, expected the edge count %d" % (load_out.strip()[:100], edges))
-    result.record_check(full_out.strip())
-    result.extra.setdefault("load_samples", []).append(load_ms)
-    return [(full_ms - load_ms) / (rounds * len(starts))]
+        full = timed(rounds)
+        load = timed(0)
+    if load.stdout.strip() != str(edges):
+        raise RunFailed("loading run printed %r, expected the edge count %d" % (load.stdout.strip()[:100], edges))
+    result.record_check(full.stdout.strip())
+    result.extra.setdefault("load_samples", []).append(load.cpu_ms)
+    return [(full.cpu_ms - load.cpu_ms) / (rounds * len(starts))]
 
 
 def run_bfs(systems, options, build_dir, log):
@@ -72,7 +72,7 @@ def run_bfs(systems, options, build_dir, log):
                 continue
             result.samples.extend(samples)
             if "load_samples" in result.extra:
-                log("[bfs] run %d/%d %-8s loading alone took %.1f ms" % (
+                log("[bfs] run %d/%d %-8s loading alone took %.1f ms cpu" % (
                     round_number, options.runs, result.system.name, result.extra["load_samples"][-1]))
             log("[bfs] run %d/%d %-8s median of this run %8.2f ms/search  check %s" % (
                 round_number, options.runs, result.system.name, sorted(samples)[len(samples) // 2], result.check))

@@ -62,13 +62,13 @@ def run_kernel(name, systems, options, build_dir, log):
             if result.error:
                 continue
             try:
-                elapsed_ms, stdout = run_timed(prefixes[result.system.name] + arguments, timeout=options.timeout)
-                result.record_check(stdout.strip())
+                timing = run_timed(prefixes[result.system.name] + arguments, timeout=options.timeout)
+                result.record_check(timing.stdout.strip())
             except RunFailed as error:
                 result.error = str(error)
                 log("  %s: FAILED: %s" % (result.system.name, result.error))
                 continue
-            result.samples.append(elapsed_ms)
-            log("[%s] run %d/%d %-8s %10.1f ms  check %s" % (
-                name, round_number, options.runs, result.system.name, elapsed_ms, result.check))
+            result.samples.append(timing.ms(options.clock))
+            log("[%s] run %d/%d %-8s %10.1f ms wall %10.1f ms cpu  check %s" % (
+                name, round_number, options.runs, result.system.name, timing.wall_ms, timing.cpu_ms, result.check))
     return results

@@ -7,8 +7,8 @@ from measure import summarize
 SUMMARY_BASELINES = ["c", "cpython", "lua5.4"]
 
 
-def result_lines(bench, results, machine):
-    """One dict per system that produced samples, in the order the systems ran."""
+def result_lines(bench, results, machine, clock):
+    """One dict per system that produced samples, in the order the systems ran; `clock` is "wall" or "cpu"."""
     finished = [result for result in results if result.samples and not result.error]
     medians = {result.system.name: summarize(result.samples)["median_ms"] for result in finished}
     lines = []
@@ -20,6 +20,7 @@ def result_lines(bench, results, machine):
         line["check"] = result.check
         line["machine"] = machine
         line["engine"] = result.system.engine
+        line["clock"] = clock
         lines.append(line)
     return lines
 

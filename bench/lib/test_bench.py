@@ -61,7 +61,7 @@ class GeneratorTest(unittest.TestCase):
 class ReportTest(unittest.TestCase):
     def test_median_and_ratio_to_c(self):
         lines = report.result_lines("k", [finished("c", [10.0, 30.0, 20.0], "1"),
-                                          finished("cpython", [100.0, 300.0, 200.0, 250.0], "1")], "x")
+                                          finished("cpython", [100.0, 300.0, 200.0, 250.0], "1")], "x", "wall")
         self.assertEqual(lines[0]["median_ms"], 20.0)
         self.assertEqual(lines[1]["median_ms"], 225.0)
         self.assertEqual(lines[1]["ratio_to_c"], 11.25)
@@ -70,7 +70,7 @@ class ReportTest(unittest.TestCase):
     def test_failed_systems_are_left_out(self):
         broken = finished("lua5.4", [5.0], "1")
         broken.error = "exit code 3"
-        lines = report.result_lines("k", [finished("c", [1.0], "1"), broken], "x")
+        lines = report.result_lines("k", [finished("c", [1.0], "1"), broken], "x", "wall")
         self.assertEqual([line["system"] for line in lines], ["c"])
 
     def test_checks_agree(self):
