@@ -24,6 +24,8 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Options {
+  std::string only;     // comma-separated bench names without "store."; empty: all
+  std::string systems;  // comma-separated system names; empty: all
   size_t rows = 1000000;
   int runs = 5;
   size_t lookups = 200000;
@@ -261,10 +263,14 @@ int main(int argc, char** argv) {
       o.lookups = o.groups = o.puts = o.events = 20000;
     } else if (a == "--rows" && i + 1 < argc) {
       o.rows = std::stoul(argv[++i]);
+    } else if (a == "--systems" && i + 1 < argc) {
+      o.systems = "," + std::string(argv[++i]) + ",";
+    } else if (a == "--only" && i + 1 < argc) {
+      o.only = "," + std::string(argv[++i]) + ",";
     } else if (a == "--runs" && i + 1 < argc) {
       o.runs = std::stoi(argv[++i]);
     } else {
-      fprintf(stderr, "usage: %s [--quick] [--rows N] [--runs N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--rows N] [--runs N] [--only get,scan,...] [--systems pure,c,...]\n", argv[0]);
       return 2;
     }
   }
@@ -283,26 +289,28 @@ int main(int argc, char** argv) {
   for (int64_t& g : groups) g = int64_t(rng() % (o.rows / 16));
 
   fprintf(stderr, "store benchmark: %zu rows (a, b) -> v, %d runs, machine %s\n", o.rows, o.runs, g_machine.c_str());
-  memory_lines(random_order, ascending);
+  auto wanted = [&](const char* name) { return o.only.empty() || o.only.find("," + std::string(name) + ",") != std::string::npos; };
+  if (wanted("memory")) memory_lines(random_order, ascending);
 
   std::vector<std::unique_ptr<System>> systems;
-  systems.push_back(make_pure_system());
-  systems.push_back(make_map_system());
-  systems.push_back(make_sqlite_system());
-  systems.push_back(make_array_system());
+  for (auto make : {make_pure_system, make_map_system, make_sqlite_system, make_array_system}) {
+    auto system = make();
+    if (o.systems.empty() || o.systems.find("," + system->name() + ",") != std::string::npos) systems.push_back(std::move(system));
+  }
   compare("store.load", systems, 1, o.rows, [&](System& s, int) {
     s.load(random_order);
     return int64_t(o.rows);
   });
-  compare("store.get", systems, o.runs, o.lookups, [&](System& s, int) { return s.get(lookups); });
-  compare("store.get_nearby", systems, o.runs, o.lookups, [&](System& s, int) { return s.get(nearby); });
-  compare("store.scan", systems, o.runs, o.rows, [&](System& s, int) { return s.scan(); });
-  compare("store.prefix", systems, o.runs, o.groups, [&](System& s, int) { return s.prefix(groups); });
-  compare("store.put", systems, o.runs, o.puts, [&](System& s, int round) {
-    s.put(puts, round + 1);
-    return s.get(puts);
-  });
-  publish_lines(random_order, o.runs);
-  event_lines(systems, random_order, o.events, o.runs);
+  if (wanted("get")) compare("store.get", systems, o.runs, o.lookups, [&](System& s, int) { return s.get(lookups); });
+  if (wanted("get_nearby")) compare("store.get_nearby", systems, o.runs, o.lookups, [&](System& s, int) { return s.get(nearby); });
+  if (wanted("scan")) compare("store.scan", systems, o.runs, o.rows, [&](System& s, int) { return s.scan(); });
+  if (wanted("prefix")) compare("store.prefix", systems, o.runs, o.groups, [&](System& s, int) { return s.prefix(groups); });
+  if (wanted("put"))
+    compare("store.put", systems, o.runs, o.puts, [&](System& s, int round) {
+      s.put(puts, round + 1);
+      return s.get(puts);
+    });
+  if (wanted("publish")) publish_lines(random_order, o.runs);
+  if (wanted("event")) event_lines(systems, random_order, o.events, o.runs);
   return g_failed ? 1 : 0;
 }
