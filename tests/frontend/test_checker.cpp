@@ -1,0 +1,215 @@
+// tests/frontend/test_checker.cpp — the checker: types, unknown names with hints, stored-list
+// writes in queries and functions, main's rules, missing returns, several errors at once.
+// Depends on frontend/frontend.h through frontend_support.h.
+#include <doctest/doctest.h>
+
+#include "tests/frontend/frontend_support.h"
+
+using namespace pure;
+using pure::test::Compiled;
+
+namespace {
+
+// The rendered diagnostics of a module (empty when it compiles).
+std::string errors_of(const std::string& text) { return Compiled(text).errors(); }
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// Wraps statements in fn main.
+std::string in_main(const std::string& body) { return "fn main() {\n" + body + "\n}\n"; }
+
+}  // namespace
+
+TEST_CASE("checker: a correct module has no errors and annotated types") {
+  Compiled c(R"(
+type Point { x: num, y: num }
+list accounts by id: int { balance: num = 0.0, owner: text = "" }
+fn dist2(p: Point) -> num { return p.x * p.x + p.y * p.y }
+event deposit(id: int, amount: num) { accounts[id].balance += amount }
+query balance(id: int) -> num { return accounts[id].balance }
+fn main(args: seq text) {
+  let p = Point { x: 3.0, y: 4 }
+  let d = dist2(p)
+  let r = deposit(1, 2.5)
+  let ok = r.ok
+  let b = balance(1)
+  let n = args.count()
+  var s = "n = {n}"
+  s = s + text(d)
+}
+)");
+  CHECK_MESSAGE(c.ok(), c.errors());
+  const FuncDecl& main = c.checked.module.funcs.back();
+  auto type_of = [&](const char* name) -> const Type* {
+    for (const LocalInfo& l : main.locals)
+      if (l.name == name) return l.type;
+    return nullptr;
+  };
+  REQUIRE(type_of("d"));
+  CHECK(type_of("d")->kind == TypeKind::Num);
+  CHECK(type_of("ok")->kind == TypeKind::Bool);
+  CHECK(type_of("b")->kind == TypeKind::Num);
+  CHECK(type_of("n")->kind == TypeKind::Int);
+  CHECK(type_of("s")->kind == TypeKind::Text);
+  CHECK(type_of("p")->kind == TypeKind::Item);
+}
+
+TEST_CASE("checker: type mismatches") {
+  CHECK(contains(errors_of(in_main("let x: int = \"a\"")), "t.pure:2:14: error: 'x' is declared as int but the value is text"));
+  CHECK(contains(errors_of(in_main("let x = 1 + \"a\"")), "t.pure:2:"));
+  CHECK(contains(errors_of(in_main("let a = 1\nlet x = a + 1.5")), "error:"));  // an int variable is not a num
+  CHECK(contains(errors_of(in_main("if 1 { }")), "error:"));
+  CHECK(contains(errors_of(in_main("while \"x\" { }")), "error:"));
+  CHECK(contains(errors_of(in_main("let b = not 3")), "'not' needs a bool, not int"));
+  CHECK(contains(errors_of(in_main("let b = -true")), "'-' needs an int or num, not bool"));
+  CHECK(contains(errors_of(in_main("let x = 1\nx = 2")), "declare it with 'var' to change it"));
+  CHECK(contains(errors_of(in_main("var x = 1\nx = 2.5")), "error:"));
+  CHECK(contains(errors_of(in_main("let xs = [1, \"a\"]")), "error:"));
+  CHECK(contains(errors_of(in_main("let xs = []")), "write 'seq int'"));
+  CHECK(contains(errors_of("fn f(a: int) -> int { return a }\n" + in_main("let y = f(1, 2)")), "takes 1 argument, not 2"));
+  CHECK(contains(errors_of("fn f(a: int) -> int { return a }\n" + in_main("let y = f(\"no\")")), "argument 1 of 'f'"));
+  CHECK(contains(errors_of(in_main("let y = sqrt(\"a\")")), "error:"));
+  CHECK(contains(errors_of(in_main("let y = 9223372036854775808")), "does not fit in 64 bits"));
+  // an int literal adapts to num where a num is expected
+  CHECK(errors_of(in_main("let y: num = 2\nlet z = y * 2")).empty());
+}
+
+TEST_CASE("checker: unknown names, fields, types and functions with 'did you mean'") {
+  std::string e = errors_of(in_main("let count = 1\nlet y = cuont + 1"));
+  CHECK(contains(e, "t.pure:3:9: error: unknown name 'cuont'"));
+  CHECK(contains(e, "did you mean 'count'?"));
+  CHECK(contains(errors_of("fn compute() -> int { return 1 }\n" + in_main("let y = compte()")),
+                 "did you mean 'compute'?"));
+  CHECK(contains(errors_of("type Point { x: num, y: num }\n" + in_main("let p = Poin { x: 1.0, y: 2.0 }")),
+                 "did you mean 'Point'?"));
+  CHECK(contains(errors_of("type Point { x: num, y: num }\nfn f(p: Point) -> num { return p.z }\nfn main() {}"),
+                 "'Point' has no field 'z'"));
+  CHECK(contains(errors_of("fn f(p: Pont) {}\nfn main() {}"), "unknown type 'Pont'"));
+  // no far-fetched suggestion for a name unlike anything
+  std::string far = errors_of(in_main("let y = zzzzzzzzzz"));
+  CHECK(contains(far, "unknown name 'zzzzzzzzzz'"));
+  CHECK_FALSE(contains(far, "did you mean"));
+}
+
+// bugs.md "checker: 'did you mean' for an item type suggests a scalar type"
+TEST_CASE("checker: an item type typo suggests the item type" * doctest::may_fail()) {
+  CHECK(contains(errors_of("type Point { x: num, y: num }\n" + in_main("let p = Piont { x: 1.0, y: 2.0 }")),
+                 "did you mean 'Point'?"));
+}
+
+TEST_CASE("checker: edit distance") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("abc", "abc") == 0);
+  CHECK(edit_distance("abc", "") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("count", "cuont") <= 2);
+}
+
+TEST_CASE("checker: scopes") {
+  CHECK(contains(errors_of(in_main("if true { let a = 1 }\nlet b = a")), "unknown name 'a'"));
+  CHECK(contains(errors_of(in_main("let a = 1\nlet a = 2")), "is already declared in this block"));
+  CHECK(errors_of(in_main("let a = 1\nif true { let a = \"shadow\" }")).empty());
+  CHECK(contains(errors_of(in_main("break")), "outside a loop"));
+  CHECK(contains(errors_of(in_main("continue")), "outside a loop"));
+  CHECK(contains(errors_of("fn f() {}\nfn f() {}\nfn main() {}"), "'f' is declared twice"));
+  CHECK(contains(errors_of("fn f(a: int, a: int) {}\nfn main() {}"), "parameter 'a' appears twice"));
+  CHECK(contains(errors_of("fn print(a: int) {}\nfn main() {}"), "standard function and cannot be redeclared"));
+}
+
+TEST_CASE("checker: only events write stored lists") {
+  const std::string lists = "list accounts by id: int { balance: num = 0.0 }\n";
+  std::string q = errors_of(lists + "query q(id: int) -> num { accounts[id].balance = 1.0\n return 0.0 }\nfn main() {}");
+  CHECK(contains(q, "query 'q' changes stored list 'accounts'; queries only read"));
+  CHECK(contains(q, "make it an event"));
+  CHECK(contains(errors_of(lists + "query q(id: int) -> int { accounts.remove(id)\n return 0 }\nfn main() {}"),
+                 "queries only read"));
+  CHECK(contains(errors_of(lists + "fn f(id: int) { accounts[id] = { balance: 1.0 } }\nfn main() {}"),
+                 "only events change stored lists"));
+  CHECK(contains(errors_of(lists + in_main("accounts[1].balance = 2.0")), "main changes stored list 'accounts' directly"));
+  CHECK(errors_of(lists + "event e(id: int) { accounts[id] = { balance: 1.0 }\n accounts.remove(id) }\nfn main() {}").empty());
+  // a query reading is fine
+  CHECK(errors_of(lists + "query q(id: int) -> num { return accounts[id].balance }\nfn main() {}").empty());
+}
+
+TEST_CASE("checker: events and queries are called from main only, with client values") {
+  const std::string mod = "event e(x: int) { }\nquery q() -> int { return 1 }\n";
+  CHECK(contains(errors_of(mod + "fn f() { e(1) }\nfn main() {}"), "can only be called from main"));
+  CHECK(contains(errors_of("event e(xs: seq int) { }\nfn main() {}"), "event and query parameters are values"));
+  CHECK(contains(errors_of("event e() -> int { return 1 }\nfn main() {}"), "an event returns nothing"));
+  CHECK(contains(errors_of("query q() { }\nfn main() {}"), "a query must return a value"));
+}
+
+TEST_CASE("checker: main's rules") {
+  CHECK(contains(errors_of("fn main() -> int { return 1 }"), "main returns nothing"));
+  CHECK(contains(errors_of("fn main(a: int) { }"), "main takes no parameters or one 'seq text'"));
+  CHECK(contains(errors_of("fn main(a: seq text, b: int) { }"), "main takes no parameters"));
+  CHECK(contains(errors_of("fn f() { main() }\nfn main() { }"), "main cannot be called"));
+  CHECK(contains(errors_of("fn f() -> text { return input() }\nfn main() { }"), "error:"));  // input() is main's
+  CHECK(errors_of("fn main(args: seq text) { let t = input() }").empty());
+  // a module without main still checks (pure-run reports the missing main when asked to run)
+  CHECK(errors_of("fn f() { }").empty());
+}
+
+TEST_CASE("checker: a function with a result must return on every path") {
+  CHECK(contains(errors_of("fn f(a: int) -> int { if a > 0 { return 1 } }\nfn main() {}"),
+                 "'f' can reach its end without returning"));
+  CHECK(contains(errors_of("fn f(a: int) -> int { while a > 0 { return 1 } }\nfn main() {}"),
+                 "can reach its end without returning"));
+  CHECK(errors_of("fn f(a: int) -> int { if a > 0 { return 1 } else { return 2 } }\nfn main() {}").empty());
+  CHECK(errors_of("fn f(a: int) -> int { fail \"never\" }\nfn main() {}").empty());
+  CHECK(contains(errors_of("fn f() { return 1 }\nfn main() {}"), "returns nothing, so 'return' takes no value"));
+  CHECK(contains(errors_of("fn f() -> int { return }\nfn main() {}"), "error:"));
+}
+
+TEST_CASE("checker: keyed lists, sequences and items") {
+  const std::string m = "list edges by (src: int, dst: int) { w: num = 0.0 }\n";
+  CHECK(errors_of(m + "query deg(v: int) -> int { var n = 0\n for e in edges[v] { n += 1 }\n return n }\nfn main() {}").empty());
+  CHECK(contains(errors_of(m + "event e() { edges[1] = { w: 1.0 } }\nfn main() {}"), "give every key to change one"));
+  CHECK(contains(errors_of(m + "event e() { edges[1, 2] = { src: 1, w: 1.0 } }\nfn main() {}"), "is a key"));
+  CHECK(contains(errors_of(in_main("let xs = [1, 2]\nlet y = xs[\"a\"]")), "error:"));
+  CHECK(contains(errors_of(in_main("let xs = [1, 2]\nfor a, b, c in xs { }")), "error:"));
+  CHECK(contains(errors_of("type P { x: int }\n" + in_main("let p = P { x: 1, x: 2 }")), "is given twice"));
+  CHECK(contains(errors_of("type P { x: int, y: int }\n" + in_main("let p = P { x: 1 }")), "'y' is missing from the item"));
+  CHECK(contains(errors_of("list l by (a: num) { }\nfn main() {}"), "error:"));  // num is never a key
+  CHECK(contains(errors_of(in_main("let xs = [1]\nlet ys = [xs]")), "a list cannot hold lists"));
+}
+
+TEST_CASE("checker: let-else") {
+  const std::string m = "list accounts by id: int { balance: num = 0.0 }\n";
+  CHECK(errors_of(m + "event e(id: int) { let a = accounts[id] else fail \"no {id}\"\n accounts[id].balance = a.balance }\nfn main() {}").empty());
+  CHECK(contains(errors_of(in_main("let a = 1 else return")), "'let ... else' needs a keyed-list lookup"));
+  CHECK(contains(errors_of(m + "event e(id: int) { let a = accounts[id] else print(1) }\nfn main() {}"),
+                 "the 'else' of a 'let' must leave"));
+}
+
+TEST_CASE("checker: independent errors are all reported, each with its own location") {
+  Compiled c(R"(fn main() {
+  let a: int = "x"
+  let b = unknown_one
+  let c = not 1
+  var d = 1
+  d = "text"
+}
+)");
+  REQUIRE(c.diags->count() >= 4);
+  std::vector<uint32_t> lines;
+  for (const Diagnostic& d : c.list()) lines.push_back(d.loc.line);
+  for (uint32_t want : {2u, 3u, 4u, 6u}) CHECK(std::find(lines.begin(), lines.end(), want) != lines.end());
+}
+
+TEST_CASE("checker: a rendered diagnostic has the source line and a caret under the column") {
+  std::string e = errors_of("fn main() {\n  let y = nope\n}\n");
+  CHECK(e.rfind("t.pure:2:11: error: unknown name 'nope'\n  ", 0) == 0);
+  CHECK(contains(e, "\n    let y = nope\n            ^\n"));
+}
+
+TEST_CASE("checker: a flood of errors is capped in the output but counted") {
+  std::string body;
+  for (int i = 0; i < 150; ++i) body += "let v" + std::to_string(i) + ": int = \"x\"\n";
+  Compiled c(in_main(body));
+  CHECK(c.diags->count() == 150);
+  CHECK(c.list().size() == Diagnostics::kMaxShown);
+  CHECK(contains(c.errors(), "... and 130 more errors"));
+}

@@ -1,0 +1,227 @@
+// tests/frontend/test_parser.cpp — the parser: precedence, statements, declarations, recovery
+// (several errors in one run) and deep nesting (a diagnostic, not a crash).
+// Depends on frontend/parser.h through frontend_support.h.
+#include <doctest/doctest.h>
+
+#include "tests/frontend/frontend_support.h"
+
+using namespace pure;
+using pure::test::parse_expr;
+using pure::test::Parsed;
+
+TEST_CASE("parser: arithmetic precedence and left associativity") {
+  CHECK(parse_expr("1 + 2 * 3") == "('+' 1 ('*' 2 3))");
+  CHECK(parse_expr("1 * 2 + 3") == "('+' ('*' 1 2) 3)");
+  CHECK(parse_expr("1 - 2 - 3") == "('-' ('-' 1 2) 3)");
+  CHECK(parse_expr("8 / 4 / 2") == "('/' ('/' 8 4) 2)");
+  CHECK(parse_expr("7 % 4 * 2") == "('*' ('%' 7 4) 2)");
+  CHECK(parse_expr("(1 + 2) * 3") == "('*' ('+' 1 2) 3)");
+}
+
+TEST_CASE("parser: unary minus binds tighter than binary operators; literals fold") {
+  CHECK(parse_expr("-a * b") == "('*' ('-' a) b)");
+  CHECK(parse_expr("-2 * b") == "('*' -2 b)");
+  CHECK(parse_expr("a - -b") == "('-' a ('-' b))");
+  CHECK(parse_expr("-9223372036854775808") == "-9223372036854775808");
+  // '-' applies to the whole postfix chain, not to the literal alone
+  CHECK(parse_expr("-x.y") == "('-' (field y x))");
+}
+
+TEST_CASE("parser: comparisons, not, and, or") {
+  CHECK(parse_expr("a < b + 1") == "('<' a ('+' b 1))");
+  CHECK(parse_expr("a or b and c") == "('or' a ('and' b c))");
+  CHECK(parse_expr("a and b or c") == "('or' ('and' a b) c)");
+  CHECK(parse_expr("not a and b") == "('and' ('not' a) b)");
+  CHECK(parse_expr("not a == b") == "('not' ('==' a b))");
+  CHECK(parse_expr("a == b and c != d") == "('and' ('==' a b) ('!=' c d))");
+}
+
+TEST_CASE("parser: comparisons cannot be chained") {
+  std::string errors;
+  parse_expr("a < b < c", &errors);
+  CHECK(errors.find("comparisons cannot be chained") != std::string::npos);
+}
+
+TEST_CASE("parser: postfix chains, calls, methods, indexes, literals") {
+  CHECK(parse_expr("f(1, g(2))") == "(call f 1 (call g 2))");
+  CHECK(parse_expr("xs.push(4)") == "(.push xs 4)");
+  CHECK(parse_expr("a.b.c") == "(field c (field b a))");
+  CHECK(parse_expr("m[1, 2].x") == "(field x (index m 1 2))");
+  CHECK(parse_expr("xs[0][1]") == "(index (index xs 0) 1)");
+  CHECK(parse_expr("[1, 2, 3]") == "(seq 1 2 3)");
+  CHECK(parse_expr("[]") == "(seq)");
+  CHECK(parse_expr("Point { x: 1.5, y: 2 }") == "(item Point num:1.500000 2)");
+  CHECK(parse_expr("seq int") == "(new)");
+  CHECK(parse_expr("true") == "true");
+}
+
+TEST_CASE("parser: text literals: escapes and interpolation") {
+  CHECK(parse_expr(R"("a\tb\n\\\"\{\}")") == "\"a\tb\n\\\"{}\"");
+  CHECK(parse_expr(R"("\u{41}\u{e9}")") == "\"A\xc3\xa9\"");
+  CHECK(parse_expr(R"("x = {x + 1}!")") == "(interp \"x = \" ('+' x 1) \"!\")");
+  std::string errors;
+  parse_expr(R"("\q")", &errors);
+  CHECK(errors.find("t.pure:2:") == 0);
+  for (const char* bad : {R"("\u{110000}")", R"("\u{D800}")", R"("\u{}")", R"("\u{zz}")", R"("a { b")", R"("}")",
+                          R"("{}")"}) {
+    CAPTURE(bad);
+    parse_expr(bad, &errors);
+    CHECK(errors.find("t.pure:2:") == 0);
+  }
+}
+
+// bugs.md "lexer: a '}' inside a text inside an interpolation ends the interpolation"
+TEST_CASE("parser: a brace inside a text inside an interpolation" * doctest::may_fail()) {
+  std::string errors;
+  CHECK(parse_expr(R"("{f("}")}")", &errors) == "(interp (call f \"}\"))");
+  CHECK(errors.empty());
+}
+
+TEST_CASE("parser: declarations") {
+  Parsed p(R"(
+type Point { x: num, y: num }
+list accounts by id: int { branch: int, balance: num = 0.0 }
+list edges by (src: int, dst: int) {}
+list journal seq { line: text }
+fn f(a: int, b: seq text) -> int { return a }
+event e(x: int) { }
+query q() -> int { return 1 }
+fn main() { }
+)");
+  CHECK_MESSAGE(!p.diags->any(), p.errors());
+  CHECK(p.module.types.size() == 1);
+  REQUIRE(p.module.lists.size() == 3);
+  CHECK(p.module.lists[0].type->kind == TypeExpr::Keyed);
+  CHECK(p.module.lists[0].type->keys.size() == 1);
+  CHECK(p.module.lists[0].type->fields.size() == 2);
+  CHECK(p.module.lists[0].type->fields[1].default_value != nullptr);
+  CHECK(p.module.lists[1].type->keys.size() == 2);
+  CHECK(p.module.lists[2].type->kind == TypeExpr::Seq);
+  REQUIRE(p.module.funcs.size() == 4);
+  CHECK(p.module.funcs[0].params.size() == 2);
+  CHECK(p.module.funcs[0].result != nullptr);
+  CHECK(p.module.funcs[1].kind == FuncKind::Event);
+  CHECK(p.module.funcs[2].kind == FuncKind::Query);
+}
+
+TEST_CASE("parser: statements of every kind") {
+  Parsed p(R"(
+fn main() {
+  let a = 1
+  var b: int = 2; b += a
+  if a < b { b = 0 } else if a > b { b = 1 } else { b = 2 }
+  while b > 0 { b -= 1; if b == 3 { break } else { continue } }
+  for i in 0 .. 10 { print(i) }
+  for i, x in [1, 2] { print(x) }
+  let m = list by k: int { v: int = 0 }
+  let r = m[1] else return
+  { let inner = 3 }
+  fail "reason"
+}
+)");
+  CHECK_MESSAGE(!p.diags->any(), p.errors());
+  REQUIRE(p.module.funcs.size() == 1);
+  const auto& body = p.module.funcs[0].body;
+  std::vector<StmtKind> want = {StmtKind::Let,   StmtKind::Let, StmtKind::Assign, StmtKind::If,
+                                StmtKind::While, StmtKind::For, StmtKind::For,    StmtKind::Let,
+                                StmtKind::Let,   StmtKind::Block, StmtKind::Fail};
+  REQUIRE(body.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(body[i]->kind == want[i]);
+  CHECK(body[1]->is_var);
+  CHECK(body[1]->declared != nullptr);
+  CHECK(body[2]->op == static_cast<int>(Tok::PlusEq));
+  REQUIRE(body[3]->else_body.size() == 1);
+  CHECK(body[3]->else_body[0]->kind == StmtKind::If);  // else if nests
+  CHECK(body[5]->range_end != nullptr);
+  CHECK(body[6]->name2 == "x");
+  CHECK(body[8]->body.size() == 1);  // let ... else STATEMENT
+  CHECK(body[8]->body[0]->kind == StmtKind::Return);
+}
+
+TEST_CASE("parser: recovery reports several independent errors in one run") {
+  Parsed p(R"(
+fn a() {
+  let = 1
+  let ok = 2
+  var x = (1 +
+  print(ok)
+}
+fn b(x int) { }
+fn c() -> { }
+type T { a int }
+fn main() { let y = ] }
+)");
+  CHECK(p.diags->count() >= 5);
+  std::vector<uint32_t> lines;
+  for (const Diagnostic& d : p.list()) lines.push_back(d.loc.line);
+  for (uint32_t want : {3u, 8u, 9u, 10u, 11u}) {
+    CAPTURE(want);
+    CHECK(std::find(lines.begin(), lines.end(), want) != lines.end());
+  }
+  // still parses main, after all the errors
+  REQUIRE_FALSE(p.module.funcs.empty());
+  CHECK(p.module.funcs.back().name == "main");
+  CHECK(p.errors().find("t.pure:3:7: error: ") != std::string::npos);
+}
+
+TEST_CASE("parser: keyword used as a name gets a hint") {
+  Parsed p("fn main() { let for = 1 }");
+  REQUIRE(p.diags->any());
+  CHECK(p.list()[0].hint.find("keywords cannot be used as names") != std::string::npos);
+}
+
+TEST_CASE("parser: errors at the end of the file are located on a real line") {
+  for (const char* text : {"fn main() {", "fn main() { let x = ", "fn", "type T {", "list", "fn main() { f(1, "}) {
+    Parsed p(text);
+    CAPTURE(text);
+    REQUIRE(p.diags->any());
+    CHECK(p.list()[0].loc.line == 1);
+    CHECK(p.list()[0].loc.col >= 1);
+  }
+}
+
+TEST_CASE("parser: deep nesting is 'nested too deeply', never a crash") {
+  auto nested = [](const std::string& open, const std::string& middle, const std::string& close, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += open;
+    s += middle;
+    for (int i = 0; i < n; ++i) s += close;
+    return s;
+  };
+  std::string cases[] = {
+      "fn main() { let x = " + nested("(", "1", ")", 100000) + " }",
+      "fn main() { let x = " + nested("[", "1", "]", 100000) + " }",
+      "fn main() { let x = " + nested("-", "y", "", 100000) + " }",
+      "fn main() { let x = " + nested("not ", "y", "", 100000) + " }",
+      "fn main() " + nested("{", "", "}", 100000),
+      "fn main() { " + nested("if true { ", "", "}", 100000) + " }",
+      "fn main() { " + nested("while true { ", "", "}", 100000) + " }",
+      "fn main() { let x: " + nested("seq ", "int", "", 100000) + " = [] }",
+      "fn main() { let x = " + nested("f(", "1", ")", 100000) + " }",
+      "fn main() { let x = " + nested("\"{", "1", "}\"", 20000) + " }",
+  };
+  for (const std::string& text : cases) {
+    CAPTURE(text.substr(0, 40));
+    Parsed p(text);
+    REQUIRE(p.diags->any());
+    bool deep = false;
+    for (const Diagnostic& d : p.list()) deep |= d.message.find("nested too deeply") != std::string::npos;
+    CHECK(deep);
+  }
+  // Nesting below the limit is fine.
+  Parsed ok("fn main() { let x = " + nested("(", "1", ")", 50) + " }");
+  CHECK_MESSAGE(!ok.diags->any(), ok.errors());
+}
+
+TEST_CASE("parser: garbage input never loops and always ends with diagnostics") {
+  std::string garbage;
+  uint32_t state = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    state = state * 1103515245u + 12345u;
+    garbage += static_cast<char>((state >> 16) & 0xff);
+  }
+  Parsed p(garbage);
+  CHECK(p.diags->any());
+  CHECK(p.diags->list().size() <= Diagnostics::kMaxShown);
+  CHECK(p.errors().find("more errors") != std::string::npos);
+}
