@@ -66,6 +66,7 @@ struct Expr {
   NameKind name_kind = NameKind::Unresolved;
   int ref = -1;            // local slot id, stored list index, or function index
   int builtin = -1;        // builtin id for calls/methods that are builtins
+  uint32_t depth = 1;      // height of this subtree; the parser bounds it (kMaxHeight)
 
   Expr(ExprKind k, Loc l) : kind(k), loc(l) {}
 };

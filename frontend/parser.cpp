@@ -6,7 +6,8 @@
 namespace pure {
 namespace {
 
-constexpr int kMaxDepth = 200;  // deeper nesting is an error, never a stack overflow
+constexpr int kMaxDepth = 200;    // deeper nesting is an error, never a stack overflow
+constexpr uint32_t kMaxHeight = 1000;  // tallest expression tree (long operator chains)
 
 class Parser {
  public:
@@ -419,11 +420,25 @@ class Parser {
     return or_expr();
   }
 
+  // Operator chains and postfix chains are built in loops, not by recursion, so their height is
+  // checked here: a tree taller than kMaxHeight would overflow the stack of every later pass.
+  void check_height(Expr& e) {
+    for (const ExprPtr& a : e.args)
+      if (a && a->depth + 1 > e.depth) e.depth = a->depth + 1;
+    if (e.depth > kMaxHeight) {
+      panic_ = false;
+      error_at(e.loc, "expression is nested too deeply (more than " + std::to_string(kMaxHeight) + " levels)",
+               "split it with 'let'");
+      throw CompileAbort{};
+    }
+  }
+
   ExprPtr binary(ExprPtr left, Loc loc, Tok op, ExprPtr right) {
     auto e = std::make_unique<Expr>(ExprKind::Binary, loc);
     e->op = static_cast<int>(op);
     e->args.push_back(std::move(left));
     e->args.push_back(std::move(right));
+    check_height(*e);
     return e;
   }
 
@@ -545,6 +560,7 @@ class Parser {
       } else {
         return e;
       }
+      check_height(*e);
       if (panic_) return e;
     }
   }

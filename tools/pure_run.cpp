@@ -51,16 +51,24 @@ int main(int argc, char** argv) {
                  "step budget of main and of each event or query it calls (one step = one loop iteration or one call)")
       ->check(CLI::PositiveNumber);
   app.set_version_flag("--version", "pure-run 0.1");
-  app.prefix_command();  // everything after FILE goes to main, even if it looks like an option
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "PURE_JIT=0 forces the interpreter (the only engine in this build).");
+  // Options come before FILE; everything after FILE belongs to main, whatever it looks like.
+  int split = 1;
+  while (split < argc) {
+    std::string a = argv[split];
+    if (a.empty() || a[0] != '-' || a == "-") break;
+    ++split;
+    if (a == "--max-steps" && split < argc) ++split;
+  }
+  int own_argc = split < argc ? split + 1 : argc;
+  std::vector<std::string> args(argv + own_argc, argv + argc);
   try {
-    app.parse(argc, argv);
+    app.parse(own_argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
-  std::vector<std::string> args = app.remaining();
 
   std::string text;
   if (!read_file(path, text)) {
