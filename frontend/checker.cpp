@@ -12,10 +12,15 @@ namespace pure {
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  // Optimal string alignment: insertions, deletions, substitutions and swaps of neighbours.
+  std::vector<size_t> before(b.size() + 1, 0);
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
+    for (size_t j = 1; j <= b.size(); ++j) {
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) cur[j] = std::min(cur[j], before[j - 2] + 1);
+    }
+    before = prev;
     std::swap(prev, cur);
   }
   return prev[b.size()];
@@ -812,7 +817,10 @@ class Checker {
       auto it = type_names_.find(e.text);
       if (it == type_names_.end() || it->second->kind != TypeKind::Item) {
         for (ExprPtr& a : e.args) check_expr(*a, nullptr);
-        error(e.loc, "unknown item type '" + e.text + "'", suggest(e.text, known_type_names()));
+        std::vector<std::string> items;
+        for (auto& [n, t] : type_names_)
+          if (t->kind == TypeKind::Item) items.push_back(n);
+        error(e.loc, "unknown item type '" + e.text + "'", suggest(e.text, items));
         return tt_.error();
       }
       check_item_fields(e, it->second, 0);

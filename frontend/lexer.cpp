@@ -282,17 +282,25 @@ class Lexer {
   // find the closing quote, tracking braces so that "{f("x")}" is one literal.
   Token string(Loc loc) {
     uint32_t start = ++pos_;
-    int depth = 0;
+    // Inside {...} a nested text literal may hold braces and quotes of its own; each nesting
+    // level remembers whether it is in such a literal.
+    std::vector<bool> in_text;  // one per open '{'
     while (pos_ < end_) {
       char c = text_[pos_];
-      if (c == '\n' && depth == 0) break;
+      if (c == '\n' && in_text.empty()) break;
       if (c == '\\') {
         pos_ += 2;
         continue;
       }
-      if (c == '{') ++depth;
-      if (c == '}' && depth > 0) --depth;
-      if (c == '"' && depth == 0) break;
+      bool nested_text = !in_text.empty() && in_text.back();
+      if (c == '"') {
+        if (in_text.empty()) break;
+        in_text.back() = !in_text.back();
+      } else if (!nested_text && c == '{') {
+        in_text.push_back(false);
+      } else if (!nested_text && c == '}' && !in_text.empty()) {
+        in_text.pop_back();
+      }
       ++pos_;
     }
     if (pos_ >= end_ || text_[pos_] != '"') {

@@ -693,10 +693,7 @@ class Parser {
         if (!escape(raw, i, base, pending)) return interp;
         continue;
       }
-      if (c == '}') {
-        diags_.error(src_.loc_at(base + static_cast<uint32_t>(i)), "unmatched '}' in text", "write '\\}' for a brace");
-        continue;
-      }
+      // a '}' outside {...} is an ordinary character; only '{' needs escaping
       if (c != '{') {
         pending += c;
         continue;

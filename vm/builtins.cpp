@@ -221,7 +221,12 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         } else if (ip->c == static_cast<uint32_t>(TypeKind::Num)) {
           double x = a[0].n, y = a[1].n;
           // NaN wins, so that min/max never hide a NaN
-          a[0].n = x != x ? x : y != y ? y : want_min ? (y < x ? y : x) : (y > x ? y : x);
+          // -0.0 orders below 0.0 (IEEE 754-2019 minimum/maximum), so the result never depends
+          // on the argument order
+          if (x != x) a[0].n = x;
+          else if (y != y) a[0].n = y;
+          else if (x == y) a[0].n = std::signbit(x) == want_min ? x : y;
+          else a[0].n = want_min ? (y < x ? y : x) : (y > x ? y : x);
         } else {
           a[0].i = want_min ? std::min(a[0].i, a[1].i) : std::max(a[0].i, a[1].i);
         }
