@@ -1,0 +1,230 @@
+// tests/frontend/test_ir.cpp — lowering to the control-flow graph and loop analysis: headers, back
+// edges, loop-bearing blocks and depths for while, for, nested and sequential loops, and
+// analyze_loops on hand-built graphs.
+// Depends on ir/ir.h and the frontend.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "ir/ir.h"
+#include "tests/frontend/frontend_support.h"
+
+using namespace pure;
+
+namespace {
+
+ir::Program lower(const std::string& text) {
+  test::Compiled c(text);
+  REQUIRE_MESSAGE(c.ok(), c.errors());
+  return ir::lower_module(c.checked, "t.pure");
+}
+
+const ir::Function& function(const ir::Program& p, const std::string& name) {
+  for (const ir::Function& f : p.functions)
+    if (f.name == name) return f;
+  FAIL("no function " << name);
+  return p.functions[0];
+}
+
+bool has(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// Properties every analysed function must have, whatever its shape.
+void check_invariants(const ir::Function& f) {
+  for (size_t b = 0; b < f.blocks.size(); ++b) {
+    const ir::Block& block = f.blocks[b];
+    for (int s : block.succs) CHECK(has(f.blocks[s].preds, static_cast<int>(b)));
+    for (int p : block.preds) CHECK(has(f.blocks[p].succs, static_cast<int>(b)));
+    CHECK(block.loop_bearing == (block.loop_depth > 0));
+    if (block.loop_header) CHECK(block.loop_bearing);
+  }
+  std::set<int> headers;
+  for (const ir::Loop& loop : f.loops) {
+    REQUIRE(!loop.blocks.empty());
+    CHECK(loop.blocks[0] == loop.header);
+    CHECK(f.blocks[loop.header].loop_header);
+    headers.insert(loop.header);
+    CHECK(!loop.back_edges.empty());
+    for (int from : loop.back_edges) {
+      CHECK(has(loop.blocks, from));
+      CHECK(has(f.blocks[from].succs, loop.header));
+    }
+    for (int b : loop.blocks) CHECK(f.blocks[b].loop_bearing);
+    // only the header is entered from outside the loop
+    for (int b : loop.blocks)
+      if (b != loop.header)
+        for (int p : f.blocks[b].preds) CHECK(has(loop.blocks, p));
+  }
+  int marked = 0;
+  for (const ir::Block& b : f.blocks) marked += b.loop_header;
+  CHECK(marked == static_cast<int>(headers.size()));
+  // a block is loop-bearing exactly when some loop holds it, and its depth counts those loops
+  for (size_t b = 0; b < f.blocks.size(); ++b) {
+    int depth = 0;
+    for (const ir::Loop& loop : f.loops) depth += has(loop.blocks, static_cast<int>(b));
+    CHECK(f.blocks[b].loop_depth == depth);
+  }
+}
+
+int count_bearing(const ir::Function& f) {
+  int n = 0;
+  for (const ir::Block& b : f.blocks) n += b.loop_bearing;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("ir: straight-line code and branches have no loops") {
+  ir::Program p = lower("fn f(a: int) -> int { if a > 0 { return 1 } else { return 2 } }\nfn main() { print(f(1)) }");
+  for (const ir::Function& f : p.functions) {
+    check_invariants(f);
+    CHECK(f.loops.empty());
+    CHECK(count_bearing(f) == 0);
+  }
+  CHECK(p.main >= 0);
+  CHECK(p.functions[p.main].name == "main");
+}
+
+TEST_CASE("ir: a while loop has one header, a back edge, and only its blocks are loop-bearing") {
+  ir::Program p = lower("fn main() {\n var i = 0\n while i < 10 { i += 1 }\n print(i)\n}");
+  const ir::Function& f = function(p, "main");
+  check_invariants(f);
+  REQUIRE(f.loops.size() == 1);
+  const ir::Loop& loop = f.loops[0];
+  CHECK(loop.back_edges.size() == 1);
+  CHECK_FALSE(f.blocks[0].loop_bearing);  // the entry runs once
+  // the block with the print (a call to a builtin, after the loop) is not in the loop
+  for (size_t b = 0; b < f.blocks.size(); ++b)
+    for (const ir::Inst& in : f.blocks[b].insts)
+      if (in.op == ir::Op::BUILTIN) CHECK_FALSE(f.blocks[b].loop_bearing);
+  // the header spends a step of the budget
+  bool header_counts = false;
+  for (const ir::Inst& in : f.blocks[loop.header].insts) header_counts |= in.op == ir::Op::LOOP;
+  CHECK(header_counts);
+}
+
+TEST_CASE("ir: for over a range, over a sequence and over a keyed list are loops") {
+  const char* bodies[] = {
+      "var t = 0\n for i in 0 .. 10 { t += i }\n print(t)",
+      "var t = 0\n let xs = [1, 2, 3]\n for x in xs { t += x }\n print(t)",
+      "var t = 0\n let xs = [1, 2, 3]\n for i, x in xs { t += i * x }\n print(t)",
+      "var t = 0\n let m = list by k: int { v: int = 0 }\n m[3].v = 4\n for r in m { t += r.v }\n print(t)",
+  };
+  for (const char* body : bodies) {
+    CAPTURE(body);
+    ir::Program p = lower(std::string("fn main() {\n ") + body + "\n}");
+    const ir::Function& f = function(p, "main");
+    check_invariants(f);
+    CHECK(f.loops.size() == 1);
+    CHECK_FALSE(f.blocks[0].loop_bearing);
+  }
+}
+
+TEST_CASE("ir: nested loops: the inner loop is inside the outer, with depth 2") {
+  ir::Program p = lower(
+      "fn main() {\n var t = 0\n var i = 0\n while i < 3 {\n  for j in 0 .. 2 { if j == 1 { continue }\n t += j }\n"
+      "  i += 1\n }\n print(t)\n}");
+  const ir::Function& f = function(p, "main");
+  check_invariants(f);
+  REQUIRE(f.loops.size() == 2);
+  const ir::Loop* inner = &f.loops[0];
+  const ir::Loop* outer = &f.loops[1];
+  if (inner->blocks.size() > outer->blocks.size()) std::swap(inner, outer);
+  for (int b : inner->blocks) CHECK(has(outer->blocks, b));
+  CHECK(f.blocks[inner->header].loop_depth == 2);
+  CHECK(f.blocks[outer->header].loop_depth == 1);
+  CHECK(inner->header != outer->header);
+}
+
+TEST_CASE("ir: sequential loops are disjoint; break and continue stay inside the loop") {
+  ir::Program p = lower(
+      "fn main() {\n var t = 0\n for i in 0 .. 5 { if i == 3 { break }\n t += i }\n"
+      " while t > 0 { if t % 2 == 0 { t -= 1\n continue }\n t -= 3 }\n print(t)\n}");
+  const ir::Function& f = function(p, "main");
+  check_invariants(f);
+  REQUIRE(f.loops.size() == 2);
+  for (int b : f.loops[0].blocks) CHECK_FALSE(has(f.loops[1].blocks, b));
+  for (const ir::Loop& loop : f.loops) CHECK(f.blocks[loop.header].loop_depth == 1);
+}
+
+TEST_CASE("ir: loops in several functions, and recursion is not a loop") {
+  ir::Program p = lower(
+      "fn fib(n: int) -> int { if n < 2 { return n }\n return fib(n - 1) + fib(n - 2) }\n"
+      "fn sum(n: int) -> int { var s = 0\n for i in 0 .. n { s += i }\n return s }\n"
+      "fn main() { print(fib(10) + sum(10)) }");
+  CHECK(function(p, "fib").loops.empty());
+  CHECK(function(p, "sum").loops.size() == 1);
+  CHECK(function(p, "main").loops.empty());
+  for (const ir::Function& f : p.functions) check_invariants(f);
+}
+
+TEST_CASE("ir: analyze_loops on hand-built graphs") {
+  auto jump = [](ir::Op op, int target) {
+    ir::Inst in{op};
+    in.imm = target;
+    return in;
+  };
+  ir::Inst ret{ir::Op::RET};
+
+  SUBCASE("a self-loop") {
+    ir::Function f;
+    f.blocks.resize(3);
+    f.blocks[0].insts = {jump(ir::Op::JUMP, 1)};
+    f.blocks[1].insts = {jump(ir::Op::JUMP_IF, 2), jump(ir::Op::JUMP, 1)};
+    f.blocks[2].insts = {ret};
+    ir::analyze_loops(f);
+    check_invariants(f);
+    REQUIRE(f.loops.size() == 1);
+    CHECK(f.loops[0].header == 1);
+    CHECK(f.loops[0].back_edges == std::vector<int>{1});
+    CHECK(f.loops[0].blocks == std::vector<int>{1});
+    CHECK_FALSE(f.blocks[2].loop_bearing);
+  }
+  SUBCASE("two back edges to one header make one loop") {
+    ir::Function f;
+    f.blocks.resize(5);
+    f.blocks[0].insts = {jump(ir::Op::JUMP, 1)};
+    f.blocks[1].insts = {jump(ir::Op::JUMP_IF, 4), jump(ir::Op::JUMP, 2)};
+    f.blocks[2].insts = {jump(ir::Op::JUMP_IF, 1), jump(ir::Op::JUMP, 3)};
+    f.blocks[3].insts = {jump(ir::Op::JUMP, 1)};
+    f.blocks[4].insts = {ret};
+    ir::analyze_loops(f);
+    check_invariants(f);
+    REQUIRE(f.loops.size() == 1);
+    std::vector<int> back = f.loops[0].back_edges;
+    std::sort(back.begin(), back.end());
+    CHECK(back == std::vector<int>{2, 3});
+    CHECK(f.loops[0].blocks.size() == 3);
+  }
+  SUBCASE("an unreachable block jumping to a header adds nothing") {
+    ir::Function f;
+    f.blocks.resize(4);
+    f.blocks[0].insts = {jump(ir::Op::JUMP, 1)};
+    f.blocks[1].insts = {jump(ir::Op::JUMP_IF, 1), jump(ir::Op::JUMP, 2)};
+    f.blocks[2].insts = {ret};
+    f.blocks[3].insts = {jump(ir::Op::JUMP, 1)};  // nothing jumps here
+    ir::analyze_loops(f);
+    REQUIRE(f.loops.size() == 1);
+    CHECK_FALSE(has(f.loops[0].blocks, 3));
+    CHECK_FALSE(f.blocks[3].loop_bearing);
+  }
+  SUBCASE("a jump into the middle of a cycle (irreducible) is not mistaken for a natural loop") {
+    ir::Function f;
+    f.blocks.resize(4);
+    f.blocks[0].insts = {jump(ir::Op::JUMP_IF, 2), jump(ir::Op::JUMP, 1)};
+    f.blocks[1].insts = {jump(ir::Op::JUMP_IF, 3), jump(ir::Op::JUMP, 2)};
+    f.blocks[2].insts = {jump(ir::Op::JUMP, 1)};
+    f.blocks[3].insts = {ret};
+    ir::analyze_loops(f);
+    // neither 1 nor 2 dominates the other: no back edge by the dominator rule
+    CHECK(f.loops.empty());
+  }
+}
+
+TEST_CASE("ir: the dump names headers, back edges and loop-bearing blocks") {
+  ir::Program p = lower("fn main() {\n var i = 0\n while i < 10 { i += 1 }\n}");
+  std::string dump = ir::dump_ir(p);
+  CHECK(dump.find("loop-header") != std::string::npos);
+  CHECK(dump.find("back edges from") != std::string::npos);
+  CHECK(dump.find("loop-bearing") != std::string::npos);
+}
