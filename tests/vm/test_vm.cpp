@@ -1,0 +1,338 @@
+// tests/vm/test_vm.cpp — bytecode and interpreter: small programs compiled in-process and run by
+// run_main (and by the vm::step driver): results, runtime errors with locations and stacks,
+// event rollback, the step budget, and no leaked texts.
+// Depends on tests/vm/vm_support.h.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tests/vm/vm_support.h"
+
+using pure::test::Engine;
+using pure::test::Outcome;
+using pure::test::output_of;
+using pure::test::run_program;
+using pure::test::RunConfig;
+
+namespace {
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+const char* const kBank = R"(list accounts by id: int { balance: num, owner: text }
+event open(id: int, owner: text, amount: num) {
+  accounts[id] = { balance: amount, owner: owner }
+}
+event transfer(from: int, to: int, amount: num) {
+  if amount <= 0.0 { fail "amount must be positive" }
+  let a = accounts[from] else fail "no account {from}"
+  if a.balance < amount { fail "{a.owner} has only {a.balance}" }
+  accounts[from].balance -= amount
+  accounts[to].balance += amount
+}
+query balance(id: int) -> num { return accounts[id].balance }
+query total() -> num {
+  var t = 0.0
+  for a in accounts { t += a.balance }
+  return t
+}
+)";
+
+Outcome run_with(const std::string& text, uint64_t max_steps, Engine engine = Engine::Interpret) {
+  RunConfig c;
+  c.max_steps = max_steps;
+  c.engine = engine;
+  return run_program(text, c);
+}
+
+}  // namespace
+
+TEST_CASE("vm: integers, loops, calls") {
+  const char* p = R"(fn fib(n: int) -> int {
+  if n < 2 { return n }
+  return fib(n - 1) + fib(n - 2)
+}
+fn main() {
+  var total = 0
+  for i in 0 .. 10 { total += i }
+  var w = total
+  while w > 0 { w -= 7 }
+  print("{fib(20)} {total} {w} {17 / 5} {17 % 5} {-17 / 5} {-17 % 5} {0x10 + 1_000}")
+}
+)";
+  CHECK(output_of(p) == "6765 45 -4 3 2 -3 -2 1016\n");
+}
+
+TEST_CASE("vm: nums and conversions") {
+  CHECK(output_of("fn main() { print(\"{num(7) / 2.0} {int(3.9)} {int(-3.9)} {sqrt(16.0)} {1.0 / 3.0} {2.5e-3 * 2}\") }") ==
+        "3.5 3 -3 4.0 0.3333333333333333 0.005\n");
+  CHECK(output_of("fn main() { let x: num = 2\n print(x * 2) }") == "4.0\n");
+  CHECK(output_of("fn main() { print(min(3, -2)) ; print(max(1.5, 2.5)); print(abs(-7)) }") == "-2\n2.5\n7\n");
+}
+
+TEST_CASE("vm: texts") {
+  const char* p = R"(fn main() {
+  let t = "abc" + "def"
+  print("{t.len()} {t.slice(1, 3)} {t.find("cd")} {t.upper()}")
+  print(join("a,b,,c".split(","), "|"))
+  print("\u{e9}t\u{e9}".len())
+  var s = ""
+  for i in 0 .. 5 { s = s + text(i) }
+  print(s + " {true} {1 == 2}")
+  print("tab\tq\"uote\" brace\{\}")
+}
+)";
+  CHECK(output_of(p) == "6 bc 2 ABCDEF\na|b||c\n3\n01234 true false\ntab\tq\"uote\" brace{}\n");
+}
+
+TEST_CASE("vm: sequences and items") {
+  const char* p = R"(type Point { x: num, y: num }
+fn main() {
+  let xs = [3, 1, 2]
+  xs.push(4)
+  xs[1] = 9
+  var sum = 0
+  var weighted = 0
+  for i, x in xs { sum += x
+ weighted += i * x }
+  print("{xs.count()} {sum} {weighted} {xs[3]}")
+  let ps = seq Point
+  ps.push(Point { x: 1.0, y: 2.0 })
+  ps.push(Point { x: 3.0, y: 4.0 })
+  ps[0].x = 5.0
+  var t = 0.0
+  for p in ps { t += p.x * p.y }
+  print(t)
+  let flags = repeat(false, 4)
+  flags[2] = true
+  print("{flags[1]} {flags[2]} {flags.count()}")
+}
+)";
+  CHECK(output_of(p) == "4 18 25 4\n22.0\nfalse true 4\n");
+}
+
+TEST_CASE("vm: keyed event lists in key order, defaults, has and remove") {
+  const char* p = R"(fn main() {
+  let counts = list by word: text { n: int = 0 }
+  for w in "b a b c b a".split(" ") { counts[w].n += 1 }
+  for c in counts { print("{c.word} {c.n}") }
+  if counts.has("a") and not counts.has("z") { counts.remove("a") }
+  print("{counts.count()} {counts.has("a")}")
+  let grid = list by (r: int, c: int) { v: int = 0 }
+  grid[1, 2].v = 5
+  grid[0, 9].v = 1
+  grid[1, 0].v = 7
+  var row1 = ""
+  for g in grid[1] { row1 = row1 + "{g.c}:{g.v} " }
+  print(row1)
+}
+)";
+  CHECK(output_of(p) == "a 2\nb 3\nc 1\n2 false\n0:7 2:5 \n");
+}
+
+TEST_CASE("vm: args and input reach main") {
+  RunConfig c;
+  c.args = {"one", "two"};
+  c.input = "line 1\nline 2\n";
+  Outcome o = run_program("fn main(args: seq text) {\n print(\"{args.count()} {args[1]}\")\n print(input().split(\"\\n\").count()) }", c);
+  CHECK(o.compile_errors == "");
+  CHECK(o.output == "2 two\n3\n");
+  CHECK(o.leaked_texts == 0);
+}
+
+TEST_CASE("vm: events are transactions; a failing event undoes its writes") {
+  std::string p = std::string(kBank) + R"(fn main() {
+  open(1, "ann", 10.0)
+  open(2, "bob", 0.0)
+  let r = transfer(1, 2, 4.0)
+  print("{r.ok} '{r.reason}' {balance(1)} {balance(2)}")
+  let r2 = transfer(1, 3, 1.0)
+  print("{r2.ok} {balance(1)} {total()}")
+  print(r2.reason)
+  let r3 = transfer(2, 1, -1.0)
+  print("{r3.ok} {r3.reason}")
+  let r4 = transfer(2, 1, 100.0)
+  print("{r4.ok} {r4.reason} {balance(2)}")
+  let r5 = transfer(9, 1, 1.0)
+  print(r5.reason)
+}
+)";
+  std::string out = output_of(p);
+  // transfer(1, 3, ...) subtracts from 1, then fails on the missing key 3: the subtraction is undone
+  CHECK(out == "true '' 6.0 4.0\nfalse 6.0 10.0\n"
+               "runtime error at 10:24: no item with key 3 in stored list 'accounts'\n"
+               "false amount must be positive\nfalse bob has only 4.0 4.0\nno account 9\n");
+}
+
+TEST_CASE("vm: runtime errors carry the location and the call stack") {
+  const char* p = R"(fn div(a: int, b: int) -> int {
+  return a / b
+}
+fn middle(x: int) -> int { return div(x, x - 3) }
+fn main() {
+  print("before")
+  print(middle(3))
+}
+)";
+  Outcome o = run_program(p);
+  REQUIRE(o.signal == 0);
+  CHECK(o.output == "before\n");
+  CHECK(o.failed);
+  CHECK(contains(o.message, "division by zero"));
+  CHECK(o.line == 2);
+  CHECK(o.col >= 10);
+  REQUIRE(o.stack.size() == 3);
+  CHECK(o.stack[0].rfind("div@2:", 0) == 0);
+  CHECK(o.stack[1].rfind("middle@4:", 0) == 0);
+  CHECK(o.stack[2].rfind("main@7:", 0) == 0);
+  CHECK(o.rendered.rfind("t.pure:2:", 0) == 0);
+  CHECK(contains(o.rendered, ": runtime error: "));
+  CHECK(contains(o.rendered, "\n  in div at t.pure:2:"));
+  CHECK(contains(o.rendered, "\n  called from main at t.pure:7:"));
+  CHECK(o.leaked_texts == 0);
+}
+
+TEST_CASE("vm: each kind of runtime error") {
+  struct Case { const char* body; const char* message; uint32_t line; };
+  Case cases[] = {
+      {"var x = 9223372036854775807\n x += 1", "integer overflow", 2},
+      {"var x = -9223372036854775807 - 1\n x = x / -1", "", 2},
+      {"let xs = [1, 2]\n print(xs[2])", "out of range", 2},
+      {"let xs = [1, 2]\n print(xs[-1])", "out of range", 2},
+      {"let m = list by k: int { v: int }\n print(m[4].v)", "no item with key 4", 2},
+      {"let z = 0\n print(10 % z)", "", 2},
+      {"fail \"gave up\"", "failed: gave up", 1},
+      {"let t = \"abc\"\n print(t.slice(2, 9))", "", 2},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.body);
+    Outcome o = run_program(std::string("fn main() {\n ") + c.body + "\n}\n");
+    REQUIRE(o.signal == 0);
+    CHECK(o.compile_errors == "");
+    CHECK(o.failed);
+    CHECK(contains(o.message, c.message));
+    CHECK(o.line == c.line + 1);
+    CHECK(o.col >= 1);
+    REQUIRE(o.stack.size() == 1);
+    CHECK(o.stack[0].rfind("main@", 0) == 0);
+    CHECK(o.leaked_texts == 0);
+  }
+}
+
+TEST_CASE("vm: deep recursion is a runtime error, not a crash") {
+  Outcome o = run_program("fn down(n: int) -> int { return down(n + 1) + 1 }\nfn main() { print(down(0)) }");
+  REQUIRE(o.signal == 0);
+  CHECK(o.failed);
+  CHECK(contains(o.message, "stack overflow"));
+  CHECK(o.leaked_texts == 0);
+}
+
+TEST_CASE("vm: the step budget stops an endless loop at a location") {
+  Outcome o = run_with("fn main() {\n var i = 0\n while true { i += 1 }\n}", 1000);
+  REQUIRE(o.signal == 0);
+  CHECK(o.failed);
+  CHECK(contains(o.message, "step budget spent"));
+  CHECK(o.line == 3);
+  Outcome rec = run_with("fn f(n: int) -> int { return f(n) }\nfn main() { print(f(1)) }", 1000);
+  CHECK(rec.failed);
+  CHECK(contains(rec.message, "step budget spent"));
+}
+
+// bugs.md "vm: an event's steps count against main's budget" (docs/language.md: per invocation)
+TEST_CASE("vm: an event that spends its budget fails alone; main goes on" * doctest::may_fail()) {
+  std::string p = std::string(kBank) + R"(event spin(id: int) {
+  accounts[id].balance = 99.0
+  while true { }
+}
+fn main() {
+  open(1, "ann", 10.0)
+  let r = spin(1)
+  print("{r.ok} {balance(1)}")
+  print(r.reason)
+}
+)";
+  Outcome o = run_with(p, 5000);
+  REQUIRE(o.signal == 0);
+  CHECK_FALSE(o.failed);
+  CHECK(contains(o.output, "false 10.0\n"));
+  CHECK(contains(o.output, "step budget spent"));
+  CHECK(o.leaked_texts == 0);
+}
+
+TEST_CASE("vm: a step is one loop iteration or one call; the smallest budget that suffices is exact") {
+  // main with a loop of 10 iterations calling f each time: the run needs a fixed number of steps;
+  // one fewer must fail, in both engines alike.
+  const char* p = "fn f(x: int) -> int { return x + 1 }\nfn main() {\n var t = 0\n for i in 0 .. 10 { t = f(t) }\n print(t)\n}";
+  auto smallest = [&](Engine engine) {
+    uint64_t lo = 1, hi = 1000;  // hi is enough
+    while (lo < hi) {
+      uint64_t mid = (lo + hi) / 2;
+      if (run_with(p, mid, engine).failed) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  uint64_t need = smallest(Engine::Interpret);
+  // docs/language.md: a loop that runs n times spends n + 1 steps; each call spends one
+  CHECK(need == 11 + 10);
+  CHECK(smallest(Engine::Step) == need);
+  Outcome short_run = run_with(p, need - 1);
+  CHECK(contains(short_run.message, "step budget spent"));
+  CHECK(run_with(p, need).output == "10\n");
+}
+
+TEST_CASE("vm: step() one instruction at a time gives the same results as interpret()") {
+  std::string programs[] = {
+      "fn fib(n: int) -> int { if n < 2 { return n }\n return fib(n - 1) + fib(n - 2) }\nfn main() { print(fib(15)) }",
+      "fn main() { var s = \"\"\n for i in 0 .. 50 { if i % 7 == 3 { continue }\n if i > 40 { break }\n s = s + text(i) }\n print(s) }",
+      "fn main() {\n let m = list by k: text { n: int = 0 }\n for w in \"x y x z y x\".split(\" \") { m[w].n += 1 }\n"
+      " for r in m { print(\"{r.k}={r.n}\") } }",
+      "type P { a: int, b: text }\nfn main() { let ps = seq P\n for i in 0 .. 5 { ps.push(P { a: i, b: \"#{i}\" }) }\n"
+      " ps[2].b = \"two\"\n var out = \"\"\n for p in ps { out = out + p.b }\n print(out) }",
+      std::string(kBank) +
+          "fn main() { open(1, \"a\", 5.0)\n open(2, \"b\", 1.0)\n let r = transfer(1, 2, 2.0)\n"
+          " let bad = transfer(1, 7, 1.0)\n print(\"{r.ok} {bad.ok} {bad.reason} {balance(1)} {total()}\") }",
+      "fn g(x: int) -> int { return 100 / x }\nfn main() { print(g(5))\n print(g(0)) }",
+      "fn main() { var x = 1\n while true { x = x * 3 } }",
+      "fn main() { fail \"stop here\" }",
+  };
+  for (const std::string& p : programs) {
+    CAPTURE(p);
+    Outcome a = run_program(p);
+    RunConfig c;
+    c.engine = Engine::Step;
+    Outcome b = run_program(p, c);
+    REQUIRE(a.signal == 0);
+    REQUIRE(b.signal == 0);
+    CHECK(a.compile_errors == "");
+    CHECK(a.output == b.output);
+    CHECK(a.failed == b.failed);
+    CHECK(a.message == b.message);
+    CHECK(a.line == b.line);
+    CHECK(a.col == b.col);
+    CHECK(a.stack == b.stack);
+    CHECK(a.leaked_texts == 0);
+    CHECK(b.leaked_texts == 0);
+    CHECK(b.instructions > 0);
+  }
+}
+
+TEST_CASE("vm: no texts leak, across texts kept in lists, stored lists and failures") {
+  std::string p = std::string(kBank) + R"(fn main() {
+  var names = seq text
+  for i in 0 .. 100 { names.push("name {i}") }
+  let byname = list by n: text { len: int = 0 }
+  for n in names { byname[n].len = n.len() }
+  for i in 0 .. 20 { open(i, names[i], num(i)) }
+  for i in 0 .. 20 { let r = transfer(i, i + 1, 1.0) }
+  print("{byname.count()} {total()}")
+}
+)";
+  Outcome o = run_program(p);
+  REQUIRE(o.signal == 0);
+  CHECK_FALSE(o.failed);
+  CHECK(o.output == "100 190.0\n");
+  CHECK(o.leaked_texts == 0);
+}

@@ -1,0 +1,251 @@
+// tests/vm/vm_support.cpp — the forked runner and the step-at-a-time driver (see vm_support.h).
+#include "tests/vm/vm_support.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "runtime/event_list.h"
+#include "runtime/store.h"
+#include "vm/state.h"
+#include "vm/vm.h"
+
+namespace pure::test {
+namespace {
+
+// ---- the step driver ------------------------------------------------------------------------
+// Mirrors run_main (vm/calls.cpp) with vm::step in place of interpret(): sets up main's frame,
+// steps until the entry frame returns, and handles a fault the same way: inside an event it
+// undoes the event and hands the reason to main; elsewhere it ends the run. A public hook in
+// vm.h (run_main with an engine argument) would let this reuse run_main's fault handling.
+
+vm::StackEntry entry_for(const vm::Function& f, const vm::Instr* ip) {
+  if (!ip || ip < f.code.data() || ip >= f.code.data() + f.code.size()) return {f.name, Loc{0, f.line, 1}};
+  return {f.name, f.locs[ip - f.code.data()]};
+}
+
+void unwind(vm::VM& machine, size_t keep) {
+  while (machine.calls.size() > keep) {
+    vm::CallInfo ci = machine.calls.back();
+    vm::release_iterators(machine, ci.iter_base);
+    vm::release_frame(machine, ci, 0);
+    machine.calls.pop_back();
+  }
+}
+
+std::optional<vm::RuntimeError> run_by_steps(const vm::Program& program, rt::Store& store,
+                                             const vm::RunOptions& options, uint64_t& count) {
+  vm::VM machine(program, store, options);
+  const vm::Function& main_fn = program.functions[program.main];
+  vm::Slot* base = machine.stack.get();
+  std::memset(base, 0, (main_fn.frame_slots + main_fn.call_area) * sizeof(vm::Slot));
+  if (main_fn.param_slots == 1) {
+    auto* args = new rt::EventList(program.shapes[0].get());
+    for (const std::string& a : options.args) {
+      rt::Cell c = reinterpret_cast<rt::Cell>(rt::text_new(a));
+      args->push(&c);
+      rt::text_release(reinterpret_cast<rt::Text*>(c));
+    }
+    base[0].l = args;
+  }
+  machine.calls.push_back({&main_fn, base, nullptr, 0, vm::Boundary::None, 0});
+  const vm::Instr* ip = main_fn.code.data();
+  while (ip) {
+    try {
+      while (ip) {
+        ip = vm::step(machine, base, ip);
+        ++count;
+      }
+    } catch (vm::Fault& f) {
+      size_t boundary = 0;
+      for (size_t i = machine.calls.size(); i-- > 1;)
+        if (machine.calls[i].boundary == vm::Boundary::Event) boundary = i;
+      if (boundary == 0) {
+        vm::RuntimeError err;
+        err.message = f.is_fail ? "failed: " + f.message : f.message;
+        const vm::Instr* at = f.ip;
+        for (size_t i = machine.calls.size(); i-- > 0;) {
+          err.stack.push_back(entry_for(*machine.calls[i].fn, at));
+          at = machine.calls[i].return_ip ? machine.calls[i].return_ip - 1 : nullptr;
+        }
+        err.loc = err.stack.empty() ? Loc{} : err.stack[0].loc;
+        unwind(machine, 0);
+        return err;
+      }
+      std::string reason = f.message;
+      if (!f.is_fail) {
+        Loc l = entry_for(*machine.calls.back().fn, f.ip).loc;
+        reason = "runtime error at " + std::to_string(l.line) + ":" + std::to_string(l.col) + ": " + f.message;
+      }
+      vm::CallInfo event = machine.calls[boundary];
+      unwind(machine, boundary);
+      machine.store.rollback();
+      machine.transaction_depth = 0;
+      machine.snapshot.reset();
+      machine.steps_left += event.saved_steps;
+      if (machine.steps_left < 0) machine.steps_left = 0;
+      event.base[0].i = 0;
+      event.base[1].t = rt::text_new(reason);
+      base = machine.calls.back().base;
+      ip = event.return_ip;
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- running in-process ----------------------------------------------------------------------
+
+Outcome run_here(const std::string& text, const RunConfig& config) {
+  Outcome out;
+  int64_t live_before = rt::text_live_count();
+  {
+    Source source("t.pure", text);
+    Diagnostics diags(source);
+    CheckedModule checked = compile_frontend(source, diags);
+    if (diags.any()) {
+      out.compile_errors = diags.render();
+      return out;
+    }
+    ir::Program lowered = ir::lower_module(checked, "t.pure");
+    std::string error;
+    std::unique_ptr<vm::Program> program = vm::load_program(lowered, error);
+    if (!program) {
+      out.compile_errors = "load: " + error;
+      return out;
+    }
+    std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
+    vm::RunOptions options;
+    options.max_steps = config.max_steps;
+    options.args = config.args;
+    options.write_output = [&](std::string_view s) { out.output.append(s); };
+    std::string input = config.input;
+    options.read_input = [input] { return input; };
+    std::optional<vm::RuntimeError> failure;
+    if (config.engine == Engine::Interpret) failure = vm::run_main(*program, *store, options);
+    else failure = run_by_steps(*program, *store, options, out.instructions);
+    if (failure) {
+      out.failed = true;
+      out.message = failure->message;
+      out.line = failure->loc.line;
+      out.col = failure->loc.col;
+      for (const vm::StackEntry& e : failure->stack)
+        out.stack.push_back(e.function + "@" + std::to_string(e.loc.line) + ":" + std::to_string(e.loc.col));
+      out.rendered = failure->render("t.pure");
+    }
+  }
+  out.leaked_texts = rt::text_live_count() - live_before;
+  return out;
+}
+
+// ---- a tiny serialization over a pipe ----------------------------------------------------------
+
+void put(std::string& buf, const std::string& s) {
+  uint64_t n = s.size();
+  buf.append(reinterpret_cast<const char*>(&n), sizeof n);
+  buf.append(s);
+}
+void put(std::string& buf, int64_t v) { put(buf, std::to_string(v)); }
+
+struct Reader {
+  const std::string& buf;
+  size_t pos = 0;
+  bool ok = true;
+  std::string get() {
+    uint64_t n = 0;
+    if (pos + sizeof n > buf.size()) return ok = false, std::string();
+    std::memcpy(&n, buf.data() + pos, sizeof n);
+    pos += sizeof n;
+    if (pos + n > buf.size()) return ok = false, std::string();
+    std::string s = buf.substr(pos, n);
+    pos += n;
+    return s;
+  }
+  int64_t get_int() {
+    std::string s = get();
+    return s.empty() ? 0 : std::stoll(s);
+  }
+};
+
+std::string encode(const Outcome& o) {
+  std::string b;
+  put(b, o.compile_errors);
+  put(b, o.output);
+  put(b, int64_t{o.failed});
+  put(b, o.message);
+  put(b, int64_t{o.line});
+  put(b, int64_t{o.col});
+  put(b, static_cast<int64_t>(o.stack.size()));
+  for (const std::string& s : o.stack) put(b, s);
+  put(b, o.leaked_texts);
+  put(b, static_cast<int64_t>(o.instructions));
+  put(b, o.rendered);
+  return b;
+}
+
+Outcome decode(const std::string& b) {
+  Outcome o;
+  Reader r{b};
+  o.compile_errors = r.get();
+  o.output = r.get();
+  o.failed = r.get_int() != 0;
+  o.message = r.get();
+  o.line = static_cast<uint32_t>(r.get_int());
+  o.col = static_cast<uint32_t>(r.get_int());
+  int64_t n = r.get_int();
+  for (int64_t i = 0; i < n && r.ok; ++i) o.stack.push_back(r.get());
+  o.leaked_texts = r.get_int();
+  o.instructions = static_cast<uint64_t>(r.get_int());
+  o.rendered = r.get();
+  if (!r.ok) o.signal = -1;  // truncated: the child died while writing
+  return o;
+}
+
+}  // namespace
+
+Outcome run_program(const std::string& text, const RunConfig& config) {
+  int fds[2];
+  if (pipe(fds) != 0) return run_here(text, config);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string bytes = encode(run_here(text, config));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t w = write(fds[1], bytes.data() + done, bytes.size() - done);
+      if (w <= 0) break;
+      done += static_cast<size_t>(w);
+    }
+    _exit(0);  // skip destructors and atexit handlers of the parent's copy
+  }
+  close(fds[1]);
+  std::string bytes;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) {
+    Outcome o;
+    o.signal = WTERMSIG(status);
+    return o;
+  }
+  return decode(bytes);
+}
+
+std::string output_of(const std::string& text, Engine engine) {
+  RunConfig config;
+  config.engine = engine;
+  Outcome o = run_program(text, config);
+  if (o.signal) return "<crashed with signal " + std::to_string(o.signal) + ">";
+  if (!o.compile_errors.empty()) return "<compile errors>\n" + o.compile_errors;
+  if (o.failed) return o.output + "<runtime error>\n" + o.rendered;
+  if (o.leaked_texts != 0) return o.output + "<leaked " + std::to_string(o.leaked_texts) + " texts>";
+  return o.output;
+}
+
+}  // namespace pure::test
