@@ -106,7 +106,8 @@ class BTreeList final : public ListWriter {
       : store_(store), shape_(shape), tree_(tree), owned_(shape.row_width + 1), old_(shape.row_width + 1) {}
   const ListSchema& schema() const override { return shape_.schema; }
   int64_t count() const override { return tree_.tree().count; }
-  const Cell* find(const Cell* key) const override { return store::tree_find(shape_, tree_.tree(), key, tree_.finger()); }
+  // The finger moves on reads too; it is owner-only state, like the live list itself.
+  const Cell* find(const Cell* key) const override { return tree_.find(key); }
   std::unique_ptr<Cursor> scan() const override { return store::tree_scan(shape_, tree_.tree()); }
   std::unique_ptr<Cursor> prefix(const Cell* prefix, uint32_t n) const override {
     return store::tree_prefix(shape_, tree_.tree(), prefix, n);

@@ -44,17 +44,59 @@ void LiveTree::make_path_private(Path& path) {
   }
 }
 
-// The write finger: a private leaf whose first..last rows bracket the key is the only leaf
-// that can hold it, and writing there changes no separator and no other node.
+// The finger covers every key between the separators around its leaf: such a key can only be
+// in that leaf. Writes use it only when the leaf is private (no copy needed).
+bool LiveTree::finger_covers(const Cell* key) const {
+  if (!finger_) return false;
+  uint32_t k = shape_.key_width;
+  if (finger_has_low_ && shape_.compare(finger_low_.data(), key, k) > 0) return false;
+  if (finger_has_high_ && shape_.compare(key, finger_high_.data(), k) >= 0) return false;
+  return true;
+}
+
+void LiveTree::set_finger(const Path& path) {
+  finger_ = path.node[tree_.height];
+  finger_has_low_ = finger_has_high_ = false;
+  uint32_t k = shape_.key_width;
+  for (uint32_t level = tree_.height; level-- > 0 && !(finger_has_low_ && finger_has_high_);) {
+    const Node* node = path.node[level];
+    uint32_t i = path.index[level];
+    const Cell* seps = separators(node, shape_);
+    if (!finger_has_low_ && i > 0) {
+      finger_low_.assign(seps + size_t(i - 1) * k, seps + size_t(i) * k);
+      finger_has_low_ = true;
+    }
+    if (!finger_has_high_ && i + 1 < node->count) {
+      finger_high_.assign(seps + size_t(i) * k, seps + size_t(i + 1) * k);
+      finger_has_high_ = true;
+    }
+  }
+}
+
 Node* LiveTree::leaf_finger_for(const Cell* key, uint32_t& index, bool& found) const {
+  if (!finger_ || !nodes_.is_private(finger_) || !finger_covers(key)) return nullptr;
   Node* leaf = const_cast<Node*>(finger_);
-  if (!leaf || !nodes_.is_private(leaf) || leaf->count == 0) return nullptr;
-  uint32_t w = shape_.row_width, k = shape_.key_width;
-  if (shape_.compare(leaf_rows(leaf), key, k) > 0 || shape_.compare(row_at(leaf, leaf->count - 1, w), key, k) < 0)
-    return nullptr;
+  uint32_t k = shape_.key_width;
   index = leaf_lower_bound(shape_, leaf, key, k);
-  found = index < leaf->count && shape_.compare(row_at(leaf, index, w), key, k) == 0;
+  found = index < leaf->count && shape_.compare(row_at(leaf, index, shape_.row_width), key, k) == 0;
   return leaf;
+}
+
+const Cell* LiveTree::find(const Cell* key) {
+  if (!tree_.root) return nullptr;
+  if (shape_.sequence) return tree_find(shape_, tree_, key, nullptr);
+  uint32_t k = shape_.key_width;
+  const Node* leaf = finger_;
+  if (!finger_covers(key)) {
+    Path path;
+    bool found = false;
+    uint32_t i = descend(key, path, found);
+    set_finger(path);
+    return found ? row_at(path.node[tree_.height], i, shape_.row_width) : nullptr;
+  }
+  uint32_t i = leaf_lower_bound(shape_, leaf, key, k);
+  const Cell* row = leaf_rows(leaf) + size_t(i) * shape_.row_width;
+  return i < leaf->count && shape_.compare(row, key, k) == 0 ? row : nullptr;
 }
 
 bool LiveTree::put(const Cell* row, Cell* old_row) {
@@ -65,6 +107,7 @@ bool LiveTree::put(const Cell* row, Cell* old_row) {
     leaf->count = 1;
     tree_ = {leaf, 0, 1};
     finger_ = leaf;
+    finger_has_low_ = finger_has_high_ = false;
     return true;
   }
   uint32_t i = 0;
@@ -75,14 +118,15 @@ bool LiveTree::put(const Cell* row, Cell* old_row) {
     i = descend(row, path, found);
     make_path_private(path);
     leaf = path.node[tree_.height];
-    if (!found) {
+    if (!found && leaf->count == shape_.leaf_capacity) {
+      finger_ = nullptr;  // the leaf's range changes; the next operation finds a new finger
       insert_in_leaf(path, i, row);
       ++tree_.count;
       return true;
     }
+    set_finger(path);
   }
   Cell* slot = row_at(leaf, i, w);
-  finger_ = leaf;
   if (found) {
     std::memcpy(old_row, slot, w * 8);
     std::memcpy(slot, row, w * 8);
@@ -124,7 +168,6 @@ bool LiveTree::shift_into_sibling(Path& path, uint32_t index, const Cell* row) {
   left->count = keep;
   right->count = total - keep;
   set_separator(separators(parent, shape_) + size_t(left_at) * shape_.key_width, leaf_rows(right));
-  finger_ = insert_at < keep ? left : right;
   return true;
 }
 
@@ -157,7 +200,6 @@ void LiveTree::insert_in_leaf(Path& path, uint32_t index, const Cell* row) {
   std::memmove(slot + w, slot, size_t(target->count - at) * w * 8);
   std::memcpy(slot, row, w * 8);
   ++target->count;
-  finger_ = target;
   if (!right) return;
   separator_.assign(leaf_rows(right), leaf_rows(right) + k);
   for (uint32_t c : shape_.text_key_columns) text_store_retain(reinterpret_cast<Text*>(separator_[c]));
@@ -242,7 +284,7 @@ bool LiveTree::remove(const Cell* key, Cell* old_row) {
   std::memmove(slot, slot + w, size_t(leaf->count - i - 1) * w * 8);
   --leaf->count;
   --tree_.count;
-  finger_ = leaf;
+  set_finger(path);
   rebalance(path, tree_.height);
   return true;
 }
@@ -345,7 +387,7 @@ const Cell* LiveTree::set(const Cell* key, uint32_t column, Cell value, Cell* ol
       if (!found) return nullptr;
       make_path_private(path);
       leaf = path.node[tree_.height];
-      finger_ = leaf;
+      set_finger(path);
     }
   }
   Cell* row = row_at(leaf, i, shape_.row_width);

@@ -15,8 +15,8 @@ class LiveTree {
 
   const TreeRoot& tree() const { return tree_; }
   TreeRoot& tree() { return tree_; }
-  // The write finger: the leaf the last operation touched (a leaf of the live tree, or null).
-  const Node** finger() { return &finger_; }
+  // Reads of the live list, through the finger.
+  const Cell* find(const Cell* key);
 
   // Keyed lists. put returns true if the key was new; otherwise the old row goes to old_row.
   bool put(const Cell* row, Cell* old_row);
@@ -46,11 +46,17 @@ class LiveTree {
   void collapse_root();
   void release_separator(Cell* separator);
   Node* leaf_finger_for(const Cell* key, uint32_t& index, bool& found) const;
+  void set_finger(const Path& path);
+  bool finger_covers(const Cell* key) const;
 
   const ListShape& shape_;
   Nodes& nodes_;
   TreeRoot tree_;
+  // The finger: the leaf the last operation reached, with the separators that bound its key range
+  // (raw copies; valid because any change to those separators clears the finger first).
   const Node* finger_ = nullptr;
+  bool finger_has_low_ = false, finger_has_high_ = false;
+  std::vector<Cell> finger_low_, finger_high_;
   std::vector<Node*> scratch_children_;
   std::vector<Cell> scratch_separators_;
   std::vector<Cell> separator_;
