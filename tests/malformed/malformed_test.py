@@ -119,6 +119,19 @@ def run_one(pure_run, workdir, label, data, timeout):
         return f"exit code {code} (only 0 or 1 are allowed); stderr starts: {proc.stderr[:300]!r}"
     if code == 1 and not (proc.stderr.startswith(path.encode() + b":") and LOCATED.match(proc.stderr)):
         return f"exit 1 without a located diagnostic first; stderr starts: {proc.stderr[:300]!r}"
+    if code == 1:
+        return check_locations(path.encode(), data, proc.stderr)
+    return None
+
+
+def check_locations(path, data, stderr):
+    """Every `PATH:LINE:COL: error:` line must point into the file (LINE 1..lines, COL 1..len+1)."""
+    lines = data.split(b"\n")
+    pattern = re.compile(re.escape(path) + rb":([0-9]+):([0-9]+): error: ")
+    for m in pattern.finditer(stderr):
+        line, col = int(m.group(1)), int(m.group(2))
+        if not 1 <= line <= len(lines) or not 1 <= col <= len(lines[line - 1]) + 1:
+            return f"diagnostic outside the file: {m.group(0)!r} (file has {len(lines)} lines)"
     return None
 
 
