@@ -3,12 +3,13 @@
 # Standard library only; must not depend on the project's build (any pure-run binary or wrapper will do).
 """Run pure-run over the examples and write one JSON line per run.
 
-Each example NAME.pure runs from inside its own folder as `pure-run NAME.pure ARGS...`, so
-diagnostics name the file the same way on every machine. NAME.args (one argument a line) and
-NAME.in (stdin; absent means empty stdin) are applied. Lines are sorted by file and arguments,
+Each example NAME.pure runs from inside its own folder as `pure-run FLAGS... NAME.pure ARGS...`,
+so diagnostics name the file the same way on every machine. NAME.flags (pure-run options, one a
+line, before the file name), NAME.args (one argument a line, after it) and NAME.in (stdin; absent
+means empty stdin) are applied. Lines are sorted by file and arguments,
 so two recordings line up.
 
-Fields: file, args, arch, engine, exit_code (null on timeout), timed_out, seconds,
+Fields: file, args, flags, arch, engine, exit_code (null on timeout), timed_out, seconds,
 stdout/stderr (text if valid UTF-8, else base64 with stdout_base64/stderr_base64 true),
 stdout_sha256/stderr_sha256 (of the raw bytes).
 """
@@ -26,12 +27,21 @@ import sys
 import time
 from pathlib import Path
 
+try:
+    import resource
+except ImportError:  # not on every platform; only used to keep crash dumps out of the examples folder
+    resource = None
+
 ENGINE_JIT_SETTING = {"interp": "0", "jit": "1"}
 
 # ELF e_machine and Mach-O cputype values of the architectures Pure targets.
 ELF_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 MACHO_CPU_TYPES = {0x01000007: "x86_64", 0x0100000C: "aarch64"}
 ARCH_ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
+
+
+class RunError(Exception):
+    """pure-run could not be started at all (as opposed to a run that failed)."""
 
 
 def normalize_arch(name):
@@ -91,7 +101,7 @@ def find_examples(examples_dir, requested):
 
 
 def read_arguments(args_file):
-    """One argument per line; the final newline ends the last line rather than adding an empty one."""
+    """One argument per line (NAME.args, NAME.flags); the final newline ends the last line, adding none."""
     if not args_file.is_file():
         return []
     text = args_file.read_text(encoding="utf-8")
@@ -113,22 +123,32 @@ def encode_output(name, data):
     return fields
 
 
+def disable_core_dumps():
+    """A crashing program (or qemu, for a crashing guest) must not leave core files in the examples folder."""
+    if resource is not None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
 def run_example(command_prefix, folder, file_name, arch, engine, timeout):
     stem = file_name[: -len(".pure")]
     arguments = read_arguments(folder / (stem + ".args"))
+    flags = read_arguments(folder / (stem + ".flags"))
     stdin_file = folder / (stem + ".in")
     stdin_data = stdin_file.read_bytes() if stdin_file.is_file() else b""
     environment = dict(os.environ, PURE_JIT=engine_setting(engine))
     started = time.monotonic()
     try:
         finished = subprocess.run(
-            command_prefix + [file_name] + arguments,
-            cwd=folder, input=stdin_data, capture_output=True, env=environment, timeout=timeout)
+            command_prefix + flags + [file_name] + arguments,
+            cwd=folder, input=stdin_data, capture_output=True, env=environment, timeout=timeout,
+            preexec_fn=disable_core_dumps)
         exit_code, stdout, stderr, timed_out = finished.returncode, finished.stdout, finished.stderr, False
     except subprocess.TimeoutExpired as expired:
         exit_code, stdout, stderr, timed_out = None, expired.stdout or b"", expired.stderr or b"", True
+    except OSError as error:
+        raise RunError(f"cannot run {' '.join(command_prefix)} in {folder}: {error}") from error
     record = {
-        "file": file_name, "args": arguments, "arch": arch, "engine": engine,
+        "file": file_name, "args": arguments, "flags": flags, "arch": arch, "engine": engine,
         "exit_code": exit_code, "timed_out": timed_out,
         "seconds": round(time.monotonic() - started, 3),
     }
@@ -169,7 +189,7 @@ def main(argv=None):
     started = time.monotonic()
     try:
         records = record_all(options)
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ValueError, RunError) as error:
         print(f"record.py: {error}", file=sys.stderr)
         return 2
     with open(options.out, "w", encoding="utf-8") as out:

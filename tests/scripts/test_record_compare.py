@@ -43,11 +43,13 @@ class Scratch(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.folder)
 
-    def write_example(self, name, program, args=None, stdin=None, examples=None):
+    def write_example(self, name, program, args=None, stdin=None, examples=None, flags=None):
         folder = examples or self.examples
         (folder / f"{name}.pure").write_text(program, encoding="utf-8")
         if args is not None:
             (folder / f"{name}.args").write_text(args, encoding="utf-8")
+        if flags is not None:
+            (folder / f"{name}.flags").write_text(flags, encoding="utf-8")
         if stdin is not None:
             (folder / f"{name}.in").write_bytes(stdin)
 
@@ -85,6 +87,22 @@ class RecordTests(Scratch):
         run = self.read_runs(self.record("echo.jsonl"))[0]
         self.assertEqual(run["args"], ["one", "two words", ""])
         self.assertEqual(run["stdout"], "one\ntwo words\n\nfrom stdin\n")
+
+    def test_flags_go_before_the_file_and_args_after(self):
+        self.write_example("limited", "options\npath\nargs\n", flags="--max-steps\n1000\n", args="after\n")
+        run = self.read_runs(self.record("flags.jsonl"))[0]
+        self.assertEqual(run["flags"], ["--max-steps", "1000"])
+        self.assertEqual(run["stdout"], "--max-steps 1000\nlimited.pure\nafter\n")
+
+    def test_unrunnable_pure_run_is_reported_without_traceback(self):
+        self.write_example("any", "say x\n")
+        not_executable = self.folder / "pure-run"
+        not_executable.write_text("not a program\n")
+        finished = run_script(RECORD, "--pure-run", not_executable, "--out", self.folder / "x.jsonl",
+                              "--examples", self.examples)
+        self.assertEqual(finished.returncode, 2)
+        self.assertIn("cannot run", finished.stderr)
+        self.assertNotIn("Traceback", finished.stderr)
 
     def test_missing_stdin_file_means_empty_stdin(self):
         self.write_example("quiet", "stdin\nsay end\n")
