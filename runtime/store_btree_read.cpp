@@ -195,7 +195,14 @@ class TreeCursor final : public Cursor {
   }
   void end_at_prefix(const Cell* prefix, uint32_t n) {
     end_ = End::Prefix;
-    prefix_.assign(prefix, prefix + n);
+    prefix_n_ = n;
+    Cell* copy = prefix_inline_;
+    if (n > kInlinePrefix) {  // never for real schemas; kept correct anyway
+      prefix_heap_ = std::make_unique<Cell[]>(n);
+      copy = prefix_heap_.get();
+    }
+    std::memcpy(copy, prefix, size_t(n) * 8);
+    prefix_ = copy;
   }
   void end_below(int64_t hi) {
     end_ = End::Below;
@@ -225,7 +232,7 @@ class TreeCursor final : public Cursor {
   bool within_end() const {
     switch (end_) {
       case End::None: return true;
-      case End::Prefix: return shape_.compare(row(), prefix_.data(), static_cast<uint32_t>(prefix_.size())) == 0;
+      case End::Prefix: return shape_.compare(row(), prefix_, prefix_n_) == 0;
       case End::Below: return shape_.sequence ? position_ < hi_ : static_cast<int64_t>(row()[0]) < hi_;
     }
     return false;
@@ -238,7 +245,12 @@ class TreeCursor final : public Cursor {
   End end_ = End::None;
   int64_t position_ = 0;
   int64_t hi_ = 0;
-  std::vector<Cell> prefix_;
+  // The prefix lives inside the cursor: a slice costs one allocation (the cursor), not two.
+  static constexpr uint32_t kInlinePrefix = 8;
+  Cell prefix_inline_[kInlinePrefix];
+  std::unique_ptr<Cell[]> prefix_heap_;
+  const Cell* prefix_ = nullptr;
+  uint32_t prefix_n_ = 0;
   const Node* path_[kMaxHeight + 1];
   uint32_t index_[kMaxHeight + 1];
 };

@@ -37,45 +37,70 @@ void LiveTree::sequence_path(int64_t position, Path& path) const {
 }
 
 void LiveTree::make_path_private(Path& path) {
+  const Node* old_leaf = path.node[tree_.height];
   tree_.root = path.node[0] = nodes_.make_private(shape_, path.node[0]);
   for (uint32_t level = 0; level < tree_.height; ++level) {
     Node** slot = &children(path.node[level])[path.index[level]];
     *slot = path.node[level + 1] = nodes_.make_private(shape_, *slot);
   }
+  if (path.node[tree_.height] != old_leaf) forget_leaf(old_leaf);
 }
 
-// The finger covers every key between the separators around its leaf: such a key can only be
-// in that leaf. Writes use it only when the leaf is private (no copy needed).
-bool LiveTree::finger_covers(const Cell* key) const {
-  if (!finger_) return false;
+// A finger covers every key between the separators around its leaf: such a key can only be in
+// that leaf. Writes use it only when the leaf is private (no copy needed).
+const LiveTree::Finger* LiveTree::finger_for(const Cell* key) const {
   uint32_t k = shape_.key_width;
-  if (finger_has_low_ && shape_.compare(finger_low_.data(), key, k) > 0) return false;
-  if (finger_has_high_ && shape_.compare(key, finger_high_.data(), k) >= 0) return false;
-  return true;
+  for (const Finger& f : fingers_) {
+    if (!f.leaf) continue;
+    if (f.has_low && shape_.compare(f.low.data(), key, k) > 0) continue;
+    if (f.has_high && shape_.compare(key, f.high.data(), k) >= 0) continue;
+    return &f;
+  }
+  return nullptr;
+}
+
+void LiveTree::clear_fingers() {
+  for (Finger& f : fingers_) f.leaf = nullptr;
+}
+
+// A leaf that was copied (or left the tree) must not be read through a finger again.
+void LiveTree::forget_leaf(const Node* old_leaf) {
+  for (Finger& f : fingers_)
+    if (f.leaf == old_leaf) f.leaf = nullptr;
 }
 
 void LiveTree::set_finger(const Path& path) {
-  finger_ = path.node[tree_.height];
-  finger_has_low_ = finger_has_high_ = false;
+  const Node* leaf = path.node[tree_.height];
+  Finger* slot = nullptr;
+  for (Finger& f : fingers_)
+    if (f.leaf == leaf) slot = &f;
+  if (!slot) {
+    slot = &fingers_[next_finger_];
+    next_finger_ = (next_finger_ + 1) % kFingers;
+  }
+  Finger& f = *slot;
+  f.leaf = leaf;
+  f.has_low = f.has_high = false;
   uint32_t k = shape_.key_width;
-  for (uint32_t level = tree_.height; level-- > 0 && !(finger_has_low_ && finger_has_high_);) {
+  for (uint32_t level = tree_.height; level-- > 0 && !(f.has_low && f.has_high);) {
     const Node* node = path.node[level];
     uint32_t i = path.index[level];
     const Cell* seps = separators(node, shape_);
-    if (!finger_has_low_ && i > 0) {
-      finger_low_.assign(seps + size_t(i - 1) * k, seps + size_t(i) * k);
-      finger_has_low_ = true;
+    if (!f.has_low && i > 0) {
+      f.low.assign(seps + size_t(i - 1) * k, seps + size_t(i) * k);
+      f.has_low = true;
     }
-    if (!finger_has_high_ && i + 1 < node->count) {
-      finger_high_.assign(seps + size_t(i) * k, seps + size_t(i + 1) * k);
-      finger_has_high_ = true;
+    if (!f.has_high && i + 1 < node->count) {
+      f.high.assign(seps + size_t(i) * k, seps + size_t(i + 1) * k);
+      f.has_high = true;
     }
   }
 }
 
 Node* LiveTree::leaf_finger_for(const Cell* key, uint32_t& index, bool& found) const {
-  if (!finger_ || !nodes_.is_private(finger_) || !finger_covers(key)) return nullptr;
-  Node* leaf = const_cast<Node*>(finger_);
+  const Finger* f = finger_for(key);
+  if (!f || !nodes_.is_private(f->leaf)) return nullptr;
+  Node* leaf = const_cast<Node*>(f->leaf);
   uint32_t k = shape_.key_width;
   index = leaf_lower_bound(shape_, leaf, key, k);
   found = index < leaf->count && shape_.compare(row_at(leaf, index, shape_.row_width), key, k) == 0;
@@ -86,14 +111,15 @@ const Cell* LiveTree::find(const Cell* key) {
   if (!tree_.root) return nullptr;
   if (shape_.sequence) return tree_find(shape_, tree_, key, nullptr);
   uint32_t k = shape_.key_width;
-  const Node* leaf = finger_;
-  if (!finger_covers(key)) {
+  const Finger* f = finger_for(key);
+  if (!f) {
     Path path;
     bool found = false;
     uint32_t i = descend(key, path, found);
     set_finger(path);
     return found ? row_at(path.node[tree_.height], i, shape_.row_width) : nullptr;
   }
+  const Node* leaf = f->leaf;
   uint32_t i = leaf_lower_bound(shape_, leaf, key, k);
   const Cell* row = leaf_rows(leaf) + size_t(i) * shape_.row_width;
   return i < leaf->count && shape_.compare(row, key, k) == 0 ? row : nullptr;
@@ -106,8 +132,7 @@ bool LiveTree::put(const Cell* row, Cell* old_row) {
     std::memcpy(leaf_rows(leaf), row, w * 8);
     leaf->count = 1;
     tree_ = {leaf, 0, 1};
-    finger_ = leaf;
-    finger_has_low_ = finger_has_high_ = false;
+    clear_fingers();
     return true;
   }
   uint32_t i = 0;
@@ -119,7 +144,7 @@ bool LiveTree::put(const Cell* row, Cell* old_row) {
     make_path_private(path);
     leaf = path.node[tree_.height];
     if (!found && leaf->count == shape_.leaf_capacity) {
-      finger_ = nullptr;  // the leaf's range changes; the next operation finds a new finger
+      clear_fingers();  // separators change; the next operations find new fingers
       insert_in_leaf(path, i, row);
       ++tree_.count;
       return true;
@@ -313,7 +338,7 @@ void LiveTree::rebalance(Path& path, uint32_t level) {
     if (node->count == 0) {
       nodes_.drop(shape_, node);
       tree_ = {};
-      finger_ = nullptr;
+      clear_fingers();
     } else {
       collapse_root();
     }
@@ -321,7 +346,7 @@ void LiveTree::rebalance(Path& path, uint32_t level) {
   }
   uint32_t capacity = leaf ? shape_.leaf_capacity : shape_.inner_capacity;
   if (node->count >= std::max<uint32_t>(1, capacity / 4)) return;
-  finger_ = nullptr;
+  clear_fingers();
   Node* parent = path.node[level - 1];
   uint32_t at = path.index[level - 1];
   if (node->count == 0) {

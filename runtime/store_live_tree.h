@@ -45,18 +45,28 @@ class LiveTree {
   void rebalance(Path& path, uint32_t level);
   void collapse_root();
   void release_separator(Cell* separator);
+  struct Finger;
   Node* leaf_finger_for(const Cell* key, uint32_t& index, bool& found) const;
   void set_finger(const Path& path);
-  bool finger_covers(const Cell* key) const;
+  const Finger* finger_for(const Cell* key) const;
+  void clear_fingers();
+  void forget_leaf(const Node* old_leaf);
 
   const ListShape& shape_;
   Nodes& nodes_;
   TreeRoot tree_;
-  // The finger: the leaf the last operation reached, with the separators that bound its key range
-  // (raw copies; valid because any change to those separators clears the finger first).
-  const Node* finger_ = nullptr;
-  bool finger_has_low_ = false, finger_has_high_ = false;
-  std::vector<Cell> finger_low_, finger_high_;
+  // Fingers: the leaves the last few operations reached, each with the separators that bound
+  // its key range (raw copies; valid because any change to a separator clears every finger
+  // first, and a leaf that is copied is forgotten). An event that reads rows and then writes
+  // them (a transfer: find a, find b, set a, set b) finds each leaf once.
+  struct Finger {
+    const Node* leaf = nullptr;
+    bool has_low = false, has_high = false;
+    std::vector<Cell> low, high;
+  };
+  static constexpr uint32_t kFingers = 4;
+  Finger fingers_[kFingers];
+  uint32_t next_finger_ = 0;
   std::vector<Node*> scratch_children_;
   std::vector<Cell> scratch_separators_;
   std::vector<Cell> separator_;
