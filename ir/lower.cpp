@@ -533,6 +533,18 @@ class Lowerer {
         condition(*e.args[1], if_true, if_false);
         return;
       }
+      if (e.args[0]->type->kind == TypeKind::Int && (op == Tok::Lt || op == Tok::LtEq || op == Tok::Gt || op == Tok::GtEq) &&
+          e.args[1]->kind == ExprKind::Int) {
+        // against a small constant K: a < K, a >= K, a <= K as a < K+1, a > K as a >= K+1
+        int64_t k = e.args[1]->int_value + ((op == Tok::LtEq || op == Tok::Gt) ? 1 : 0);
+        if (k >= INT16_MIN && k <= INT16_MAX && e.args[1]->int_value < INT64_MAX) {
+          uint32_t a = expr(*e.args[0]);
+          Op jop = (op == Tok::Lt || op == Tok::LtEq) ? Op::JLT_INT_K : Op::JGE_INT_K;
+          emit(jop, 0, a, static_cast<uint32_t>(static_cast<uint16_t>(k)), if_true, e.loc);
+          jump(if_false);
+          return;
+        }
+      }
       if (e.args[0]->type->kind == TypeKind::Int && (op == Tok::Lt || op == Tok::LtEq || op == Tok::Gt || op == Tok::GtEq)) {
         uint32_t a = expr(*e.args[0]);
         uint32_t b = expr(*e.args[1]);

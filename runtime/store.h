@@ -54,6 +54,23 @@ class Cursor {
   virtual const Cell* row() const = 0;     // key cells then field cells
   virtual int64_t position() const = 0;    // sequences: the row's position; keyed lists: -1
   virtual void next() = 0;
+  // The current row, moving past it; nullptr when done. One call per row for hot loops; the
+  // row stays valid as row() says, although the cursor has moved.
+  virtual const Cell* take() {
+    if (!valid()) return nullptr;
+    const Cell* r = row();
+    next();
+    return r;
+  }
+  // Up to max rows that follow one another in memory (row_width cells apart), starting with the
+  // current one; the cursor moves past them. Returns how many (0 when done). The rows stay
+  // valid while the list is not written (for a snapshot: while it is held).
+  virtual size_t take_run(const Cell** first, size_t max) {
+    const Cell* r = max ? take() : nullptr;
+    if (!r) return 0;
+    *first = r;
+    return 1;
+  }
 };
 
 // Read access to one list, live or in a snapshot.

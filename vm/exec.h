@@ -169,6 +169,8 @@ EXEC(JUMP_IF) { return s[ip->b].i ? ip + ip->imm : ip + 1; }
 EXEC(JUMP_IFNOT) { return s[ip->b].i ? ip + 1 : ip + ip->imm; }
 EXEC(JLT_INT) { return s[ip->b].i < s[ip->c].i ? ip + ip->imm : ip + 1; }
 EXEC(JGE_INT) { return s[ip->b].i >= s[ip->c].i ? ip + ip->imm : ip + 1; }
+EXEC(JLT_INT_K) { return s[ip->b].i < static_cast<int16_t>(ip->c) ? ip + ip->imm : ip + 1; }
+EXEC(JGE_INT_K) { return s[ip->b].i >= static_cast<int16_t>(ip->c) ? ip + ip->imm : ip + 1; }
 
 [[noreturn]] void budget_spent(VM& vm, const Instr* ip);
 
@@ -313,7 +315,15 @@ EXEC(ST_POP) { return store_op(vm, s, ip); }
 EXEC(ST_ITER) { return store_op(vm, s, ip); }
 
 // ---- iterators -------------------------------------------------------------------------------
-EXEC(ITER_NEXT) { return iter_next(vm, s, ip); }
+EXEC(ITER_NEXT) {
+  Iterator& it = vm.iters[s[ip->b].i];
+  if (!it.run_left) return iter_next(vm, s, ip);
+  const rt::Cell* row = it.run;
+  for (uint32_t i = 0; i < it.width; ++i) s[ip->a + i].u = row[i];
+  it.run = row + it.width;
+  --it.run_left;
+  return ip + 1;
+}
 EXEC(ITER_END) {
   release_iterators(vm, static_cast<uint32_t>(s[ip->b].i));
   return ip + 1;

@@ -192,7 +192,11 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
       Iterator it;
       it.stored = li;
       it.from_snapshot = vm.snapshot != nullptr;
-      if (!it.from_snapshot) it.version = vm.store.list(li).shape_version();
+      it.shape = &shape;
+      if (!it.from_snapshot) {
+        it.live = &vm.store.list(li);
+        it.version = it.live->shape_version();
+      }
       if (ip->imm > 0) it.cursor = r.prefix(cells(key), static_cast<uint32_t>(ip->imm));
       else if (ip->imm < 0) it.cursor = r.range(key[0].i, key[1].i);
       else it.cursor = r.scan();
@@ -214,12 +218,25 @@ const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
     copy_row_out(s + ip->a, row, it.list->shape());
     return ip + 1;
   }
-  if (!it.from_snapshot && vm.store.list(it.stored).shape_version() != it.version)
+  if (it.live && it.live->shape_version() != it.version)
     fault(ip, "stored list '" + vm.prog.stored[it.stored].name + "' was changed (an item added or removed) while a loop was walking it");
-  if (!it.cursor->valid()) return ip + ip->imm;
-  const rt::ListShape& shape = *vm.prog.stored_shapes[it.stored];
-  row_to_slots(vm, s + ip->a, it.cursor->row(), shape.cols, 0, shape.width());
-  it.cursor->next();
+  const rt::ListShape& shape = *it.shape;
+  if (it.from_snapshot && !shape.any_text) {
+    // A snapshot never changes while held: take the rest of the leaf in one call.
+    const rt::Cell* first;
+    size_t n = it.cursor->take_run(&first, SIZE_MAX);
+    if (n == 0) return ip + ip->imm;
+    it.width = shape.width();
+    for (uint32_t i = 0; i < it.width; ++i) s[ip->a + i].u = first[i];
+    it.run = first + it.width;
+    it.run_left = n - 1;
+    return ip + 1;
+  }
+  const rt::Cell* row = it.cursor->take();
+  if (!row) return ip + ip->imm;
+  if (!shape.any_text)
+    for (uint32_t i = 0, w = shape.width(); i < w; ++i) s[ip->a + i].u = row[i];
+  else row_to_slots(vm, s + ip->a, row, shape.cols, 0, shape.width());
   return ip + 1;
 }
 

@@ -83,6 +83,8 @@ static std::vector<int> layout_blocks(ir::Function& f) {
     switch (cond.op) {
       case Op::JLT_INT: inverse = Op::JGE_INT; break;
       case Op::JGE_INT: inverse = Op::JLT_INT; break;
+      case Op::JLT_INT_K: inverse = Op::JGE_INT_K; break;
+      case Op::JGE_INT_K: inverse = Op::JLT_INT_K; break;
       case Op::JUMP_IF: inverse = Op::JUMP_IFNOT; break;
       case Op::JUMP_IFNOT: inverse = Op::JUMP_IF; break;
       default: continue;
@@ -137,7 +139,8 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
     for (size_t i = 0; i < blk.insts.size(); ++i) {
       if (is_fallthrough(b, i)) continue;
       const ir::Inst& in = blk.insts[i];
-      Instr ins{in.op, slot(in.a), slot(in.b), slot(in.c), in.imm};
+      bool c_is_constant = in.op == Op::JLT_INT_K || in.op == Op::JGE_INT_K;
+      Instr ins{in.op, slot(in.a), slot(in.b), c_is_constant ? static_cast<uint16_t>(in.c) : slot(in.c), in.imm};
       uint32_t here = static_cast<uint32_t>(out.code.size());
       if (ir::op_jumps(in.op)) ins.imm = static_cast<int64_t>(start[in.imm]) - here;
       if (in.op == Op::CONST_TEXT) ins.imm += kFixedTexts;

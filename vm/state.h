@@ -30,6 +30,12 @@ struct Iterator {
   uint32_t stored = UINT32_MAX;    // stored lists: which one
   bool from_snapshot = false;      // reads a query's snapshot, which never changes
   std::unique_ptr<rt::Cursor> cursor;
+  const rt::ListWriter* live = nullptr;  // the live list, whose shape_version is checked
+  const rt::ListShape* shape = nullptr;  // row layout of the stored list
+  // Rows of a snapshot taken in one run (text-free rows only): ITER_NEXT serves them inline.
+  const rt::Cell* run = nullptr;
+  size_t run_left = 0;
+  uint32_t width = 0;
 };
 
 enum class Boundary : uint8_t { None, Event, Query };
