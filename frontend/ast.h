@@ -134,6 +134,7 @@ struct FuncDecl {
   const Type* result_type = nullptr;
   std::vector<LocalInfo> locals;  // params first, then every let/for variable
   bool writes_stored = false;     // directly writes a stored list
+  bool duplicate = false;         // a second declaration of the same name (not checked further)
   bool reads_input = false;
 };
 

@@ -41,6 +41,13 @@ std::string suggest(const std::string& name, const std::vector<std::string>& can
   return best.empty() ? "" : "did you mean '" + best + "'?";
 }
 
+// "a num", "an int", "an item": the type's name with its article.
+std::string a_type(const Type* t) {
+  std::string n = type_name(t);
+  bool vowel = !n.empty() && std::string("aeiouAEIOU").find(n[0]) != std::string::npos;
+  return (vowel ? "an " : "a ") + n;
+}
+
 bool is_int(const Type* t) { return t->kind == TypeKind::Int; }
 bool is_num(const Type* t) { return t->kind == TypeKind::Num; }
 bool is_error(const Type* t) { return t->kind == TypeKind::Error; }
@@ -63,7 +70,8 @@ class Checker {
     declare_types();
     declare_lists();
     declare_functions();
-    for (FuncDecl& f : m_.funcs) check_function(f);
+    for (FuncDecl& f : m_.funcs)
+      if (!f.duplicate) check_function(f);
   }
 
  private:
@@ -77,6 +85,7 @@ class Checker {
   std::vector<std::map<std::string, int>> scopes_;
   int loop_depth_ = 0;
   bool stored_list_allowed_ = false;  // set while checking the list of an index, method or loop
+  bool range_allowed_ = false;        // set while checking the iterable of a for loop
 
   // Checks the list operand of list[...], list.method(...) or `for x in list`, where a stored
   // list may be named. Anywhere else a stored list is not a value.
@@ -147,7 +156,7 @@ class Checker {
       bool ok = (e.kind == ExprKind::Int && is_int(info.type)) || (e.kind == ExprKind::Num && is_num(info.type)) ||
                 (e.kind == ExprKind::Bool && info.type->kind == TypeKind::Bool) ||
                 (e.kind == ExprKind::Text && info.type->kind == TypeKind::Text);
-      if (!ok && !is_error(info.type)) error(e.loc, "the default of '" + f.name + "' must be a " + type_name(info.type) + " literal");
+      if (!ok && !is_error(info.type)) error(e.loc, "the default of '" + f.name + "' must be " + a_type(info.type) + " literal");
       info.default_int = e.int_value;
       info.default_num = e.num_value;
       info.default_text = e.text;
@@ -226,6 +235,7 @@ class Checker {
       FuncDecl& f = m_.funcs[i];
       if (func_index_.count(f.name) || list_index_.count(f.name)) {
         error(f.loc, "'" + f.name + "' is declared twice");
+        f.duplicate = true;
         continue;
       }
       if (find_builtin(f.name, Builtin::Print, kFirstTextMethod) >= 0)
@@ -262,7 +272,7 @@ class Checker {
     loop_depth_ = 0;
     check_block(f.body, false);
     if (f.result_type && f.result_type->kind != TypeKind::Void && !is_error(f.result_type) && !always_exits(f.body))
-      error(f.loc, "'" + f.name + "' can reach its end without returning a " + type_name(f.result_type),
+      error(f.loc, "'" + f.name + "' can reach its end without returning " + a_type(f.result_type),
             "add a 'return' at the end");
     fn_ = nullptr;
   }
@@ -573,13 +583,16 @@ class Checker {
       for (size_t i = 1; i <= n && i - 1 < lt->key_count; ++i)
         expect_type(*e.args[i], row->fields[i - 1].type, "key '" + row->fields[i - 1].name + "'");
       if (n < lt->key_count) {
-        if (for_write) error(e.loc, "a key prefix selects several items; give every key to change one");
+        if (for_write) {
+          error(e.loc, "a key prefix selects several items; give every key to change one");
+          return e.type = tt_.error();
+        }
         e.int_value = 1;  // a prefix slice
         return e.type = lt;
       }
       return e.type = row;
     }
-    error(e.loc, "cannot index a " + type_name(lt), lt->kind == TypeKind::Text ? "use .at(i) or .slice(a, b)" : "");
+    error(e.loc, "cannot index " + a_type(lt), lt->kind == TypeKind::Text ? "use .at(i) or .slice(a, b)" : "");
     return e.type = tt_.error();
   }
 
@@ -589,7 +602,7 @@ class Checker {
     if (bt->kind != TypeKind::Item) {
       std::string hint;
       if (bt->is_list() || bt->kind == TypeKind::Text) hint = "methods need parentheses, e.g. '." + e.text + "()'";
-      error(e.loc, "a " + type_name(bt) + " has no fields", hint);
+      error(e.loc, a_type(bt) + " has no fields", hint);
       return e.type = tt_.error();
     }
     int i = bt->field_index(e.text);
@@ -617,7 +630,7 @@ class Checker {
       if (t->kind == TypeKind::Seq) var_type = t->element;
       else if (t->kind == TypeKind::Keyed) var_type = t->element;
       else if (!is_error(t))
-        error(s.expr->loc, "cannot iterate over a " + type_name(t), t->kind == TypeKind::Int ? "write 'for i in 0 .. n'" : t->kind == TypeKind::Text ? "iterate over .split(\"\") or use .at(i)" : "");
+        error(s.expr->loc, "cannot iterate over " + a_type(t), t->kind == TypeKind::Int ? "write 'for i in 0 .. n'" : t->kind == TypeKind::Text ? "iterate over .split(\"\") or use .at(i)" : "");
       if (!s.name2.empty() && t->kind != TypeKind::Seq && !is_error(t))
         error(s.loc, "'for i, x in ...' is for sequences (i is the position)");
     }
@@ -640,7 +653,9 @@ class Checker {
       return t;
     }
     if (e.kind == ExprKind::Method && e.text == "range") {
+      range_allowed_ = true;
       check_expr(e, nullptr);
+      range_allowed_ = false;
       return e.args[0]->type && e.args[0]->type->kind == TypeKind::Keyed ? e.args[0]->type : tt_.error();
     }
     return check_list_operand(e);
@@ -649,7 +664,7 @@ class Checker {
   void check_return(Stmt& s) {
     const Type* want = fn_->result_type;
     if (!s.expr) {
-      if (want && want->kind != TypeKind::Void && !is_error(want)) error(s.loc, "'return' needs a " + type_name(want) + " value here");
+      if (want && want->kind != TypeKind::Void && !is_error(want)) error(s.loc, "'return' needs " + a_type(want) + " value here");
       return;
     }
     if (!want || want->kind == TypeKind::Void) {
@@ -681,8 +696,7 @@ class Checker {
       case ExprKind::Interp:
         for (ExprPtr& part : e.args) {
           const Type* t = check_expr(*part, nullptr);
-          if (!t->is_scalar() && !is_error(t))
-            error(part->loc, "cannot put a " + type_name(t) + " into a text", "format its fields one by one");
+          if (t->kind == TypeKind::Void) error(part->loc, "this has no value to put into a text");
         }
         return tt_.text_type();
       case ExprKind::Name: return check_name(e);
@@ -898,7 +912,7 @@ class Checker {
       if (callee.kind == FuncKind::Event) {
         if (fn_->kind != FuncKind::Main)
           error(e.loc, "event '" + e.text + "' can only be called from main (as a client would)",
-                fn_->kind == FuncKind::Event ? "move the shared work into a function both events call" : "");
+                fn_->kind == FuncKind::Event ? "events are called by clients; share checks and computations through a function, and keep the writes in each event" : "");
         return tt_.outcome();
       }
       return callee.result_type ? callee.result_type : tt_.void_type();
@@ -960,7 +974,7 @@ class Checker {
       case Builtin::ToText: {
         if (!arity(e, 0, 1, what)) return T;
         const Type* t = arg_type(e, 0);
-        if (!t->is_scalar() && !is_error(t)) error(e.args[0]->loc, "text(...) converts int, num, bool or text, not " + type_name(t));
+        if (t->kind == TypeKind::Void) error(e.args[0]->loc, "this has no value to turn into text");
         return T;
       }
       case Builtin::Abs: {
@@ -1032,7 +1046,7 @@ class Checker {
       return check_list_method(e, static_cast<Builtin>(b), st);
     }
     for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
-    error(e.loc, "a " + type_name(st) + " has no methods",
+    error(e.loc, a_type(st) + " has no methods",
           st->kind == TypeKind::Item ? "its fields are read with '.name' (no parentheses)" : "");
     return tt_.error();
   }
@@ -1041,7 +1055,7 @@ class Checker {
     for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
     std::vector<std::string> names;
     for (int i = static_cast<int>(from); i < static_cast<int>(to); ++i) names.push_back(builtin_name(static_cast<Builtin>(i)));
-    error(e.loc, "a " + type_name(st) + " has no method '" + e.text + "'", suggest(e.text, names));
+    error(e.loc, a_type(st) + " has no method '" + e.text + "'", suggest(e.text, names));
     return tt_.error();
   }
 
@@ -1130,6 +1144,11 @@ class Checker {
       }
       case Builtin::LFirst: case Builtin::LLast: check_args(e, {}, 1, what); return elem;
       case Builtin::LRange:
+        if (!range_allowed_) {
+          error(e.loc, "'.range(lo, hi)' selects items for a loop: write 'for x in list.range(lo, hi) { ... }'");
+          return tt_.error();
+        }
+        range_allowed_ = false;
         if (!keyed_only()) return tt_.error();
         if (!is_int(elem->fields[0].type)) error(e.loc, what + " needs a list whose first key is an int");
         check_args(e, {tt_.int_type(), tt_.int_type()}, 1, what);

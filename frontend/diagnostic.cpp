@@ -1,6 +1,8 @@
 // frontend/diagnostic.cpp — rendering diagnostics with the source line and a caret.
 #include "frontend/diagnostic.h"
 
+#include <algorithm>
+
 namespace pure {
 
 void Diagnostics::error(Loc loc, std::string message, std::string hint) {
@@ -17,7 +19,12 @@ static std::string printable_line(std::string_view line) {
 
 std::string Diagnostics::render() const {
   std::string out;
-  for (const Diagnostic& d : list_) {
+  // in source order, whichever pass found them
+  std::vector<Diagnostic> sorted = list_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return a.loc.line != b.loc.line ? a.loc.line < b.loc.line : a.loc.col < b.loc.col;
+  });
+  for (const Diagnostic& d : sorted) {
     out += source_.path() + ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) +
            ": error: " + d.message + "\n";
     std::string_view line = source_.line_text(d.loc.line);

@@ -371,6 +371,7 @@ class Parser {
     s->expr = header_expression();
     s->body = block();
     if (accept(Tok::KwElse)) {
+      DepthGuard guard(*this, peek().loc);  // each `else if` nests one level deeper
       if (at(Tok::KwIf)) s->else_body.push_back(if_statement());
       else s->else_body = block();
     }
@@ -481,8 +482,14 @@ class Parser {
       Tok op = peek().kind;
       Loc loc = advance().loc;
       e = binary(std::move(e), loc, op, additive());
-      if (is_comparison(peek().kind))
-        error_here("comparisons cannot be chained", "write 'a < b and b < c'");
+      if (is_comparison(peek().kind)) {
+        // report once, then read the rest of the chain so that nothing else is reported
+        if (!panic_) diags_.error(peek().loc, "comparisons cannot be chained", "write 'a < b and b < c'");
+        while (is_comparison(peek().kind)) {
+          advance();
+          additive();
+        }
+      }
     }
     return e;
   }
@@ -511,11 +518,17 @@ class Parser {
     if (at(Tok::Minus)) {
       DepthGuard guard(*this, peek().loc);
       Loc loc = advance().loc;
-      // Fold '-literal' so that the most negative integer can be written.
+      // Fold '-literal' so that the most negative integer can be written (and defaults such as
+      // `= -1.5` stay literals).
       if (at(Tok::Int) && !is_postfix_next(1)) {
         const Token& t = advance();
         auto e = std::make_unique<Expr>(ExprKind::Int, loc);
         e->int_value = static_cast<int64_t>(0ull - static_cast<uint64_t>(t.int_value));
+        return e;
+      }
+      if (at(Tok::Num) && !is_postfix_next(1)) {
+        auto e = std::make_unique<Expr>(ExprKind::Num, loc);
+        e->num_value = -advance().num_value;
         return e;
       }
       auto e = std::make_unique<Expr>(ExprKind::Unary, loc);

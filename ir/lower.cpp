@@ -331,6 +331,8 @@ class Lowerer {
     local_slot_[s.name2.empty() ? s.local : s.local2] = var;
     uint32_t iter = new_slot(SlotKind::Iter, "");
     start_iterator(it, iter);
+    uint32_t position = s.name2.empty() ? 0 : local_slot_[s.local];
+    if (!s.name2.empty()) emit(Op::CONST, position, 0, 0, -1, s.loc);  // `for i, x in list`: i counts from 0
     int head = new_block(), body_b = new_block(), exit_b = new_block(), done_b = new_block();
     jump(head);
     set_block(head);
@@ -338,6 +340,7 @@ class Lowerer {
     emit(Op::ITER_NEXT, var, iter, 0, exit_b, s.loc);
     jump(body_b);
     set_block(body_b);
+    if (!s.name2.empty()) emit(Op::ADDI_INT, position, position, 0, 1, s.loc);
     loops_.push_back({head, exit_b});
     block(s.body);
     loops_.pop_back();

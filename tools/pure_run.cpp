@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
   app.add_flag("--dump-bytecode", dump_bytecode, "print the bytecode");
   app.add_option("--max-steps", max_steps,
                  "step budget of main and of each event or query it calls (one step = one loop iteration or one call)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos && v.find_first_not_of('0') != std::string::npos ? std::string() : std::string("--max-steps needs a whole number of at least 1"); },
+          "N >= 1"));
   app.set_version_flag("--version", "pure-run 0.1");
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "PURE_JIT=0 forces the interpreter (the only engine in this build).");

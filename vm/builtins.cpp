@@ -245,13 +245,23 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         a[0].l = l;
         return;
       }
-      case Builtin::Join:
-      case Builtin::LJoin: {
+      case Builtin::Join: {
         rt::EventList* l = a[0].l;
         std::vector<std::string_view> parts;
         for (int64_t i = 0; i < l->count(); ++i) parts.push_back(reinterpret_cast<rt::Text*>(*l->at(i))->view());
         std::string r = text::join(parts, sv(a[1]));
         a[1].u = 0;
+        a[0].t = make_text(ip, r);
+        return;
+      }
+      case Builtin::LJoin: {
+        // an event list comes as the first argument; a stored list is named by C instead
+        uint32_t first_arg = ip->c & 1 ? 0 : 1;
+        RowWalker walk(vm, a, ip);
+        std::vector<std::string_view> parts;
+        while (const rt::Cell* row = walk.next()) parts.push_back(reinterpret_cast<const rt::Text*>(row[0])->view());
+        std::string r = text::join(parts, sv(a[first_arg]));
+        for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
         a[0].t = make_text(ip, r);
         return;
       }
@@ -381,17 +391,19 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::LClear: a[0].l->clear(); a[0].u = 0; return;
       case Builtin::LReverse: a[0].l->reverse(); a[0].u = 0; return;
       case Builtin::LContains: {
-        rt::EventList* l = a[0].l;
-        bool text = l->shape().cols[0] == rt::ColType::Text;
-        bool num = l->shape().cols[0] == rt::ColType::Num;
+        uint32_t first_arg = ip->c & 1 ? 0 : 1;
+        RowWalker walk(vm, a, ip);
+        rt::ColType t = walk.shape().cols[0];
+        Slot v = a[first_arg];
         bool found = false;
-        for (int64_t i = 0; i < l->count() && !found; ++i) {
-          rt::Cell c = *l->at(i);
-          if (text) found = rt::text_equal(reinterpret_cast<rt::Text*>(c), a[1].t);
-          else if (num) found = std::bit_cast<double>(c) == a[1].n;
-          else found = c == a[1].u;
+        while (const rt::Cell* row = walk.next()) {
+          rt::Cell c = row[0];
+          if (t == rt::ColType::Text) found = rt::text_equal(reinterpret_cast<rt::Text*>(c), v.t);
+          else if (t == rt::ColType::Num) found = std::bit_cast<double>(c) == v.n;
+          else found = c == v.u;
+          if (found) break;
         }
-        a[1].u = 0;
+        for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
         a[0].i = found;
         return;
       }

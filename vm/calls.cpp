@@ -31,7 +31,8 @@ void overflow(const Instr* ip, const char* op, int64_t a, int64_t b) {
 }
 
 void budget_spent(VM& vm, const Instr* ip) {
-  fault(ip, "step budget spent (" + std::to_string(vm.options.max_steps) + " steps; " + kStepDefinition +
+  uint64_t n = vm.options.max_steps;
+  fault(ip, "step budget spent (" + std::to_string(n) + (n == 1 ? " step; " : " steps; ") + kStepDefinition +
                 "); raise it with --max-steps");
 }
 
@@ -134,10 +135,9 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   CallInfo ci{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0};
   if (vm.transaction_depth == 0 && (callee.kind == FuncKind::Event || callee.kind == FuncKind::Query)) {
     ci.boundary = callee.kind == FuncKind::Event ? Boundary::Event : Boundary::Query;
-    // The invocation gets its own budget, lent out of the caller's.
-    int64_t lent = std::min<int64_t>(vm.steps_left, static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX)));
-    ci.saved_steps = vm.steps_left - lent;
-    vm.steps_left = lent;
+    // Each invocation from outside gets a budget of its own; the caller's is set aside.
+    ci.saved_steps = vm.steps_left;
+    vm.steps_left = static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX));
     if (ci.boundary == Boundary::Event) vm.store.begin();
     else vm.snapshot = vm.store.publish();  // the query reads the state as of its start
     ++vm.transaction_depth;
@@ -164,7 +164,7 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   for (uint32_t i = 0; i < n; ++i) s[i] = out[i];
   if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
-    vm.steps_left += ci.saved_steps;
+    vm.steps_left = ci.saved_steps;
     if (ci.boundary == Boundary::Event) {
       vm.store.commit();
       s[0].i = 1;                // outcome.ok
@@ -207,9 +207,15 @@ static void unwind_to(VM& vm, size_t keep) {
   }
 }
 
+// Deep stacks (a runaway recursion) show their innermost and outermost calls only.
 std::string RuntimeError::render(const std::string& path) const {
+  constexpr size_t kInner = 20, kOuter = 5;
   std::string out = path + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": runtime error: " + message + "\n";
   for (size_t i = 0; i < stack.size(); ++i) {
+    if (stack.size() > kInner + kOuter && i == kInner) {
+      out += "  ... " + std::to_string(stack.size() - kInner - kOuter) + " more calls ...\n";
+      i = stack.size() - kOuter;
+    }
     out += std::string(i == 0 ? "  in " : "  called from ") + stack[i].function + " at " + path + ":" +
            std::to_string(stack[i].loc.line) + ":" + std::to_string(stack[i].loc.col) + "\n";
   }
@@ -262,8 +268,7 @@ std::optional<RuntimeError> run_main(const Program& program, rt::Store& store, c
       unwind_to(vm, boundary);
       vm.store.rollback();
       vm.transaction_depth = 0;
-      vm.steps_left += event.saved_steps;
-      if (vm.steps_left < 0) vm.steps_left = 0;
+      vm.steps_left = event.saved_steps;
       event.base[0].i = 0;
       event.base[1].t = rt::text_new(reason);  // owned by main's call area, taken by TAKE_REF
       base = vm.calls.back().base;

@@ -284,8 +284,11 @@ EXEC(SEQ_SET_FIELD) {
   l->set_cell(l->at_mut(pos), static_cast<uint32_t>(ip->imm), s[ip->a].u);
   return ip + 1;
 }
+[[noreturn]] void list_too_long(const Instr* ip);
+
 EXEC(SEQ_PUSH) {
   rt::EventList* l = s[ip->b].l;
+  if (__builtin_expect(l->count() >= rt::kMaxListRows, 0)) list_too_long(ip);
   l->push(reinterpret_cast<const rt::Cell*>(s + ip->a));
   return ip + 1;
 }

@@ -38,6 +38,10 @@ static void load_cell(VM& vm, Slot& dst, rt::Cell c, rt::ColType t) {
   else dst.u = c;
 }
 
+void list_too_long(const Instr* ip) {
+  fault(ip, "list too long: an event list holds at most " + std::to_string(rt::kMaxListRows) + " items");
+}
+
 const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
   rt::EventList* l = s[ip->b].l;
   const rt::ListShape& shape = l->shape();
@@ -72,14 +76,20 @@ const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
       return ip + 1;
     }
     case Op::MAP_HAS: s[ip->a].i = l->find(cells(key)) != nullptr; return ip + 1;
-    case Op::MAP_PUT: l->put(cells(key), cells(s + ip->a)); return ip + 1;
+    case Op::MAP_PUT:
+      if (l->count() >= rt::kMaxListRows && !l->find(cells(key))) list_too_long(ip);
+      l->put(cells(key), cells(s + ip->a));
+      return ip + 1;
     case Op::MAP_SET_FIELD: {
       rt::Cell* row = l->find_mut(cells(key));
       if (!row) missing_key(ip, "the list", shape, key);
       l->set_cell(row, static_cast<uint32_t>(ip->imm), s[ip->a].u);
       return ip + 1;
     }
-    case Op::MAP_ENSURE: l->ensure(cells(key)); return ip + 1;
+    case Op::MAP_ENSURE:
+      if (l->count() >= rt::kMaxListRows && !l->find(cells(key))) list_too_long(ip);
+      l->ensure(cells(key));
+      return ip + 1;
     case Op::MAP_REMOVE: s[ip->a].i = l->remove(cells(key)); return ip + 1;
     case Op::LIST_ITER: {
       Iterator it;
