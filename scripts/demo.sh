@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build --target pure-run
-echo "--- build/tools/pure-run examples/bank.pure"
-build/tools/pure-run examples/bank.pure
+echo "--- build/tools/pure-run examples/bank_ledger.pure"
+build/tools/pure-run examples/bank_ledger.pure
