@@ -30,8 +30,13 @@ if ((full)); then
 
   stage "store tests under ThreadSanitizer"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_TSAN=ON > /dev/null
-  cmake --build build-tsan -j "$jobs" --target store_tests
-  ctest --test-dir build-tsan --output-on-failure -R "store"
+  cmake --build build-tsan -j "$jobs" --target store_basic_test store_model_test store_snapshot_test store_threads_test
+  ctest --test-dir build-tsan --output-on-failure -R "^runtime\."
+
+  stage "benchmark harness: its tests and a quick run (every system must agree on every check)"
+  bash scripts/deps.sh --bench
+  python3 -m unittest discover -s bench/lib -p 'test_*.py'
+  bench/run --quick --only fib,mandelbrot,sieve,textbuild,bfs > /dev/null
 
   if [[ -x tests/fuzz/run.sh ]]; then
     stage "fuzzing the frontend (bounded)"
