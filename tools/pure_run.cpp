@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -72,6 +73,10 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
+  if (const char* jit = std::getenv("PURE_JIT"); jit && std::string(jit) != "0") {
+    std::fprintf(stderr, "pure-run: PURE_JIT=%s asks for a JIT, and this build has only the interpreter (use PURE_JIT=0)\n", jit);
+    return kExitUsage;
+  }
   std::string text;
   if (!read_file(path, text)) {
     std::fprintf(stderr, "pure-run: cannot read '%s'\n", path.c_str());
