@@ -11,7 +11,10 @@
 #include <sstream>
 #include <string>
 
+#include "frontend/frontend.h"
+#include "ir/ir.h"
 #include "tests/vm/vm_support.h"
+#include "vm/bytecode.h"
 
 using pure::test::Engine;
 using pure::test::Outcome;
@@ -400,4 +403,68 @@ TEST_CASE("vm: every example gives the same results by step() and by interpret()
     CHECK(b.leaked_texts == 0);
     CHECK(b.instructions > 0);
   }
+}
+
+// ---- bytecode shape (no execution) -------------------------------------------------------------
+
+TEST_CASE("bytecode: blocks keep the IR's loop marks, and every jump lands on a block start") {
+  const char* text = R"(fn fib(n: int) -> int { if n < 2 { return n }
+ return fib(n - 1) + fib(n - 2) }
+fn sum(n: int) -> int { var s = 0
+ for i in 0 .. n { var j = 0
+ while j < i { s += j
+ j += 1 } }
+ return s }
+fn main() { let m = list by k: int { v: int = 0 }
+ for i in 0 .. 5 { m[i].v = sum(i) }
+ for r in m { print(r.v + fib(r.k)) } }
+)";
+  pure::Source source("t.pure", text);
+  pure::Diagnostics diags(source);
+  pure::CheckedModule checked = pure::compile_frontend(source, diags);
+  REQUIRE_FALSE(diags.any());
+  pure::ir::Program lowered = pure::ir::lower_module(checked, "t.pure");
+  std::string error;
+  std::unique_ptr<pure::vm::Program> program = pure::vm::load_program(lowered, error);
+  REQUIRE_MESSAGE(program, error);
+  REQUIRE(program->functions.size() == lowered.functions.size());
+  CHECK_FALSE(pure::vm::dump_bytecode(*program).empty());
+  for (size_t f = 0; f < program->functions.size(); ++f) {
+    const pure::vm::Function& fn = program->functions[f];
+    const pure::ir::Function& irf = lowered.functions[f];
+    CAPTURE(fn.name);
+    CHECK(fn.name == irf.name);
+    CHECK(fn.locs.size() == fn.code.size());
+    // blocks tile the code in order
+    uint32_t pc = 0;
+    std::vector<char> starts(fn.code.size() + 1, 0);
+    int headers = 0;
+    for (const pure::vm::BlockInfo& b : fn.blocks) {
+      CHECK(b.start_pc == pc);
+      CHECK(b.end_pc >= b.start_pc);
+      pc = b.end_pc;
+      if (b.start_pc < fn.code.size()) starts[b.start_pc] = 1;
+      if (b.loop_header) {
+        ++headers;
+        CHECK(b.loop_bearing);
+        REQUIRE(b.start_pc < fn.code.size());
+        CHECK(fn.code[b.start_pc].op == pure::ir::Op::LOOP);  // the header spends the step first
+      }
+    }
+    CHECK(pc == fn.code.size());
+    CHECK(headers == static_cast<int>(irf.loops.size()));
+    // every LOOP instruction opens a loop-header block
+    for (const pure::vm::BlockInfo& b : fn.blocks)
+      for (uint32_t i = b.start_pc; i < b.end_pc; ++i)
+        if (fn.code[i].op == pure::ir::Op::LOOP) CHECK((b.loop_header && i == b.start_pc));
+    for (size_t i = 0; i < fn.code.size(); ++i) {
+      if (!pure::ir::op_jumps(fn.code[i].op)) continue;
+      int64_t target = static_cast<int64_t>(i) + fn.code[i].imm;
+      CAPTURE(i);
+      REQUIRE(target >= 0);
+      REQUIRE(target < static_cast<int64_t>(fn.code.size()));
+      CHECK(starts[target]);
+    }
+  }
+  CHECK(program->functions[program->main].name == "main");
 }
