@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "runtime/store.h"
+#include "runtime/store_btree_store.h"
 #include "runtime/store_reference.h"
 
 using namespace pure::rt;
@@ -102,4 +103,45 @@ TEST_CASE("make_store keeps the contract on a small example") {
     exercise(*store);
   }
   CHECK(text_live_count() == texts);
+}
+
+TEST_CASE("a deep sequence (small nodes) appends, finds by position, slices and pops back to empty") {
+  ListSchema log{"log", true, {}, {ColType::Int, ColType::Int}};
+  auto store = make_btree_store({log}, 96);  // 8 rows a leaf, 8 children a node: 5000 rows is 5 levels
+  ListWriter& list = store->list(0);
+  for (int64_t i = 0; i < 5000; ++i) {
+    Cell row[2] = {Cell(i * 3), Cell(-i)};
+    CHECK(list.append(row) == i);
+  }
+  auto full = store->publish();
+  for (int64_t p : {0, 7, 8, 63, 64, 511, 512, 4095, 4096, 4999}) {
+    Cell position = Cell(p);
+    REQUIRE(list.find(&position) != nullptr);
+    CHECK(list.find(&position)[0] == Cell(p * 3));
+  }
+  Cell past = 5000;
+  CHECK(list.find(&past) == nullptr);
+  int64_t expected = 4090;
+  for (auto c = list.range(4090, 4110); c->valid(); c->next()) {
+    CHECK(c->position() == expected);
+    CHECK(c->row()[0] == Cell(expected * 3));
+    ++expected;
+  }
+  CHECK(expected == 4110);
+  for (int64_t i = 4999; i >= 0; --i) {
+    if (i % 700 == 0) {
+      auto held = store->publish();
+      Cell position = Cell(i);
+      CHECK(held->list(0).find(&position)[1] == Cell(-i));
+    }
+    CHECK(list.pop());
+    CHECK(list.count() == i);
+    if (i > 0) CHECK(list.last()[0] == Cell((i - 1) * 3));
+  }
+  CHECK_FALSE(list.pop());
+  CHECK(list.first() == nullptr);
+  CHECK(full->list(0).count() == 5000);
+  int64_t position = 0;
+  for (auto c = full->list(0).scan(); c->valid(); c->next()) CHECK(c->row()[0] == Cell(3 * position++));
+  CHECK(position == 5000);
 }
