@@ -336,8 +336,7 @@ class Lowerer {
     int head = new_block(), body_b = new_block(), exit_b = new_block(), done_b = new_block();
     jump(head);
     set_block(head);
-    emit(Op::LOOP, 0, 0, 0, 0, s.loc);
-    emit(Op::ITER_NEXT, var, iter, 0, exit_b, s.loc);
+    emit(Op::ITER_NEXT, var, iter, 0, exit_b, s.loc);  // spends the loop's step itself (no LOOP)
     jump(body_b);
     set_block(body_b);
     if (!s.name2.empty()) emit(Op::ADDI_INT, position, position, 0, 1, s.loc);

@@ -319,6 +319,7 @@ EXEC(ST_ITER) { return store_op(vm, s, ip); }
 
 // ---- iterators -------------------------------------------------------------------------------
 EXEC(ITER_NEXT) {
+  if (__builtin_expect(--vm.steps_left < 0, 0)) budget_spent(vm, ip);
   Iterator& it = vm.iters[s[ip->b].i];
   if (!it.run_left) return iter_next(vm, s, ip);
   const rt::Cell* row = it.run;

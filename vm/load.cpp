@@ -71,9 +71,33 @@ static std::vector<int> layout_blocks(ir::Function& f) {
         work.push_back(t);
       }
   }
+  // Greedy traces: after a block, place the successor that stays deepest inside loops (ties: the
+  // conditional target, so the branch can be inverted and fall through into it); when a trace
+  // ends, go on with the first block not yet placed.
   std::vector<int> order;
-  for (size_t b = 0; b < n; ++b)
-    if (live[b]) order.push_back(static_cast<int>(b));
+  std::vector<char> placed(n, 0);
+  for (size_t start = 0; start < n; ++start) {
+    if (!live[start] || placed[start]) continue;
+    int b = static_cast<int>(start);
+    while (b >= 0 && !placed[b]) {
+      placed[b] = 1;
+      order.push_back(b);
+      const auto& insts = f.blocks[b].insts;
+      int next = -1;
+      if (insts.size() >= 2 && insts.back().op == Op::JUMP && ir::op_jumps(insts[insts.size() - 2].op)) {
+        int t = static_cast<int>(insts[insts.size() - 2].imm), e = static_cast<int>(insts.back().imm);
+        bool t_free = !placed[t], e_free = !placed[e];
+        if (t_free && e_free) next = f.blocks[e].loop_depth > f.blocks[t].loop_depth ? e : t;
+        else next = t_free ? t : e_free ? e : -1;
+      } else if (!insts.empty() && insts.back().op == Op::JUMP) {
+        int e = static_cast<int>(insts.back().imm);
+        next = placed[e] ? -1 : e;
+      } else if (!insts.empty() && !is_terminator(insts.back().op)) {
+        next = b + 1;  // falls through
+      }
+      b = next;
+    }
+  }
   for (size_t i = 0; i + 1 < order.size(); ++i) {
     auto& insts = f.blocks[order[i]].insts;
     if (insts.size() < 2 || insts.back().op != Op::JUMP) continue;
