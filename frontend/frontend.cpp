@@ -6,8 +6,38 @@
 
 namespace pure {
 
+// Offset of the first byte that is not part of well-formed UTF-8 (overlong forms, surrogates and
+// code points past U+10FFFF are ill-formed), or -1.
+static int64_t first_invalid_utf8(const std::string& s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (len == 0 || c > 0xF4 || i + len > n) return static_cast<int64_t>(i);
+    uint32_t cp = c & (0x7F >> len);
+    for (size_t k = 1; k < len; ++k) {
+      unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return static_cast<int64_t>(i);
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+      return static_cast<int64_t>(i);
+    i += len;
+  }
+  return -1;
+}
+
 CheckedModule compile_frontend(const Source& source, Diagnostics& diags) {
   CheckedModule result;
+  if (int64_t bad = first_invalid_utf8(source.text()); bad >= 0) {
+    diags.error(source.loc_at(static_cast<uint32_t>(bad)), "the file is not valid UTF-8 here",
+                "Pure source text must be UTF-8");
+    return result;
+  }
   result.module = parse_module(source, diags);
   check_module(result.module, *result.types, diags);
   return result;
