@@ -58,6 +58,26 @@ struct Result {
 
 std::string g_machine;
 bool g_failed = false;
+// bench -> system -> median, for the summary lines printed last.
+std::map<std::string, std::map<std::string, double>> g_medians;
+std::map<std::string, size_t> g_runs;
+
+void print_summary() {
+  for (const auto& [bench, systems] : g_medians) {
+    auto pure = systems.find("pure");
+    if (pure == systems.end()) continue;
+    printf("{\"bench\":\"summary\",\"kernel\":\"%s\",\"system\":\"pure\",\"median_ms\":%.4f,\"runs\":%zu", bench.c_str(),
+           pure->second, g_runs[bench]);
+    for (const auto& [system, median_ms] : systems) {
+      if (system == "pure" || median_ms <= 0) continue;
+      std::string field = system == "c" ? "c" : system == "std::map" ? "std_map" : system;
+      for (char& ch : field)
+        if (ch == '+') ch = '_';
+      printf(",\"ratio_to_%s\":%.3f", field.c_str(), pure->second / median_ms);
+    }
+    printf(",\"machine\":\"%s\"}\n", g_machine.c_str());
+  }
+}
 
 void print_line(const std::string& bench, const std::string& system, const Result& r, size_t ops,
                 const std::map<std::string, double>& baselines) {
@@ -92,6 +112,8 @@ void compare(const std::string& bench, std::vector<std::unique_ptr<System>>& sys
   }
   std::map<std::string, double> medians;
   for (size_t i = 0; i < systems.size(); ++i) medians[systems[i]->name()] = median(results[i].ms);
+  g_medians[bench] = medians;
+  g_runs[bench] = size_t(runs);
   for (size_t i = 0; i < systems.size(); ++i) {
     if (results[i].check != results[0].check) {
       fprintf(stderr, "%s: check of %s (%s) differs from %s (%s)\n", bench.c_str(), systems[i]->name().c_str(),
@@ -240,8 +262,14 @@ void event_lines(std::vector<std::unique_ptr<System>>& systems, const std::vecto
   double sqlite_ms = 0;
   for (Entry& e : entries)
     if (e.name == "sqlite") sqlite_ms = median(e.result.ms);
+  // SQLite has no publish; its plain commit is the baseline for Pure's commit+publish.
+  for (Entry& e : entries)
+    if (e.name == "sqlite") g_medians["store.event+publish"]["sqlite"] = median(e.result.ms);
   for (Entry& e : entries) {
     double m = median(e.result.ms);
+    g_medians["store.event" + std::string(e.name.find('+') != std::string::npos ? e.name.substr(e.name.find('+')) : "")]
+             [e.name.substr(0, e.name.find('+'))] = m;
+    g_runs["store.event" + std::string(e.name.find('+') != std::string::npos ? e.name.substr(e.name.find('+')) : "")] = e.result.ms.size();
     if (e.result.check != entries[0].result.check) g_failed = true;
     printf("{\"bench\":\"store.event\",\"system\":\"%s\",\"median_ms\":%.4f,\"runs\":%zu,\"per_second\":%.0f,"
            "\"events\":%zu,\"ratio_to\":\"sqlite\",\"ratio\":%.3f,\"check\":\"%s\",\"machine\":\"%s\"}\n",
@@ -312,5 +340,6 @@ int main(int argc, char** argv) {
     });
   if (wanted("publish")) publish_lines(random_order, o.runs);
   if (wanted("event")) event_lines(systems, random_order, o.events, o.runs);
+  print_summary();
   return g_failed ? 1 : 0;
 }
