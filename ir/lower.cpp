@@ -56,6 +56,7 @@ class Lowerer {
     int break_block;
   };
   std::vector<LoopTargets> loops_;
+  int loop_nesting_ = 0;  // > 0 while lowering a loop, its condition included
   std::map<const Type*, int> desc_index_;
   std::map<std::string, int> text_index_;
 
@@ -183,7 +184,12 @@ class Lowerer {
     else if (result && result->kind != TypeKind::Void)
       f_->result_kinds.push_back(scalar_kind(result));
     loops_.clear();
+    loop_nesting_ = 0;
+    // Block 0 holds constants that loops use, computed once on entry; block 1 is the body.
     set_block(new_block());
+    int body = new_block();
+    emit(Op::JUMP, 0, 0, 0, body);
+    set_block(body);
     block(fd.body);
     if (!terminated()) emit(Op::RET, 0, 0, 0, 0, fd.loc);
     analyze_loops(*f_);
@@ -215,6 +221,7 @@ class Lowerer {
         break;
       }
       case StmtKind::While: {
+        ++loop_nesting_;
         int head = new_block(), body_b = new_block(), exit_b = new_block();
         jump(head);
         set_block(head);
@@ -226,9 +233,14 @@ class Lowerer {
         loops_.pop_back();
         jump(head);
         set_block(exit_b);
+        --loop_nesting_;
         break;
       }
-      case StmtKind::For: for_statement(s); break;
+      case StmtKind::For:
+        ++loop_nesting_;
+        for_statement(s);
+        --loop_nesting_;
+        break;
       case StmtKind::Return: {
         if (!s.expr) {
           emit(Op::RET, 0, 0, 0, 0, s.loc);
@@ -583,21 +595,12 @@ class Lowerer {
     auto out_value = [&]() { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type); };
     switch (e.kind) {
       case ExprKind::Int:
-      case ExprKind::Bool: {
-        uint32_t d = out(scalar_kind(e.type));
-        emit(Op::CONST, d, 0, 0, e.int_value, e.loc);
-        return d;
-      }
-      case ExprKind::Num: {
-        uint32_t d = out(SlotKind::Num);
-        emit(Op::CONST, d, 0, 0, std::bit_cast<int64_t>(e.num_value), e.loc);
-        return d;
-      }
-      case ExprKind::Text: {
-        uint32_t d = out(SlotKind::Text);
-        emit(Op::CONST_TEXT, d, 0, 0, text_constant(e.text), e.loc);
-        return d;
-      }
+      case ExprKind::Bool:
+        return constant(Op::CONST, scalar_kind(e.type), e.int_value, dst, e.loc);
+      case ExprKind::Num:
+        return constant(Op::CONST, SlotKind::Num, std::bit_cast<int64_t>(e.num_value), dst, e.loc);
+      case ExprKind::Text:
+        return constant(Op::CONST_TEXT, SlotKind::Text, text_constant(e.text), dst, e.loc);
       case ExprKind::Interp: {
         uint32_t first = static_cast<uint32_t>(f_->slots.size());
         for (size_t i = 0; i < e.args.size(); ++i) new_slot(SlotKind::Text);
@@ -674,6 +677,23 @@ class Lowerer {
       }
     }
     return 0;
+  }
+
+  // A literal. Inside a loop a literal that gets a slot of its own is computed once, in the
+  // entry block: nothing else writes that slot, so every iteration sees the same value.
+  uint32_t constant(Op op, SlotKind kind, int64_t value, int64_t dst, Loc loc) {
+    if (dst >= 0) {
+      emit(op, static_cast<uint32_t>(dst), 0, 0, value, loc);
+      return static_cast<uint32_t>(dst);
+    }
+    uint32_t d = new_slot(kind);
+    if (loop_nesting_ == 0) {
+      emit(op, d, 0, 0, value, loc);
+      return d;
+    }
+    auto& entry = f_->blocks[0].insts;
+    entry.insert(entry.end() - 1, Inst{op, d, 0, 0, value, loc});
+    return d;
   }
 
   uint32_t binary(const Expr& e, int64_t dst) {

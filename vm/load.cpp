@@ -41,6 +41,46 @@ static std::unique_ptr<rt::ListShape> make_shape(const ir::ListDesc& d, const Pr
 // jump elsewhere becomes the opposite conditional jump, so the common path falls through.
 static bool is_terminator(Op op) { return op == Op::JUMP || op == Op::RET || op == Op::FAIL; }
 
+static bool invert(Op op, Op& inverse) {
+  switch (op) {
+    case Op::JLT_INT: inverse = Op::JGE_INT; return true;
+    case Op::JGE_INT: inverse = Op::JLT_INT; return true;
+    case Op::JLT_INT_K: inverse = Op::JGE_INT_K; return true;
+    case Op::JGE_INT_K: inverse = Op::JLT_INT_K; return true;
+    case Op::JUMP_IF: inverse = Op::JUMP_IFNOT; return true;
+    case Op::JUMP_IFNOT: inverse = Op::JUMP_IF; return true;
+    default: return false;
+  }
+}
+
+// Loop rotation: a jump back to a loop header that is "straight-line work; if C go to EXIT; go to
+// BODY" becomes a copy of that work and "if not C go to BODY; go to EXIT", so each iteration ends
+// with one conditional jump instead of a jump plus the header's test.
+static void rotate_loops(ir::Function& f) {
+  for (auto& blk : f.blocks) {
+    if (blk.insts.empty() || blk.insts.back().op != Op::JUMP) continue;
+    const ir::Block& head = f.blocks[blk.insts.back().imm];
+    const auto& h = head.insts;
+    Op inverse;
+    if (!head.loop_header || &head == &blk || h.size() < 2 || h.size() > 6 || h.back().op != Op::JUMP ||
+        !invert(h[h.size() - 2].op, inverse))
+      continue;
+    bool plain = true;
+    for (size_t i = 0; i + 2 < h.size(); ++i) plain = plain && !ir::op_jumps(h[i].op) && h[i].op != Op::CALL && h[i].op != Op::BUILTIN;
+    if (!plain) continue;
+    std::vector<ir::Inst> copy(h.begin(), h.end());
+    ir::Inst& cond = copy[copy.size() - 2];
+    ir::Inst& other = copy.back();
+    // the copy's conditional jump must go back into the loop; its last jump leaves it
+    if (f.blocks[cond.imm].loop_depth < head.loop_depth) {
+      std::swap(cond.imm, other.imm);
+      cond.op = inverse;
+    }
+    blk.insts.pop_back();
+    blk.insts.insert(blk.insts.end(), copy.begin(), copy.end());
+  }
+}
+
 static std::vector<int> layout_blocks(ir::Function& f) {
   size_t n = f.blocks.size();
   auto final_target = [&](int64_t b) {
@@ -54,6 +94,7 @@ static std::vector<int> layout_blocks(ir::Function& f) {
   for (auto& blk : f.blocks)
     for (auto& in : blk.insts)
       if (ir::op_jumps(in.op)) in.imm = final_target(in.imm);
+  rotate_loops(f);
   std::vector<char> live(n, 0);
   std::vector<int> work{0};
   live[0] = 1;
@@ -104,15 +145,7 @@ static std::vector<int> layout_blocks(ir::Function& f) {
     ir::Inst& cond = insts[insts.size() - 2];
     if (cond.imm != order[i + 1]) continue;
     Op inverse;
-    switch (cond.op) {
-      case Op::JLT_INT: inverse = Op::JGE_INT; break;
-      case Op::JGE_INT: inverse = Op::JLT_INT; break;
-      case Op::JLT_INT_K: inverse = Op::JGE_INT_K; break;
-      case Op::JGE_INT_K: inverse = Op::JLT_INT_K; break;
-      case Op::JUMP_IF: inverse = Op::JUMP_IFNOT; break;
-      case Op::JUMP_IFNOT: inverse = Op::JUMP_IF; break;
-      default: continue;
-    }
+    if (!invert(cond.op, inverse)) continue;
     cond.op = inverse;
     cond.imm = insts.back().imm;
     insts.pop_back();
