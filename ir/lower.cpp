@@ -559,6 +559,24 @@ class Lowerer {
           return;
         }
       }
+      TypeKind operand = e.args[0]->type->kind;
+      if ((operand == TypeKind::Int || operand == TypeKind::Bool) && (op == Tok::EqEq || op == Tok::NotEq)) {
+        uint32_t a = expr(*e.args[0]);
+        uint32_t b = expr(*e.args[1]);
+        emit(op == Tok::EqEq ? Op::JEQ_INT : Op::JNE_INT, 0, a, b, if_true, e.loc);
+        jump(if_false);
+        return;
+      }
+      if (operand == TypeKind::Num && (op == Tok::Lt || op == Tok::LtEq || op == Tok::Gt || op == Tok::GtEq)) {
+        uint32_t a = expr(*e.args[0]);
+        uint32_t b = expr(*e.args[1]);
+        // a > b is b < a; a >= b is b <= a (exact for NaN too: all are false)
+        bool swap = op == Tok::Gt || op == Tok::GtEq;
+        Op jop = (op == Tok::Lt || op == Tok::Gt) ? Op::JLT_NUM : Op::JLE_NUM;
+        emit(jop, 0, swap ? b : a, swap ? a : b, if_true, e.loc);
+        jump(if_false);
+        return;
+      }
       if (e.args[0]->type->kind == TypeKind::Int && (op == Tok::Lt || op == Tok::LtEq || op == Tok::Gt || op == Tok::GtEq)) {
         uint32_t a = expr(*e.args[0]);
         uint32_t b = expr(*e.args[1]);

@@ -171,6 +171,12 @@ EXEC(JLT_INT) { return s[ip->b].i < s[ip->c].i ? ip + ip->imm : ip + 1; }
 EXEC(JGE_INT) { return s[ip->b].i >= s[ip->c].i ? ip + ip->imm : ip + 1; }
 EXEC(JLT_INT_K) { return s[ip->b].i < static_cast<int16_t>(ip->c) ? ip + ip->imm : ip + 1; }
 EXEC(JGE_INT_K) { return s[ip->b].i >= static_cast<int16_t>(ip->c) ? ip + ip->imm : ip + 1; }
+EXEC(JEQ_INT) { return s[ip->b].i == s[ip->c].i ? ip + ip->imm : ip + 1; }
+EXEC(JNE_INT) { return s[ip->b].i != s[ip->c].i ? ip + ip->imm : ip + 1; }
+EXEC(JLT_NUM) { return s[ip->b].n < s[ip->c].n ? ip + ip->imm : ip + 1; }
+EXEC(JLE_NUM) { return s[ip->b].n <= s[ip->c].n ? ip + ip->imm : ip + 1; }
+EXEC(JNLT_NUM) { return !(s[ip->b].n < s[ip->c].n) ? ip + ip->imm : ip + 1; }
+EXEC(JNLE_NUM) { return !(s[ip->b].n <= s[ip->c].n) ? ip + ip->imm : ip + 1; }
 
 [[noreturn]] void budget_spent(VM& vm, const Instr* ip);
 

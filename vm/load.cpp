@@ -49,6 +49,12 @@ static bool invert(Op op, Op& inverse) {
     case Op::JGE_INT_K: inverse = Op::JLT_INT_K; return true;
     case Op::JUMP_IF: inverse = Op::JUMP_IFNOT; return true;
     case Op::JUMP_IFNOT: inverse = Op::JUMP_IF; return true;
+    case Op::JEQ_INT: inverse = Op::JNE_INT; return true;
+    case Op::JNE_INT: inverse = Op::JEQ_INT; return true;
+    case Op::JLT_NUM: inverse = Op::JNLT_NUM; return true;
+    case Op::JNLT_NUM: inverse = Op::JLT_NUM; return true;
+    case Op::JLE_NUM: inverse = Op::JNLE_NUM; return true;
+    case Op::JNLE_NUM: inverse = Op::JLE_NUM; return true;
     default: return false;
   }
 }
