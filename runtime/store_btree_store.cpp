@@ -50,11 +50,13 @@ class SnapshotList final : public ListReader {
   const ListSchema& schema() const override { return shape_->schema; }
   int64_t count() const override { return tree_.count; }
   const Cell* find(const Cell* key) const override {
-    // A finger per snapshot list: any leaf of this (immutable) tree is a valid hint for any thread.
-    const Node* hint = finger_.load(std::memory_order_relaxed);
+    // Fingers per reader thread: any leaf of this (immutable) tree is a valid hint for any thread,
+    // and each thread writes its own cache line, so concurrent queries do not bounce one line.
+    std::atomic<const Node*>& finger = fingers_[reader_slot()].leaf;
+    const Node* hint = finger.load(std::memory_order_relaxed);
     const Node* before = hint;
     const Cell* row = store::tree_find(*shape_, tree_, key, &hint);
-    if (hint != before) finger_.store(hint, std::memory_order_relaxed);
+    if (hint != before) finger.store(hint, std::memory_order_relaxed);
     return row;
   }
   std::unique_ptr<Cursor> scan() const override { return store::tree_scan(*shape_, tree_); }
@@ -66,9 +68,19 @@ class SnapshotList final : public ListReader {
   const Cell* last() const override { return store::tree_last(*shape_, tree_); }
 
  private:
+  static constexpr size_t kReaderSlots = 8;
+  struct alignas(64) FingerSlot {
+    std::atomic<const Node*> leaf{nullptr};
+  };
+  // Threads take slots round robin on first use; two threads sharing a slot stay correct.
+  static size_t reader_slot() {
+    static std::atomic<size_t> next{0};
+    thread_local size_t slot = next.fetch_add(1, std::memory_order_relaxed) % kReaderSlots;
+    return slot;
+  }
   const ListShape* shape_;
   TreeRoot tree_;
-  mutable std::atomic<const Node*> finger_{nullptr};
+  mutable FingerSlot fingers_[kReaderSlots];
 };
 
 class BTreeSnapshot final : public Snapshot {
