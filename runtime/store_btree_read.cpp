@@ -149,6 +149,33 @@ class TreeCursor final : public Cursor {
   bool valid() const override { return valid_; }
   const Cell* row() const override { return leaf_rows(path_[height_]) + index_[height_] * shape_.row_width; }
   int64_t position() const override { return shape_.sequence ? position_ : -1; }
+  const Cell* take() override {  // one virtual call per row for the VM's loops
+    if (!valid_) return nullptr;
+    const Cell* r = row();
+    next();
+    return r;
+  }
+  // The rows of the current leaf from here on that are within the end (at most max); the
+  // cursor moves past them. Leaves keep rows side by side, so the run is one array.
+  size_t take_run(const Cell** first, size_t max) override {
+    if (!valid_ || max == 0) return 0;
+    const Node* leaf = path_[height_];
+    const Cell* rows = leaf_rows(leaf);
+    uint32_t width = shape_.row_width;
+    uint32_t i = index_[height_];
+    *first = rows + static_cast<size_t>(i) * width;
+    size_t n = 1;  // the current row is within the end: valid_ says so
+    while (n < max && i + n < leaf->count && row_within_end(rows + static_cast<size_t>(i + n) * width, position_ + static_cast<int64_t>(n)))
+      ++n;
+    position_ += static_cast<int64_t>(n);
+    index_[height_] = i + static_cast<uint32_t>(n);
+    if (index_[height_] >= leaf->count && !next_leaf()) {
+      valid_ = false;
+      return n;
+    }
+    valid_ = within_end();
+    return n;
+  }
   void next() override {
     ++position_;
     if (++index_[height_] >= path_[height_]->count && !next_leaf()) {
@@ -229,11 +256,12 @@ class TreeCursor final : public Cursor {
     }
     return false;
   }
-  bool within_end() const {
+  bool within_end() const { return row_within_end(row(), position_); }
+  bool row_within_end(const Cell* r, int64_t position) const {
     switch (end_) {
       case End::None: return true;
-      case End::Prefix: return shape_.compare(row(), prefix_, prefix_n_) == 0;
-      case End::Below: return shape_.sequence ? position_ < hi_ : static_cast<int64_t>(row()[0]) < hi_;
+      case End::Prefix: return shape_.compare(r, prefix_, prefix_n_) == 0;
+      case End::Below: return shape_.sequence ? position < hi_ : static_cast<int64_t>(r[0]) < hi_;
     }
     return false;
   }
