@@ -407,7 +407,7 @@ TEST_CASE("vm: every example gives the same results by step() and by interpret()
 
 // ---- bytecode shape (no execution) -------------------------------------------------------------
 
-TEST_CASE("bytecode: blocks keep the IR's loop marks, and every jump lands on a block start") {
+TEST_CASE("bytecode: blocks keep the IR's loops, steps are spent inside loops, jumps land on block starts") {
   const char* text = R"(fn fib(n: int) -> int { if n < 2 { return n }
  return fib(n - 1) + fib(n - 2) }
 fn sum(n: int) -> int { var s = 0
@@ -428,7 +428,9 @@ fn main() { let m = list by k: int { v: int = 0 }
   std::unique_ptr<pure::vm::Program> program = pure::vm::load_program(lowered, error);
   REQUIRE_MESSAGE(program, error);
   REQUIRE(program->functions.size() == lowered.functions.size());
-  CHECK_FALSE(pure::vm::dump_bytecode(*program).empty());
+  std::string dump = pure::vm::dump_bytecode(*program);
+  CHECK_FALSE(dump.empty());
+  CAPTURE(dump);
   for (size_t f = 0; f < program->functions.size(); ++f) {
     const pure::vm::Function& fn = program->functions[f];
     const pure::ir::Function& irf = lowered.functions[f];
@@ -447,16 +449,20 @@ fn main() { let m = list by k: int { v: int = 0 }
       if (b.loop_header) {
         ++headers;
         CHECK(b.loop_bearing);
-        REQUIRE(b.start_pc < fn.code.size());
-        CHECK(fn.code[b.start_pc].op == pure::ir::Op::LOOP);  // the header spends the step first
       }
     }
     CHECK(pc == fn.code.size());
     CHECK(headers == static_cast<int>(irf.loops.size()));
-    // every LOOP instruction opens a loop-header block
+    // every instruction that spends a loop's step (LOOP, or ITER_NEXT heading a for-loop over a
+    // list) lies in a loop-bearing block, and every loop has one
+    int spenders = 0;
     for (const pure::vm::BlockInfo& b : fn.blocks)
-      for (uint32_t i = b.start_pc; i < b.end_pc; ++i)
-        if (fn.code[i].op == pure::ir::Op::LOOP) CHECK((b.loop_header && i == b.start_pc));
+      for (uint32_t i = b.start_pc; i < b.end_pc && i < fn.code.size(); ++i)
+        if (fn.code[i].op == pure::ir::Op::LOOP || fn.code[i].op == pure::ir::Op::ITER_NEXT) {
+          ++spenders;
+          CHECK(b.loop_bearing);
+        }
+    CHECK(spenders >= headers);
     for (size_t i = 0; i < fn.code.size(); ++i) {
       if (!pure::ir::op_jumps(fn.code[i].op)) continue;
       int64_t target = static_cast<int64_t>(i) + fn.code[i].imm;
@@ -467,4 +473,51 @@ fn main() { let m = list by k: int { v: int = 0 }
     }
   }
   CHECK(program->functions[program->main].name == "main");
+}
+
+TEST_CASE("vm: rollback undoes inserts, removes, appends and field writes together") {
+  const char* p = R"(list items by id: int { name: text, qty: int = 0 }
+list journal seq { line: text }
+event add(id: int, name: text) {
+  items[id] = { name: name, qty: 1 }
+  journal.push({ line: "add {id}" })
+}
+event churn(remove_id: int, add_id: int) {
+  items.remove(remove_id)
+  items[add_id] = { name: "new", qty: 5 }
+  items[1].qty += 10
+  journal.push({ line: "churn" })
+  journal.push({ line: "churn again" })
+  fail "changed my mind"
+}
+query summary() -> text {
+  var s = ""
+  for it in items { s = s + "{it.id}:{it.name}:{it.qty} " }
+  return s + "| {journal.count()}"
+}
+fn main() {
+  add(1, "one")
+  add(2, "two")
+  print(summary())
+  let r = churn(2, 3)
+  print("{r.ok} {r.reason}")
+  print(summary())
+}
+)";
+  std::string out = output_of(p);
+  CHECK(out == "1:one:1 2:two:1 | 2\nfalse changed my mind\n1:one:1 2:two:1 | 2\n");
+  CHECK(output_of(p, Engine::Step) == out);
+}
+
+TEST_CASE("vm: a runtime error inside a query called from main ends the run, with the query on the stack") {
+  std::string p = std::string(kBank) + "fn main() {\n  open(1, \"a\", 1.0)\n  print(balance(1))\n  print(balance(2))\n}\n";
+  Outcome o = run_program(p);
+  REQUIRE(o.signal == 0);
+  CHECK(o.output == "1.0\n");
+  CHECK(o.failed);
+  CHECK(contains(o.message, "no item with key 2"));
+  REQUIRE(o.stack.size() == 2);
+  CHECK(o.stack[0].rfind("balance@12:", 0) == 0);
+  CHECK(o.stack[1].rfind("main@21:", 0) == 0);
+  CHECK(o.leaked_texts == 0);
 }
