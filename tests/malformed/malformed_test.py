@@ -2,7 +2,9 @@
 # tests/malformed/malformed_test.py — mutates every example and seed program (byte flips, deletions,
 # duplications, random tokens and bytes incl. NUL and invalid UTF-8, truncations, deep nesting, a
 # huge line) and runs `pure-run --check` on each copy. Each run must exit 0 or 1 within the time
-# limit, never by a signal or with 2/3, and an exit 1 must print `FILE:LINE:COL: error:` first.
+# limit, never by a signal or with 2/3, and an exit 1 must print `FILE:LINE:COL: error:` first,
+# with every location inside the file. Random mutants that compile are also run (small step budget,
+# empty stdin): exit 0 or 3 (1 if it has no main), and an exit 3 must print `FILE:LINE:COL: runtime error:` first.
 # Depends on nothing but Python 3 and the pure-run binary given on the command line.
 import argparse
 import os
@@ -102,7 +104,7 @@ def fixed_inputs():
     yield "lone-cr", b"fn main() {\r  print(1)\r}\r"
 
 
-def run_one(pure_run, workdir, label, data, timeout):
+def run_one(pure_run, workdir, label, data, timeout, run_steps=0):
     """Returns an error message, or None when pure-run behaved."""
     path = os.path.join(workdir, "input.pure")
     with open(path, "wb") as f:
@@ -121,6 +123,27 @@ def run_one(pure_run, workdir, label, data, timeout):
         return f"exit 1 without a located diagnostic first; stderr starts: {proc.stderr[:300]!r}"
     if code == 1:
         return check_locations(path.encode(), data, proc.stderr)
+    if run_steps:
+        return run_compiled(pure_run, path, timeout, run_steps)
+    return None
+
+
+def run_compiled(pure_run, path, timeout, steps):
+    """A mutant that compiles also runs (small step budget, empty stdin): exit 0 or 3, or 1 for a
+    module without main (reported only when asked to run)."""
+    try:
+        proc = subprocess.run([pure_run, "--max-steps", str(steps), path], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"run: hang: no exit within {timeout} s (--max-steps {steps})"
+    if proc.returncode < 0:
+        return f"run: killed by signal {-proc.returncode}; stderr starts: {proc.stderr[:300]!r}"
+    if proc.returncode == 1 and LOCATED.match(proc.stderr):
+        return None
+    if proc.returncode not in (0, 3):
+        return f"run: exit code {proc.returncode} after a clean --check; stderr starts: {proc.stderr[:300]!r}"
+    if proc.returncode == 3 and not re.match(re.escape(path.encode()) + rb":[0-9]+:[0-9]+: runtime error: ", proc.stderr):
+        return f"run: exit 3 without a located runtime error; stderr starts: {proc.stderr[:300]!r}"
     return None
 
 
@@ -164,6 +187,8 @@ def main():
     ap.add_argument("--per-file", type=int, default=25, help="random mutants per source file")
     ap.add_argument("--budget", type=float, default=50.0, help="seconds for the random mutants")
     ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--run-steps", type=int, default=100000,
+                    help="also run mutants that compile, with this step budget (0: do not run)")
     ap.add_argument("--keep", default=None, help="directory for failing inputs (default: a temp dir)")
     args = ap.parse_args()
 
@@ -177,10 +202,10 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         keep = args.keep or os.path.join(tempfile.gettempdir(), f"pure-malformed-{args.seed}")
 
-        def check(label, data):
+        def check(label, data, run=False):
             nonlocal count
             count += 1
-            problem = run_one(args.pure_run, work, label, data, args.timeout)
+            problem = run_one(args.pure_run, work, label, data, args.timeout, args.run_steps if run else 0)
             if problem:
                 saved = save_failure(keep, len(failures), data)
                 failures.append(f"{label}: {problem}\n    input kept as {saved}")
@@ -200,7 +225,7 @@ def main():
                 data = f.read()
             file_rng = random.Random(f"{args.seed}:{os.path.basename(path)}")
             for label, mutant in variants(file_rng, os.path.relpath(path, root), data, args.per_file):
-                check(label, mutant)
+                check(label, mutant, run=True)
     print(f"malformed: {count} inputs from {len(sources)} programs and {len(regressions)} saved crashes, "
           f"seed {args.seed}, {time.monotonic() - start:.1f} s")
     if failures:
