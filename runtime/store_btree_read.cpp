@@ -165,8 +165,15 @@ class TreeCursor final : public Cursor {
     uint32_t i = index_[height_];
     *first = rows + static_cast<size_t>(i) * width;
     size_t n = 1;  // the current row is within the end: valid_ says so
-    while (n < max && i + n < leaf->count && row_within_end(rows + static_cast<size_t>(i + n) * width, position_ + static_cast<int64_t>(n)))
-      ++n;
+    size_t in_leaf = std::min<size_t>(max, leaf->count - i);
+    if (end_ == End::None) {
+      n = in_leaf;  // no end inside the list: the rest of the leaf is the run
+    } else if (end_ == End::Below && shape_.sequence) {
+      n = std::min<size_t>(in_leaf, static_cast<size_t>(hi_ - position_));
+    } else {
+      while (n < in_leaf && row_within_end(rows + static_cast<size_t>(i + n) * width, position_ + static_cast<int64_t>(n)))
+        ++n;
+    }
     position_ += static_cast<int64_t>(n);
     index_[height_] = i + static_cast<uint32_t>(n);
     if (index_[height_] >= leaf->count && !next_leaf()) {

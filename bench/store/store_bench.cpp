@@ -332,6 +332,7 @@ int main(int argc, char** argv) {
   if (wanted("get")) compare("store.get", systems, o.runs, o.lookups, [&](System& s, int) { return s.get(lookups); });
   if (wanted("get_nearby")) compare("store.get_nearby", systems, o.runs, o.lookups, [&](System& s, int) { return s.get(nearby); });
   if (wanted("scan")) compare("store.scan", systems, o.runs, o.rows, [&](System& s, int) { return s.scan(); });
+  if (wanted("scan_runs")) compare("store.scan_runs", systems, o.runs, o.rows, [&](System& s, int) { return s.scan_runs(); });
   if (wanted("prefix")) compare("store.prefix", systems, o.runs, o.groups, [&](System& s, int) { return s.prefix(groups); });
   if (wanted("put"))
     compare("store.put", systems, o.runs, o.puts, [&](System& s, int round) {

@@ -22,6 +22,7 @@ class System {
   virtual int64_t get(const std::vector<Key>& keys) = 0;  // sum of v found
   virtual void put(const std::vector<Key>& keys, int64_t add) = 0;  // v += add for each (replace)
   virtual int64_t scan() = 0;                                       // sum over all rows in order
+  virtual int64_t scan_runs() { return scan(); }                    // the same, as the VM's loops read
   virtual int64_t prefix(const std::vector<int64_t>& groups) = 0;   // sum of v over rows with a = g
   // Events: each reads two rows and moves one unit of v from one to the other, atomically.
   enum class EventEnd { Commit, CommitAndPublish, Rollback };
