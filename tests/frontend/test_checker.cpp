@@ -212,3 +212,29 @@ TEST_CASE("checker: a flood of errors is capped in the output but counted") {
   CHECK(c.list().size() == Diagnostics::kMaxShown);
   CHECK(contains(c.errors(), "... and 130 more errors"));
 }
+
+TEST_CASE("frontend: source must be valid UTF-8; the first bad byte is located") {
+  struct Case { std::string bytes; const char* what; };
+  Case bad[] = {
+      {"\xff", "invalid byte"},
+      {"\xc3", "truncated sequence"},
+      {"\xc0\xaf", "overlong encoding"},
+      {"\xe0\x80\xaf", "overlong encoding (3 bytes)"},
+      {"\xed\xa0\x80", "surrogate"},
+      {"\xf4\x90\x80\x80", "above U+10FFFF"},
+      {"\x80", "lone continuation byte"},
+  };
+  for (const Case& c : bad) {
+    CAPTURE(c.what);
+    for (const char* where : {"text", "comment"}) {
+      CAPTURE(where);
+      std::string line = std::string(where) == "text" ? "  print(\"ab" + c.bytes + "\")" : "  // ab" + c.bytes;
+      Compiled comp(in_main(line));
+      REQUIRE(comp.diags->any());
+      CHECK(contains(comp.errors(), "t.pure:2:" + std::to_string(std::string(where) == "text" ? 12 : 8) + ": error: "));
+      CHECK(contains(comp.errors(), "UTF-8"));
+    }
+  }
+  Compiled good(in_main("  print(\"caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac\") // \xc3\xa9"));
+  CHECK_MESSAGE(good.ok(), good.errors());
+}
