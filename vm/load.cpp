@@ -101,6 +101,9 @@ static std::vector<int> layout_blocks(ir::Function& f) {
     for (auto& in : blk.insts)
       if (ir::op_jumps(in.op)) in.imm = final_target(in.imm);
   rotate_loops(f);
+  // Loops as the bytecode will have them: after rotation a back edge targets the loop's body, so
+  // the headers (and the blocks each loop holds) are found again on the rotated graph.
+  ir::analyze_loops(f);
   std::vector<char> live(n, 0);
   std::vector<int> work{0};
   live[0] = 1;
@@ -214,7 +217,8 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
       out.code.push_back(ins);
       out.locs.push_back(in.loc);
     }
-    out.blocks.push_back({block_start, static_cast<uint32_t>(out.code.size()), blk.loop_header, blk.loop_bearing});
+    if (out.code.size() > block_start)  // a block that was only a dropped jump leaves no trace
+      out.blocks.push_back({block_start, static_cast<uint32_t>(out.code.size()), blk.loop_header, blk.loop_bearing});
   }
   out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
   out.plain = out.kind == FuncKind::Function && out.text_slots.empty() && out.list_slots.empty();
