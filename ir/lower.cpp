@@ -313,21 +313,7 @@ class Lowerer {
       expr_into(*s.expr, i);
       uint32_t end = new_slot(SlotKind::Int, "");
       expr_into(*s.range_end, end);
-      int head = new_block(), body_b = new_block(), next_b = new_block(), exit_b = new_block();
-      jump(head);
-      set_block(head);
-      emit(Op::LOOP, 0, 0, 0, 0, s.loc);
-      emit(Op::JGE_INT, 0, i, end, exit_b, s.loc);
-      jump(body_b);
-      set_block(body_b);
-      loops_.push_back({next_b, exit_b});
-      block(s.body);
-      loops_.pop_back();
-      jump(next_b);
-      set_block(next_b);
-      emit(Op::ADDI_INT, i, i, 0, 1, s.loc);
-      jump(head);
-      set_block(exit_b);
+      counting_loop(s, i, end, [] {}, [] {});
       return;
     }
     const Expr& it = *s.expr;
@@ -398,15 +384,24 @@ class Lowerer {
     } else {
       local_slot_[s.local] = var;
     }
+    counting_loop(
+        s, i, n, [&] { emit(Op::LIST_COUNT, n, list, 0, 0, s.loc); },
+        [&] { emit(Op::SEQ_GET, var, list, i, 0, s.loc); });
+  }
+
+  // A counting loop: i goes up by one while i < end. `refresh` runs at the top of every pass (a
+  // sequence re-reads its count there), `enter` at the start of the body.
+  template <class Refresh, class Enter>
+  void counting_loop(const Stmt& s, uint32_t i, uint32_t end, Refresh refresh, Enter enter) {
     int head = new_block(), body_b = new_block(), next_b = new_block(), exit_b = new_block();
     jump(head);
     set_block(head);
     emit(Op::LOOP, 0, 0, 0, 0, s.loc);
-    emit(Op::LIST_COUNT, n, list, 0, 0, s.loc);
-    emit(Op::JGE_INT, 0, i, n, exit_b, s.loc);
+    refresh();
+    emit(Op::JGE_INT, 0, i, end, exit_b, s.loc);
     jump(body_b);
     set_block(body_b);
-    emit(Op::SEQ_GET, var, list, i, 0, s.loc);
+    enter();
     loops_.push_back({next_b, exit_b});
     block(s.body);
     loops_.pop_back();

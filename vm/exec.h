@@ -59,24 +59,18 @@ EXEC(TAKE_REF) {
 // ---- integers --------------------------------------------------------------------------------
 [[noreturn]] void overflow(const Instr* ip, const char* op, int64_t a, int64_t b);
 
-EXEC(ADD_INT) {
-  int64_t r;
-  if (__builtin_add_overflow(s[ip->b].i, s[ip->c].i, &r)) overflow(ip, "+", s[ip->b].i, s[ip->c].i);
-  s[ip->a].i = r;
-  return ip + 1;
-}
-EXEC(SUB_INT) {
-  int64_t r;
-  if (__builtin_sub_overflow(s[ip->b].i, s[ip->c].i, &r)) overflow(ip, "-", s[ip->b].i, s[ip->c].i);
-  s[ip->a].i = r;
-  return ip + 1;
-}
-EXEC(MUL_INT) {
-  int64_t r;
-  if (__builtin_mul_overflow(s[ip->b].i, s[ip->c].i, &r)) overflow(ip, "*", s[ip->b].i, s[ip->c].i);
-  s[ip->a].i = r;
-  return ip + 1;
-}
+// A = B op C, with the overflow check the builtin gives.
+#define PURE_CHECKED_INT(name, builtin, symbol)                                               \
+  EXEC(name) {                                                                                \
+    int64_t r;                                                                                \
+    if (builtin(s[ip->b].i, s[ip->c].i, &r)) overflow(ip, symbol, s[ip->b].i, s[ip->c].i);   \
+    s[ip->a].i = r;                                                                           \
+    return ip + 1;                                                                            \
+  }
+PURE_CHECKED_INT(ADD_INT, __builtin_add_overflow, "+")
+PURE_CHECKED_INT(SUB_INT, __builtin_sub_overflow, "-")
+PURE_CHECKED_INT(MUL_INT, __builtin_mul_overflow, "*")
+#undef PURE_CHECKED_INT
 EXEC(DIV_INT) {
   int64_t b = s[ip->b].i, c = s[ip->c].i;
   if (c == 0) fault(ip, "division by zero");
