@@ -70,6 +70,15 @@ uint32_t inner_child_for(const ListShape& s, const Node* inner, const Cell* key)
 uint32_t inner_child_lower(const ListShape& s, const Node* inner, const Cell* key, uint32_t n) {
   const Cell* seps = separators(inner, s);
   uint32_t lo = 0, hi = inner->count - 1, w = s.key_width;
+  if (n == 1 && !s.text_keys) {  // one integer column decides (prefix slices by the first key)
+    int64_t k = static_cast<int64_t>(key[0]);
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (static_cast<int64_t>(seps[mid * w]) < k) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
   while (lo < hi) {  // first separator whose prefix is >= key
     uint32_t mid = (lo + hi) / 2;
     if (s.compare(seps + mid * w, key, n) < 0) lo = mid + 1;
