@@ -85,6 +85,11 @@ class ListReader {
   virtual std::unique_ptr<Cursor> scan() const = 0;
   // Rows whose first n key cells equal prefix (1 <= n <= key columns), in key order.
   virtual std::unique_ptr<Cursor> prefix(const Cell* prefix, uint32_t n) const = 0;
+  // prefix(), reusing spare (a cursor an earlier call returned) when it can: loops that slice
+  // the same list again and again then allocate nothing.
+  virtual std::unique_ptr<Cursor> prefix_again(std::unique_ptr<Cursor> spare, const Cell* prefix, uint32_t n) const {
+    return this->prefix(prefix, n);
+  }
   // Rows whose first key cell k satisfies lo <= k < hi (Int first key only), in key order.
   virtual std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const = 0;
   virtual const Cell* first() const = 0;  // nullptr when empty

@@ -100,6 +100,9 @@ const Cell* tree_first(const ListShape& s, const TreeRoot& t);
 const Cell* tree_last(const ListShape& s, const TreeRoot& t);
 std::unique_ptr<Cursor> tree_scan(const ListShape& s, const TreeRoot& t);
 std::unique_ptr<Cursor> tree_prefix(const ListShape& s, const TreeRoot& t, const Cell* prefix, uint32_t n);
+// The same, reusing spare when it is a cursor of this shape (no allocation).
+std::unique_ptr<Cursor> tree_prefix_again(const ListShape& s, const TreeRoot& t, std::unique_ptr<Cursor> spare,
+                                          const Cell* prefix, uint32_t n);
 std::unique_ptr<Cursor> tree_range(const ListShape& s, const TreeRoot& t, int64_t lo, int64_t hi);
 
 }  // namespace pure::rt::store

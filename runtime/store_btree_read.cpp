@@ -1,6 +1,7 @@
 // runtime/store_btree_read.cpp — searching B+tree nodes and walking them with cursors (fingers).
 // Reads only: never writes a node, so it serves live lists and snapshots alike.
 #include <algorithm>
+#include <typeinfo>
 
 #include "runtime/store_btree.h"
 
@@ -155,6 +156,16 @@ class TreeCursor final : public Cursor {
 
   TreeCursor(const ListShape& s, const TreeRoot& t) : shape_(s), height_(t.height), root_(t.root) {}
 
+  // Makes this cursor new again over t (a list of the same shape), without allocating.
+  void restart(const TreeRoot& t) {
+    height_ = t.height;
+    root_ = t.root;
+    valid_ = false;
+    end_ = End::None;
+    position_ = 0;
+  }
+  const ListShape& shape() const { return shape_; }
+
   bool valid() const override { return valid_; }
   const Cell* row() const override { return leaf_rows(path_[height_]) + index_[height_] * shape_.row_width; }
   int64_t position() const override { return shape_.sequence ? position_ : -1; }
@@ -308,7 +319,20 @@ std::unique_ptr<Cursor> tree_scan(const ListShape& s, const TreeRoot& t) {
 }
 
 std::unique_ptr<Cursor> tree_prefix(const ListShape& s, const TreeRoot& t, const Cell* prefix, uint32_t n) {
-  auto cursor = std::make_unique<TreeCursor>(s, t);
+  return tree_prefix_again(s, t, nullptr, prefix, n);
+}
+
+std::unique_ptr<Cursor> tree_prefix_again(const ListShape& s, const TreeRoot& t, std::unique_ptr<Cursor> spare,
+                                          const Cell* prefix, uint32_t n) {
+  std::unique_ptr<TreeCursor> cursor;
+  auto* old = spare && typeid(*spare) == typeid(TreeCursor) ? static_cast<TreeCursor*>(spare.get()) : nullptr;
+  if (old && &old->shape() == &s) {
+    spare.release();
+    cursor.reset(old);
+    cursor->restart(t);
+  } else {
+    cursor = std::make_unique<TreeCursor>(s, t);
+  }
   if (s.sequence) {
     int64_t p = static_cast<int64_t>(prefix[0]);
     cursor->end_below(p + 1);

@@ -63,6 +63,9 @@ class SnapshotList final : public ListReader {
   std::unique_ptr<Cursor> prefix(const Cell* prefix, uint32_t n) const override {
     return store::tree_prefix(*shape_, tree_, prefix, n);
   }
+  std::unique_ptr<Cursor> prefix_again(std::unique_ptr<Cursor> spare, const Cell* prefix, uint32_t n) const override {
+    return store::tree_prefix_again(*shape_, tree_, std::move(spare), prefix, n);
+  }
   std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const override { return store::tree_range(*shape_, tree_, lo, hi); }
   const Cell* first() const override { return store::tree_first(*shape_, tree_); }
   const Cell* last() const override { return store::tree_last(*shape_, tree_); }
@@ -123,6 +126,9 @@ class BTreeList final : public ListWriter {
   std::unique_ptr<Cursor> scan() const override { return store::tree_scan(shape_, tree_.tree()); }
   std::unique_ptr<Cursor> prefix(const Cell* prefix, uint32_t n) const override {
     return store::tree_prefix(shape_, tree_.tree(), prefix, n);
+  }
+  std::unique_ptr<Cursor> prefix_again(std::unique_ptr<Cursor> spare, const Cell* prefix, uint32_t n) const override {
+    return store::tree_prefix_again(shape_, tree_.tree(), std::move(spare), prefix, n);
   }
   std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const override { return store::tree_range(shape_, tree_.tree(), lo, hi); }
   const Cell* first() const override { return store::tree_first(shape_, tree_.tree()); }

@@ -13,6 +13,7 @@ VM::VM(const Program& p, rt::Store& s, const RunOptions& o)
     : prog(p), store(s), options(o), stack(new Slot[kStackSlots]), stack_end(stack.get() + kStackSlots),
       steps_left(static_cast<int64_t>(std::min<uint64_t>(o.max_steps, INT64_MAX))) {
   calls.reserve(1024);
+  spare_cursors.resize(p.stored.size());
 }
 
 VM::~VM() { flush_output(); }
@@ -98,7 +99,9 @@ void materialize(VM& vm, Slot& slot, bool is_list) {
 
 void release_iterators(VM& vm, uint32_t down_to) {
   while (vm.iters.size() > down_to) {
-    rt::list_release(vm.iters.back().list);
+    Iterator& it = vm.iters.back();
+    rt::list_release(it.list);
+    if (it.cursor && it.prefix_len > 0) vm.spare_cursors[it.stored] = std::move(it.cursor);
     vm.iters.pop_back();
   }
 }

@@ -92,7 +92,8 @@ const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
       return ip + 1;
     case Op::MAP_REMOVE: s[ip->a].i = l->remove(cells(key)); return ip + 1;
     case Op::LIST_ITER: {
-      Iterator it;
+      s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+      Iterator& it = vm.iters.emplace_back();
       it.list = l;
       rt::list_retain(l);
       it.version = l->shape_version();
@@ -104,8 +105,6 @@ const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
         it.lo = key[0].i;
         it.hi = key[1].i;
       }
-      s[ip->a].i = static_cast<int64_t>(vm.iters.size());
-      vm.iters.push_back(std::move(it));
       return ip + 1;
     }
     default: fault(ip, "bad list instruction");
@@ -199,7 +198,8 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
       return ip + 1;
     }
     case Op::ST_ITER: {
-      Iterator it;
+      s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+      Iterator& it = vm.iters.emplace_back();
       it.stored = li;
       it.from_snapshot = vm.snapshot != nullptr;
       it.shape = &shape;
@@ -207,11 +207,12 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
         it.live = &vm.store.list(li);
         it.version = it.live->shape_version();
       }
-      if (ip->imm > 0) it.cursor = r.prefix(cells(key), static_cast<uint32_t>(ip->imm));
+      if (ip->imm > 0) {
+        it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
+        it.cursor = r.prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
+      }
       else if (ip->imm < 0) it.cursor = r.range(key[0].i, key[1].i);
       else it.cursor = r.scan();
-      s[ip->a].i = static_cast<int64_t>(vm.iters.size());
-      vm.iters.push_back(std::move(it));
       return ip + 1;
     }
     default: fault(ip, "bad stored-list instruction");

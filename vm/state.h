@@ -69,6 +69,8 @@ struct VM {
     return snapshot ? snapshot->list(list) : store.list(list);
   }
   std::string output;          // buffered print output
+  // One finished prefix cursor kept per stored list, for the next slice of that list.
+  std::vector<std::unique_ptr<rt::Cursor>> spare_cursors;
 
   void flush_output();
 };
