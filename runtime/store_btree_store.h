@@ -23,4 +23,8 @@ struct StoreStats {
 // false if `store` is not a B+tree store.
 bool btree_store_stats(const Store& store, StoreStats& out);
 
+// Whether retired nodes are kept for reuse (the default) or freed as they come back. Only
+// bench/store turns it off, to measure what reuse gives (the seeds' change 107). Process-wide.
+void set_node_reuse(bool on);
+
 }  // namespace pure::rt

@@ -3,6 +3,7 @@
 #include "runtime/store_nodes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
@@ -142,9 +143,11 @@ void Nodes::take_back(std::vector<Retired>& nodes) {
   nodes.clear();
 }
 
+static std::atomic<bool> g_node_reuse{true};
+
 void Nodes::give_back(const ListShape& s, Node* node, bool leaf) {
   Pool& p = pool(s.list_index, leaf);
-  if (p.spare.size() < p.limit) p.spare.push_back(node);
+  if (p.spare.size() < p.limit && g_node_reuse.load(std::memory_order_relaxed)) p.spare.push_back(node);
   else free_node(s, node, leaf);
 }
 
@@ -198,3 +201,7 @@ NodeStats Nodes::stats() const {
 }
 
 }  // namespace pure::rt::store
+
+namespace pure::rt {
+void set_node_reuse(bool on) { store::g_node_reuse.store(on, std::memory_order_relaxed); }
+}  // namespace pure::rt
