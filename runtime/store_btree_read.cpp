@@ -190,6 +190,14 @@ class TreeCursor final : public Cursor {
       n = in_leaf;  // no end inside the list: the rest of the leaf is the run
     } else if (end_ == End::Below && shape_.sequence) {
       n = std::min<size_t>(in_leaf, static_cast<size_t>(hi_ - position_));
+    } else if (end_ == End::Prefix && prefix_n_ == 1 && !shape_.text_keys) {
+      // one integer key cell bounds the run (edges[v]): compare it directly
+      const Cell want = prefix_[0];
+      const Cell* r = rows + static_cast<size_t>(i + 1) * width;
+      while (n < in_leaf && *r == want) {
+        ++n;
+        r += width;
+      }
     } else {
       while (n < in_leaf && row_within_end(rows + static_cast<size_t>(i + n) * width, position_ + static_cast<int64_t>(n)))
         ++n;
