@@ -82,7 +82,8 @@ void EventList::clear() {
 
 void EventList::push(const Cell* row) {
   retain_row(row);
-  cells_.insert(cells_.end(), row, row + width_);
+  if (width_ == 1) cells_.push_back(row[0]);  // the common queue of ints: no memmove call
+  else cells_.insert(cells_.end(), row, row + width_);
   ++count_;
   ++shape_version_;
 }
