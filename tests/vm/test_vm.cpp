@@ -56,6 +56,19 @@ Outcome run_with(const std::string& text, uint64_t max_steps, Engine engine = En
 
 }  // namespace
 
+// The interpreter (a) and the step() driver (b) must agree on everything a run shows.
+static void check_same_run(const Outcome& a, const Outcome& b) {
+  CHECK(a.output == b.output);
+  CHECK(a.failed == b.failed);
+  CHECK(a.message == b.message);
+  CHECK(a.line == b.line);
+  CHECK(a.col == b.col);
+  CHECK(a.stack == b.stack);
+  CHECK(a.leaked_texts == 0);
+  CHECK(b.leaked_texts == 0);
+  CHECK(b.instructions > 0);
+}
+
 TEST_CASE("vm: integers, loops, calls") {
   const char* p = R"(fn fib(n: int) -> int {
   if n < 2 { return n }
@@ -314,15 +327,7 @@ TEST_CASE("vm: step() one instruction at a time gives the same results as interp
     REQUIRE(a.signal == 0);
     REQUIRE(b.signal == 0);
     CHECK(a.compile_errors == "");
-    CHECK(a.output == b.output);
-    CHECK(a.failed == b.failed);
-    CHECK(a.message == b.message);
-    CHECK(a.line == b.line);
-    CHECK(a.col == b.col);
-    CHECK(a.stack == b.stack);
-    CHECK(a.leaked_texts == 0);
-    CHECK(b.leaked_texts == 0);
-    CHECK(b.instructions > 0);
+    check_same_run(a, b);
   }
 }
 
@@ -393,15 +398,7 @@ TEST_CASE("vm: every example gives the same results by step() and by interpret()
       CHECK(a.compile_errors == b.compile_errors);
       continue;
     }
-    CHECK(a.output == b.output);
-    CHECK(a.failed == b.failed);
-    CHECK(a.message == b.message);
-    CHECK(a.line == b.line);
-    CHECK(a.col == b.col);
-    CHECK(a.stack == b.stack);
-    CHECK(a.leaked_texts == 0);
-    CHECK(b.leaked_texts == 0);
-    CHECK(b.instructions > 0);
+    check_same_run(a, b);
   }
 }
 
