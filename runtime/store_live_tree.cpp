@@ -229,13 +229,7 @@ void LiveTree::insert_in_leaf(Path& path, uint32_t index, const Cell* row) {
   separator_.assign(leaf_rows(right), leaf_rows(right) + k);
   for (uint32_t c : shape_.text_key_columns) text_store_retain(reinterpret_cast<Text*>(separator_[c]));
   if (tree_.height == 0) {
-    Node* root = nodes_.acquire(shape_, false);
-    children(root)[0] = leaf;
-    children(root)[1] = right;
-    std::memcpy(separators(root, shape_), separator_.data(), k * 8);
-    root->count = 2;
-    tree_.root = root;
-    tree_.height = 1;
+    grow_root(leaf, right);
     return;
   }
   insert_child(path, tree_.height - 1, separator_.data(), right);
@@ -272,16 +266,20 @@ void LiveTree::insert_child(Path& path, uint32_t level, Cell* separator, Node* c
   // The separator between the halves moves up (its text references move with it).
   separator_.assign(scratch_separators_.begin() + size_t(keep - 1) * k, scratch_separators_.begin() + size_t(keep) * k);
   if (level == 0) {
-    Node* root = nodes_.acquire(shape_, false);
-    children(root)[0] = node;
-    children(root)[1] = right;
-    std::memcpy(separators(root, shape_), separator_.data(), k * 8);
-    root->count = 2;
-    tree_.root = root;
-    ++tree_.height;
+    grow_root(node, right);
     return;
   }
   insert_child(path, level - 1, separator_.data(), right);
+}
+
+void LiveTree::grow_root(Node* left, Node* right) {
+  Node* root = nodes_.acquire(shape_, false);
+  children(root)[0] = left;
+  children(root)[1] = right;
+  std::memcpy(separators(root, shape_), separator_.data(), size_t(shape_.key_width) * 8);
+  root->count = 2;
+  tree_.root = root;
+  ++tree_.height;
 }
 
 bool LiveTree::remove(const Cell* key, Cell* old_row) {

@@ -41,6 +41,8 @@ class LiveTree {
   bool shift_into_sibling(Path& path, uint32_t index, const Cell* row);
   void set_separator(Cell* separator, const Cell* key);
   void insert_child(Path& path, uint32_t level, Cell* separator, Node* child);
+  // A new root over a split old root: left, right, and separator_ between them.
+  void grow_root(Node* left, Node* right);
   void remove_child(Node* parent, uint32_t child, bool release_separator);
   void rebalance(Path& path, uint32_t level);
   void collapse_root();
