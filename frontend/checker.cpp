@@ -447,7 +447,6 @@ class Checker {
     if (!ok && !is_error(v))
       error(s.loc, std::string("cannot apply ") + tok_name(op) + " to " + type_name(t) + " and " + type_name(v),
             is_int(t) && is_num(v) ? "convert with int(...)" : is_num(t) && is_int(v) ? "convert with num(...)" : "");
-    if (op == Tok::PercentEq && is_num(t)) {}
   }
 
   // `list[key] = { field: value, ... }`: the key comes from the index, the literal gives the fields.
@@ -648,9 +647,7 @@ class Checker {
 
   const Type* iterable_type(Expr& e) {
     if (e.kind == ExprKind::Index) {
-      const Type* t = check_list_index(e, false);
-      if (e.int_value == 1) return t;  // prefix slice: iterate the list type's rows
-      return t;
+      return check_list_index(e, false);  // a full key's row, or a prefix slice's list type
     }
     if (e.kind == ExprKind::Method && e.text == "range") {
       range_allowed_ = true;

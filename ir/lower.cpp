@@ -830,8 +830,6 @@ class Lowerer {
   // User functions, events and queries: arguments go straight into the callee's frame.
   uint32_t call(const Expr& e, int64_t dst) {
     if (e.builtin >= 0) return builtin_call(e, dst);
-    const Function* callee_decl_fn = nullptr;
-    (void)callee_decl_fn;
     const FuncDecl& callee = m_.funcs[e.ref];
     uint32_t width = 0;
     for (size_t i = 0; i < callee.params.size(); ++i) width += callee.locals[i].type->width();
@@ -853,8 +851,7 @@ class Lowerer {
       }
       uint32_t v = static_cast<uint32_t>(values[i]);
       for (uint32_t k = 0; k < pt->width(); ++k) {
-        bool ref = pt->kind == TypeKind::Item ? pt->fields[k].type->is_ref() : pt->is_ref();
-        emit(ref ? Op::MOVE_REF : Op::MOVE, base + off + k, v + k, 0, 0, e.args[i]->loc);
+        emit(holds_ref(pt, k) ? Op::MOVE_REF : Op::MOVE, base + off + k, v + k, 0, 0, e.args[i]->loc);
       }
       off += pt->width();
     }
@@ -879,12 +876,16 @@ class Lowerer {
     }
   }
 
+  // Whether slot k of a value of type t holds a counted reference.
+  static bool holds_ref(const Type* t, uint32_t k) {
+    return t->kind == TypeKind::Item ? t->fields[k].type->is_ref() : t->is_ref();
+  }
+
   uint32_t take_results(const Type* rt, uint32_t base, int64_t dst, Loc loc) {
     if (rt->kind == TypeKind::Void) return 0;
     uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(rt);
     for (uint32_t k = 0; k < rt->width(); ++k) {
-      bool ref = rt->kind == TypeKind::Item ? rt->fields[k].type->is_ref() : rt->is_ref();
-      emit(ref ? Op::TAKE_REF : Op::TAKE, d + k, base + k, 0, 0, loc);
+      emit(holds_ref(rt, k) ? Op::TAKE_REF : Op::TAKE, d + k, base + k, 0, 0, loc);
     }
     return d;
   }

@@ -245,15 +245,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         a[0].l = l;
         return;
       }
-      case Builtin::Join: {
-        rt::EventList* l = a[0].l;
-        std::vector<std::string_view> parts;
-        for (int64_t i = 0; i < l->count(); ++i) parts.push_back(reinterpret_cast<rt::Text*>(*l->at(i))->view());
-        std::string r = text::join(parts, sv(a[1]));
-        a[1].u = 0;
-        a[0].t = make_text(ip, r);
-        return;
-      }
+      case Builtin::Join:  // join(xs, sep): the event list comes first, as for xs.join(sep)
       case Builtin::LJoin: {
         // an event list comes as the first argument; a stored list is named by C instead
         uint32_t first_arg = ip->c & 1 ? 0 : 1;

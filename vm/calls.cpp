@@ -42,7 +42,7 @@ void index_error(const Instr* ip, int64_t pos, int64_t count) {
                 (count == 1 ? " item" : " items"));
 }
 
-rt::Text* concat(const Instr* ip, rt::Text* dst_old, rt::Text* a, rt::Text* b, bool in_place) {
+rt::Text* concat(const Instr* ip, rt::Text* a, rt::Text* b, bool in_place) {
   uint64_t len = uint64_t{a->len} + b->len;
   if (len > rt::kMaxTextBytes) fault(ip, "text too long (" + std::to_string(len) + " bytes; the limit is 1 GiB)");
   if (in_place && len <= a->cap) {  // s = s + t with s unshared: append where it is
@@ -56,7 +56,6 @@ rt::Text* concat(const Instr* ip, rt::Text* dst_old, rt::Text* a, rt::Text* b, b
   rt::Text* r = rt::text_alloc(static_cast<uint32_t>(len), static_cast<uint32_t>(cap));
   std::memcpy(r->bytes, a->bytes, a->len);
   std::memcpy(r->bytes + a->len, b->bytes, b->len);
-  (void)dst_old;
   return r;
 }
 
@@ -108,7 +107,7 @@ void release_iterators(VM& vm, uint32_t down_to) {
 
 // Releases what a frame owns. Only text and list slots own anything; the call area never does
 // (writes into it do not release), so nothing else needs clearing.
-void release_frame(VM& vm, const CallInfo& ci, uint32_t keep_results) {
+void release_frame(VM& vm, const CallInfo& ci) {
   const Function& f = *ci.fn;
   for (uint16_t i : f.text_slots) {
     rt::text_release(ci.base[i].t);
@@ -118,7 +117,6 @@ void release_frame(VM& vm, const CallInfo& ci, uint32_t keep_results) {
     rt::list_release(ci.base[i].l);
     ci.base[i].u = 0;
   }
-  (void)keep_results;
 }
 
 void stack_overflow(VM& vm, const Instr* ip) {
@@ -163,7 +161,7 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
     if (f.result_kind[i] == 2) rt::list_retain(out[i].l);
   }
   release_iterators(vm, ci.iter_base);
-  release_frame(vm, ci, 0);
+  release_frame(vm, ci);
   for (uint32_t i = 0; i < n; ++i) s[i] = out[i];
   if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
@@ -205,7 +203,7 @@ static void unwind_to(VM& vm, size_t keep) {
   while (vm.calls.size() > keep) {
     const CallInfo& ci = vm.calls.back();
     release_iterators(vm, ci.iter_base);
-    release_frame(vm, ci, 0);
+    release_frame(vm, ci);
     vm.calls.pop_back();
   }
 }

@@ -130,13 +130,13 @@ EXEC(NUM_TO_INT) {
   return ip + 1;
 }
 
-rt::Text* concat(const Instr* ip, rt::Text* dst_old, rt::Text* a, rt::Text* b, bool dst_is_a);
+rt::Text* concat(const Instr* ip, rt::Text* a, rt::Text* b, bool in_place);
 
 EXEC(CONCAT) {
   rt::Text* a = s[ip->b].t;
   rt::Text* b = s[ip->c].t;
   bool in_place = ip->a == ip->b && a->rc == 1 && !a->stored() && a != b;
-  rt::Text* r = concat(ip, s[ip->a].t, a, b, in_place);
+  rt::Text* r = concat(ip, a, b, in_place);
   if (r != a || !in_place) set_text(s[ip->a], r);
   return ip + 1;
 }

@@ -85,7 +85,7 @@ const Instr* step(VM& vm, Slot*& base, const Instr* ip);
 void call_builtin(VM& vm, Slot* args, const Instr* ip);
 
 // Frame and unwinding helpers (frames.cpp).
-void release_frame(VM& vm, const CallInfo& ci, uint32_t keep_results);
+void release_frame(VM& vm, const CallInfo& ci);
 void release_iterators(VM& vm, uint32_t down_to);
 rt::Text* load_text_cell(VM& vm, rt::Cell c);
 void materialize(VM& vm, Slot& slot, bool is_list);

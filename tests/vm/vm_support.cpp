@@ -32,7 +32,7 @@ void unwind(vm::VM& machine, size_t keep) {
   while (machine.calls.size() > keep) {
     vm::CallInfo ci = machine.calls.back();
     vm::release_iterators(machine, ci.iter_base);
-    vm::release_frame(machine, ci, 0);
+    vm::release_frame(machine, ci);
     machine.calls.pop_back();
   }
 }
