@@ -7,7 +7,7 @@ namespace pure::ir {
 
 const char* op_name(Op op) {
   static const char* const names[] = {
-#define PURE_OP(name, doc) #name,
+#define PURE_OP(name, flags, inverse, doc) #name,
 #include "ir/ops.def"
 #undef PURE_OP
   };
@@ -16,7 +16,7 @@ const char* op_name(Op op) {
 
 const char* op_doc(Op op) {
   static const char* const docs[] = {
-#define PURE_OP(name, doc) doc,
+#define PURE_OP(name, flags, inverse, doc) doc,
 #include "ir/ops.def"
 #undef PURE_OP
   };

@@ -13,14 +13,46 @@
 namespace pure::ir {
 
 enum class Op : uint16_t {
-#define PURE_OP(name, doc) name,
+#define PURE_OP(name, flags, inverse, doc) name,
 #include "ir/ops.def"
 #undef PURE_OP
-  Count
+  Count,
+  NONE = Count  // "no such op" in the INVERSE column
 };
 const char* op_name(Op op);
 const char* op_doc(Op op);
-bool op_jumps(Op op);  // IMM is a jump target (block id in the IR, pc in bytecode)
+
+// The FLAGS column of ir/ops.def.
+namespace opf {
+enum : uint8_t { none = 0, jump = 1, term = 2, fault = 4, step = 8, frame = 16 };
+}
+struct OpInfo {
+  uint8_t flags;
+  Op inverse;
+};
+namespace opf {  // the FLAGS column names the enumerators above unqualified
+inline constexpr OpInfo kOpInfo[] = {
+#define PURE_OP(name, flags, inverse, doc) {static_cast<uint8_t>(flags), Op::inverse},
+#include "ir/ops.def"
+#undef PURE_OP
+};
+}  // namespace opf
+using opf::kOpInfo;
+static_assert(sizeof(kOpInfo) / sizeof(kOpInfo[0]) == static_cast<size_t>(Op::Count));
+
+constexpr uint8_t op_flags(Op op) { return kOpInfo[static_cast<size_t>(op)].flags; }
+constexpr bool op_jumps(Op op) { return op_flags(op) & opf::jump; }          // IMM is a jump target
+constexpr bool op_ends_block(Op op) { return op_flags(op) & opf::term; }     // JUMP, RET, FAIL
+constexpr bool op_may_fault(Op op) { return op_flags(op) & opf::fault; }
+constexpr bool op_spends_step(Op op) { return op_flags(op) & opf::step; }    // LOOP, CALL, ITER_NEXT
+constexpr bool op_changes_frame(Op op) { return op_flags(op) & opf::frame; }  // CALL, RET
+// A conditional jump and its inverse; false (and inverse untouched) when op has none.
+constexpr bool op_inverse(Op op, Op& inverse) {
+  Op i = kOpInfo[static_cast<size_t>(op)].inverse;
+  if (i == Op::NONE) return false;
+  inverse = i;
+  return true;
+}
 
 // Slot numbers at or above kScratch name the call area: the slots just past the end of the
 // frame where arguments are placed for a call (they become the callee's first slots) and where
@@ -66,6 +98,21 @@ struct ListDesc {
   uint32_t width() const { return static_cast<uint32_t>(cols.size()); }
 };
 
+// A value's type as a host sees it (the frontend's Type, copied out so later layers need not
+// know the checker): what a caller passes to an event or query and what a query returns.
+struct ValueType {
+  enum class Kind : uint8_t { Void, Int, Num, Bool, Text, Item, Seq, Keyed };
+  Kind kind = Kind::Void;
+  std::string name;                 // item type name; the type as written for lists
+  std::vector<std::string> field_names;  // Item: its fields. Seq/Keyed: the row's columns
+  std::vector<ValueType> fields;    // Item: field types. Seq of items / Keyed: column types
+  uint32_t key_count = 0;           // Keyed: leading columns that form the key
+  bool row_is_item = false;         // Seq: elements are items (else one scalar column)
+  uint32_t width() const;           // frame slots a value takes (items: one per field)
+};
+ValueType value_type_of(const Type* t);
+std::string value_type_name(const ValueType& t);  // as the user writes it
+
 struct Function {
   std::string name;
   FuncKind kind = FuncKind::Function;
@@ -73,6 +120,9 @@ struct Function {
   uint32_t param_slots = 0;
   uint32_t result_slots = 0;
   std::vector<SlotKind> result_kinds;
+  std::vector<std::string> param_names;
+  std::vector<ValueType> param_types;
+  ValueType result_type;             // Void for events (their outcome is not a declared result)
   std::vector<SlotKind> slots;       // one per virtual slot; virtual slot i is frame slot i
   uint32_t scratch_slots = 0;        // size of the call area (see kScratch)
   std::vector<std::string> slot_names;  // for dumps: the local a slot belongs to, or ""
@@ -94,6 +144,12 @@ Program lower_module(const CheckedModule& module, const std::string& path);
 
 // Recomputes successors/predecessors and loops of one function (ir/loops.cpp).
 void analyze_loops(Function& f);
+
+// The final layout every engine runs (ir/layout.cpp): threads jumps, rotates loops, finds the
+// loops again on the rotated graph, orders the live blocks as greedy traces and inverts branches
+// so the common path falls through. Returns the order of the live blocks; a block's last JUMP to
+// the block after it in that order is left in place (the encoder drops it).
+std::vector<int> layout_function(Function& f);
 
 // Human-readable IR, for `pure-run --dump-ir`.
 std::string dump_ir(const Program& p);

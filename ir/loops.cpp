@@ -7,18 +7,6 @@
 
 namespace pure::ir {
 
-bool op_jumps(Op op) {
-  switch (op) {
-    case Op::JUMP: case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT: case Op::JGE_INT:
-    case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
-    case Op::MAP_LOOKUP: case Op::ST_LOOKUP: case Op::ITER_NEXT:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool slot_is_ref(SlotKind k) { return k == SlotKind::Text || k == SlotKind::List; }
 
 static void link_blocks(Function& f) {

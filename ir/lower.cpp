@@ -177,7 +177,12 @@ class Lowerer {
     local_slot_.assign(fd.locals.size(), 0);
     for (size_t i = 0; i < fd.params.size(); ++i) local_slot_[i] = new_slots(fd.locals[i].type, fd.locals[i].name);
     f_->param_slots = static_cast<uint32_t>(f_->slots.size());
+    for (size_t i = 0; i < fd.params.size(); ++i) {
+      f_->param_names.push_back(fd.params[i].name);
+      f_->param_types.push_back(value_type_of(fd.locals[i].type));
+    }
     const Type* result = fd.kind == FuncKind::Event ? nullptr : fd.result_type;
+    if (result) f_->result_type = value_type_of(result);
     f_->result_slots = result ? result->width() : 0;
     if (result && result->kind == TypeKind::Item)
       for (auto& fi : result->fields) f_->result_kinds.push_back(scalar_kind(fi.type));

@@ -2,6 +2,7 @@
 // The opcodes are ir/ops.def; this is their linear, register-allocated form.
 // Depends on ir/ir.h (opcodes, descriptors) and runtime/ (texts, list shapes).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,7 +40,31 @@ struct BlockInfo {
   uint32_t end_pc = 0;  // one past the last instruction
   bool loop_header = false;
   bool loop_bearing = false;
+  int32_t loop = -1;              // innermost loop holding the block (index into Function::loops)
+  std::vector<uint32_t> succs;    // blocks control can go to next (jump targets, fall-through)
 };
+
+struct VMCore;
+// Native code for one loop (see vm/engine.h): runs on the frame `base` from `ip`, one of the
+// loop's entry pcs, and returns the pc where the interpreter resumes (or kFaulted).
+using NativeLoop = const Instr* (*)(VMCore* core, Slot* base, const Instr* ip);
+
+// A natural loop of the final layout (ir/layout.cpp), in bytecode blocks. The loop's id is its
+// index in Function::loops; the LOOP instructions that spend its steps carry the id in IMM,
+// an ITER_NEXT that heads it carries the id in C.
+struct LoopInfo {
+  uint32_t header = 0;              // the block every back edge jumps to
+  int32_t parent = -1;              // the enclosing loop, or -1
+  uint32_t depth = 1;               // 1 for an outermost loop
+  std::vector<uint32_t> blocks;     // every block of the loop, in code order
+  std::vector<uint32_t> latches;    // blocks that jump back to the header
+  std::vector<uint32_t> exits;      // blocks outside the loop that its blocks lead to
+  // Tier-up: the only parts of a Program written after loading, by engines (any thread).
+  mutable std::atomic<uint32_t> hits{0};         // passes counted while the loop is interpreted
+  mutable std::atomic<uint8_t> state{0};         // LoopState
+  mutable std::atomic<NativeLoop> entry{nullptr};  // compiled code, published with release order
+};
+enum class LoopState : uint8_t { Interpreted, Queued, Compiled, Rejected };
 
 struct Function {
   std::string name;
@@ -54,7 +79,11 @@ struct Function {
   std::vector<uint16_t> text_slots;  // released when the frame ends
   std::vector<uint16_t> list_slots;
   std::vector<uint8_t> result_kind;  // per result slot: 0 plain, 1 text, 2 list
-  std::vector<BlockInfo> blocks;    // in code order; loop structure from the IR
+  std::vector<BlockInfo> blocks;    // in code order; tile the code
+  std::vector<LoopInfo> loops;      // sized once at load (LoopInfo cannot move)
+  std::vector<std::string> param_names;
+  std::vector<ir::ValueType> param_types;
+  ir::ValueType result_type;        // Void when the function returns nothing
   // A plain function owns no counted references (no text or list slots, results, or params)
   // and is not an event or query: calls to it take the short path in vm/exec.h.
   bool plain = false;

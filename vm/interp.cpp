@@ -8,7 +8,7 @@ namespace pure::vm {
 
 const Instr* step(VM& vm, Slot*& s, const Instr* ip) {
   switch (ip->op) {
-#define PURE_OP(name, doc) \
+#define PURE_OP(name, flags, inverse, doc) \
   case Op::name: return exec_##name(vm, s, ip);
 #include "ir/ops.def"
 #undef PURE_OP
@@ -20,13 +20,13 @@ const Instr* step(VM& vm, Slot*& s, const Instr* ip) {
 void interpret(VM& vm, Slot* s, const Instr* ip) {
 #if defined(__GNUC__)
   static const void* const labels[] = {
-#define PURE_OP(name, doc) &&op_##name,
+#define PURE_OP(name, flags, inverse, doc) &&op_##name,
 #include "ir/ops.def"
 #undef PURE_OP
   };
 #define DISPATCH() goto* labels[static_cast<int>(ip->op)]
   DISPATCH();
-#define PURE_OP(name, doc)                      \
+#define PURE_OP(name, flags, inverse, doc)                      \
   op_##name : ip = exec_##name(vm, s, ip);      \
   if (Op::name == Op::RET && !ip) return;       \
   DISPATCH();
@@ -36,7 +36,7 @@ void interpret(VM& vm, Slot* s, const Instr* ip) {
 #else
   for (;;) {
     switch (ip->op) {
-#define PURE_OP(name, doc)          \
+#define PURE_OP(name, flags, inverse, doc)          \
   case Op::name:                    \
     ip = exec_##name(vm, s, ip);    \
     if (Op::name == Op::RET && !ip) \

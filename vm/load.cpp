@@ -1,5 +1,6 @@
 // vm/load.cpp — turns IR into bytecode: lays out blocks, resolves jumps to relative offsets,
 // places the call area after the frame, and builds list shapes and text constants.
+#include <algorithm>
 #include <cstring>
 
 #include "vm/bytecode.h"
@@ -36,141 +37,97 @@ static std::unique_ptr<rt::ListShape> make_shape(const ir::ListDesc& d, const Pr
   return shape;
 }
 
-// Block layout. Jumps to blocks that only jump on go straight to the final target; blocks no
-// longer reached are left out; then a conditional jump to the next laid-out block followed by a
-// jump elsewhere becomes the opposite conditional jump, so the common path falls through.
-static bool is_terminator(Op op) { return op == Op::JUMP || op == Op::RET || op == Op::FAIL; }
-
-static bool invert(Op op, Op& inverse) {
-  switch (op) {
-    case Op::JLT_INT: inverse = Op::JGE_INT; return true;
-    case Op::JGE_INT: inverse = Op::JLT_INT; return true;
-    case Op::JLT_INT_K: inverse = Op::JGE_INT_K; return true;
-    case Op::JGE_INT_K: inverse = Op::JLT_INT_K; return true;
-    case Op::JUMP_IF: inverse = Op::JUMP_IFNOT; return true;
-    case Op::JUMP_IFNOT: inverse = Op::JUMP_IF; return true;
-    case Op::JEQ_INT: inverse = Op::JNE_INT; return true;
-    case Op::JNE_INT: inverse = Op::JEQ_INT; return true;
-    case Op::JLT_NUM: inverse = Op::JNLT_NUM; return true;
-    case Op::JNLT_NUM: inverse = Op::JLT_NUM; return true;
-    case Op::JLE_NUM: inverse = Op::JNLE_NUM; return true;
-    case Op::JNLE_NUM: inverse = Op::JLE_NUM; return true;
-    default: return false;
+// The block index holding pc (blocks tile the code).
+static uint32_t block_at(const Function& out, uint32_t pc) {
+  size_t lo = 0, hi = out.blocks.size();
+  while (hi - lo > 1) {
+    size_t mid = (lo + hi) / 2;
+    (out.blocks[mid].start_pc <= pc ? lo : hi) = mid;
   }
+  return static_cast<uint32_t>(lo);
 }
 
-// Loop rotation: a jump back to a loop header that is "straight-line work; if C go to EXIT; go to
-// BODY" becomes a copy of that work and "if not C go to BODY; go to EXIT", so each iteration ends
-// with one conditional jump instead of a jump plus the header's test.
-static void rotate_loops(ir::Function& f) {
-  for (auto& blk : f.blocks) {
-    if (blk.insts.empty() || blk.insts.back().op != Op::JUMP) continue;
-    const ir::Block& head = f.blocks[blk.insts.back().imm];
-    const auto& h = head.insts;
-    Op inverse;
-    if (!head.loop_header || &head == &blk || h.size() < 2 || h.size() > 6 || h.back().op != Op::JUMP ||
-        !invert(h[h.size() - 2].op, inverse))
-      continue;
-    bool plain = true;
-    for (size_t i = 0; i + 2 < h.size(); ++i) plain = plain && !ir::op_jumps(h[i].op) && h[i].op != Op::CALL && h[i].op != Op::BUILTIN;
-    if (!plain) continue;
-    std::vector<ir::Inst> copy(h.begin(), h.end());
-    ir::Inst& cond = copy[copy.size() - 2];
-    ir::Inst& other = copy.back();
-    // the copy's conditional jump must go back into the loop; its last jump leaves it
-    if (f.blocks[cond.imm].loop_depth < head.loop_depth) {
-      std::swap(cond.imm, other.imm);
-      cond.op = inverse;
-    }
-    blk.insts.pop_back();
-    blk.insts.insert(blk.insts.end(), copy.begin(), copy.end());
-  }
-}
-
-static std::vector<int> layout_blocks(ir::Function& f) {
-  size_t n = f.blocks.size();
-  auto final_target = [&](int64_t b) {
-    for (int hops = 0; hops < 64; ++hops) {
-      const auto& insts = f.blocks[b].insts;
-      if (insts.size() != 1 || insts[0].op != Op::JUMP || insts[0].imm == b) break;
-      b = insts[0].imm;
-    }
-    return b;
-  };
-  for (auto& blk : f.blocks)
-    for (auto& in : blk.insts)
-      if (ir::op_jumps(in.op)) in.imm = final_target(in.imm);
-  rotate_loops(f);
-  // Loops as the bytecode will have them: after rotation a back edge targets the loop's body, so
-  // the headers (and the blocks each loop holds) are found again on the rotated graph.
-  ir::analyze_loops(f);
-  std::vector<char> live(n, 0);
-  std::vector<int> work{0};
-  live[0] = 1;
-  while (!work.empty()) {
-    int b = work.back();
-    work.pop_back();
-    const auto& insts = f.blocks[b].insts;
-    std::vector<int> next;
-    for (const auto& in : insts)
-      if (ir::op_jumps(in.op)) next.push_back(static_cast<int>(in.imm));
-    if ((insts.empty() || !is_terminator(insts.back().op)) && static_cast<size_t>(b) + 1 < n) next.push_back(b + 1);
-    for (int t : next)
-      if (!live[t]) {
-        live[t] = 1;
-        work.push_back(t);
+// Successors of each bytecode block, the IR's loops in bytecode blocks, and each step-spending
+// instruction tagged with its loop's id (LOOP: IMM, ITER_NEXT: C; -1 / 0xFFFF when it guards no
+// loop, as the copy of a rotated loop's test in front of the loop does).
+static void link_loops(const ir::Function& f, const std::vector<uint32_t>& start, const std::vector<char>& emitted,
+                       Function& out) {
+  for (size_t k = 0; k < out.blocks.size(); ++k) {
+    BlockInfo& b = out.blocks[k];
+    for (uint32_t pc = b.start_pc; pc < b.end_pc; ++pc)
+      if (ir::op_jumps(out.code[pc].op)) {
+        uint32_t t = block_at(out, static_cast<uint32_t>(pc + out.code[pc].imm));
+        if (std::find(b.succs.begin(), b.succs.end(), t) == b.succs.end()) b.succs.push_back(t);
       }
-  }
-  // Greedy traces: after a block, place the successor that stays deepest inside loops (ties: the
-  // conditional target, so the branch can be inverted and fall through into it); when a trace
-  // ends, go on with the first block not yet placed.
-  std::vector<int> order;
-  std::vector<char> placed(n, 0);
-  for (size_t start = 0; start < n; ++start) {
-    if (!live[start] || placed[start]) continue;
-    int b = static_cast<int>(start);
-    while (b >= 0 && !placed[b]) {
-      placed[b] = 1;
-      order.push_back(b);
-      const auto& insts = f.blocks[b].insts;
-      int next = -1;
-      if (insts.size() >= 2 && insts.back().op == Op::JUMP && ir::op_jumps(insts[insts.size() - 2].op)) {
-        int t = static_cast<int>(insts[insts.size() - 2].imm), e = static_cast<int>(insts.back().imm);
-        bool t_free = !placed[t], e_free = !placed[e];
-        if (t_free && e_free) next = f.blocks[e].loop_depth > f.blocks[t].loop_depth ? e : t;
-        else next = t_free ? t : e_free ? e : -1;
-      } else if (!insts.empty() && insts.back().op == Op::JUMP) {
-        int e = static_cast<int>(insts.back().imm);
-        next = placed[e] ? -1 : e;
-      } else if (!insts.empty() && !is_terminator(insts.back().op)) {
-        next = b + 1;  // falls through
-      }
-      b = next;
+    if (!ir::op_ends_block(out.code[b.end_pc - 1].op) && k + 1 < out.blocks.size()) {
+      uint32_t t = static_cast<uint32_t>(k + 1);
+      if (std::find(b.succs.begin(), b.succs.end(), t) == b.succs.end()) b.succs.push_back(t);
     }
   }
-  for (size_t i = 0; i + 1 < order.size(); ++i) {
-    auto& insts = f.blocks[order[i]].insts;
-    if (insts.size() < 2 || insts.back().op != Op::JUMP) continue;
-    ir::Inst& cond = insts[insts.size() - 2];
-    if (cond.imm != order[i + 1]) continue;
-    Op inverse;
-    if (!invert(cond.op, inverse)) continue;
-    cond.op = inverse;
-    cond.imm = insts.back().imm;
-    insts.pop_back();
+  out.loops = std::vector<LoopInfo>(f.loops.size());
+  std::vector<std::vector<char>> member(f.loops.size(), std::vector<char>(out.blocks.size(), 0));
+  for (size_t l = 0; l < f.loops.size(); ++l) {
+    const ir::Loop& il = f.loops[l];
+    LoopInfo& L = out.loops[l];
+    L.header = block_at(out, start[il.header]);
+    for (int b : il.blocks)
+      if (emitted[b]) member[l][block_at(out, start[b])] = 1;
+    for (int b : il.back_edges)
+      if (emitted[b]) L.latches.push_back(block_at(out, start[b]));
+    std::sort(L.latches.begin(), L.latches.end());
+    L.latches.erase(std::unique(L.latches.begin(), L.latches.end()), L.latches.end());
+    for (uint32_t k = 0; k < out.blocks.size(); ++k)
+      if (member[l][k]) L.blocks.push_back(k);
   }
-  return order;
+  // nesting: the parent is the smallest other loop that holds the header
+  for (size_t l = 0; l < out.loops.size(); ++l) {
+    LoopInfo& L = out.loops[l];
+    for (size_t m = 0; m < out.loops.size(); ++m)
+      if (m != l && member[m][L.header] && out.loops[m].blocks.size() > L.blocks.size() &&
+          (L.parent < 0 || out.loops[m].blocks.size() < out.loops[L.parent].blocks.size()))
+        L.parent = static_cast<int32_t>(m);
+  }
+  for (LoopInfo& L : out.loops) {
+    for (int32_t p = L.parent; p >= 0; p = out.loops[p].parent) ++L.depth;
+    for (uint32_t b : L.blocks) {
+      BlockInfo& bi = out.blocks[b];
+      if (bi.loop < 0 || out.loops[bi.loop].depth < L.depth) bi.loop = static_cast<int32_t>(&L - out.loops.data());
+      for (uint32_t t : bi.succs)
+        if (!member[&L - out.loops.data()][t] && std::find(L.exits.begin(), L.exits.end(), t) == L.exits.end())
+          L.exits.push_back(t);
+    }
+    std::sort(L.exits.begin(), L.exits.end());
+  }
+  for (size_t k = 0; k < out.blocks.size(); ++k) {
+    const BlockInfo& b = out.blocks[k];
+    for (uint32_t pc = b.start_pc; pc < b.end_pc; ++pc) {
+      Instr& in = out.code[pc];
+      if (in.op != Op::LOOP && in.op != Op::ITER_NEXT) continue;
+      // the innermost loop this block heads or closes
+      int32_t id = -1;
+      for (int32_t l = b.loop; l >= 0 && id < 0; l = out.loops[l].parent) {
+        const LoopInfo& L = out.loops[l];
+        if (L.header == k || std::binary_search(L.latches.begin(), L.latches.end(), static_cast<uint32_t>(k))) id = l;
+      }
+      if (in.op == Op::LOOP) in.imm = id;
+      else in.c = id < 0 ? 0xFFFF : static_cast<uint16_t>(id);
+    }
+  }
 }
 
 static bool load_function(const ir::Function& original, Function& out, std::string& error) {
   ir::Function f = original;
-  std::vector<int> order = layout_blocks(f);
+  std::vector<int> order = ir::layout_function(f);
   out.name = f.name;
   out.kind = f.kind;
   out.line = f.loc.line;
   size_t frame = f.slots.size();
   if (frame + f.scratch_slots > 60000 || f.param_slots > 60000) {
     error = "function '" + f.name + "' is too large (" + std::to_string(frame) + " slots; the limit is 60000)";
+    return false;
+  }
+  if (f.loops.size() >= 0xFFFF) {
+    error = "function '" + f.name + "' has too many loops (" + std::to_string(f.loops.size()) + "; the limit is 65534)";
     return false;
   }
   out.param_slots = static_cast<uint16_t>(f.param_slots);
@@ -199,6 +156,7 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
   }
   auto slot = [&](uint32_t s) -> uint16_t { return static_cast<uint16_t>(s >= ir::kScratch ? frame + (s - ir::kScratch) : s); };
   auto kind_of = [&](uint32_t s) { return s < ir::kScratch ? f.slots[s] : ir::SlotKind::Int; };
+  std::vector<char> emitted(f.blocks.size(), 0);
   for (int b : order) {
     const ir::Block& blk = f.blocks[b];
     uint32_t block_start = static_cast<uint32_t>(out.code.size());
@@ -217,16 +175,22 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
       out.code.push_back(ins);
       out.locs.push_back(in.loc);
     }
-    if (out.code.size() > block_start)  // a block that was only a dropped jump leaves no trace
+    emitted[b] = out.code.size() > block_start;
+    if (emitted[b])  // a block that was only a dropped jump leaves no trace
       out.blocks.push_back({block_start, static_cast<uint32_t>(out.code.size()), blk.loop_header, blk.loop_bearing});
   }
-  out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
-  out.plain = out.kind == FuncKind::Function && out.text_slots.empty() && out.list_slots.empty();
-  for (uint8_t k : out.result_kind) out.plain = out.plain && k == 0;
   if (out.code.empty()) {
     out.code.push_back(Instr{Op::RET, 0, 0, 0, 0});
     out.locs.push_back(f.loc);
+    out.blocks.push_back({0, 1});
   }
+  link_loops(f, start, emitted, out);
+  out.param_names = f.param_names;
+  out.param_types = f.param_types;
+  out.result_type = f.result_type;
+  out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
+  out.plain = out.kind == FuncKind::Function && out.text_slots.empty() && out.list_slots.empty();
+  for (uint8_t k : out.result_kind) out.plain = out.plain && k == 0;
   return true;
 }
 
