@@ -3,20 +3,44 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include "base/assert.h"
 #include "vm/exec.h"
 
 namespace pure::vm {
 
 constexpr size_t kStackSlots = size_t{1} << 22;  // 32 MiB of slots
 
-VM::VM(const Program& p, rt::Store& s, const RunOptions& o)
-    : prog(p), store(s), options(o), stack(new Slot[kStackSlots]), stack_end(stack.get() + kStackSlots),
-      steps_left(static_cast<int64_t>(std::min<uint64_t>(o.max_steps, INT64_MAX))) {
+struct MachineMemory {
+  std::unique_ptr<Slot[]> stack{new Slot[kStackSlots]};
+  std::vector<CallInfo> calls;
+  std::vector<Iterator> iters;
+};
+
+// One spare per thread: a machine takes it when it starts and gives it back when it ends, so a
+// host's calls reuse the slot stack and the stacks' capacity instead of allocating them.
+static thread_local std::unique_ptr<MachineMemory> t_spare_memory;
+
+VM::VM(const Program& p, rt::Store* s, const RunOptions& o)
+    : core{static_cast<int64_t>(std::min<uint64_t>(o.max_steps, INT64_MAX)), nullptr, this,
+           o.tier != nullptr, 0},
+      prog(p), store(s), options(o), memory(t_spare_memory ? std::move(t_spare_memory) : std::make_unique<MachineMemory>()) {
+  stack = memory->stack.get();
+  core.stack_end = stack + kStackSlots;
+  calls.swap(memory->calls);
+  iters.swap(memory->iters);
   calls.reserve(1024);
   spare_cursors.resize(p.stored.size());
 }
 
-VM::~VM() { flush_output(); }
+VM::~VM() {
+  flush_output();
+  PURE_ASSERT(calls.empty() && iters.empty());
+  calls.clear();
+  iters.clear();
+  calls.swap(memory->calls);
+  iters.swap(memory->iters);
+  if (!t_spare_memory) t_spare_memory = std::move(memory);
+}
 
 void VM::flush_output() {
   if (output.empty()) return;
@@ -125,9 +149,9 @@ void stack_overflow(VM& vm, const Instr* ip) {
 
 const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   const Function& callee = vm.prog.functions[ip->imm];
-  if (--vm.steps_left < 0) budget_spent(vm, ip);
+  if (--vm.core.steps_left < 0) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (base + callee.stack_need > vm.stack_end || vm.calls.size() >= kMaxCallDepth) stack_overflow(vm, ip);
+  if (base + callee.stack_need > vm.core.stack_end || vm.calls.size() >= kMaxCallDepth) stack_overflow(vm, ip);
   // Text and list slots start empty (writes release the old value); parameters arrive owned.
   for (uint16_t i : callee.text_slots)
     if (i >= callee.param_slots) base[i].u = 0;
@@ -137,10 +161,10 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   if (vm.transaction_depth == 0 && (callee.kind == FuncKind::Event || callee.kind == FuncKind::Query)) {
     ci.boundary = callee.kind == FuncKind::Event ? Boundary::Event : Boundary::Query;
     // Each invocation from outside gets a budget of its own; the caller's is set aside.
-    ci.saved_steps = vm.steps_left;
-    vm.steps_left = static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX));
-    if (ci.boundary == Boundary::Event) vm.store.begin();
-    else vm.snapshot = vm.store.publish();  // the query reads the state as of its start
+    ci.saved_steps = vm.core.steps_left;
+    vm.core.steps_left = static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX));
+    if (ci.boundary == Boundary::Event) vm.store->begin();
+    else vm.snapshot = vm.store->publish();  // the query reads the state as of its start
     ++vm.transaction_depth;
   }
   vm.calls.push_back(ci);
@@ -165,9 +189,9 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   for (uint32_t i = 0; i < n; ++i) s[i] = out[i];
   if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
-    vm.steps_left = ci.saved_steps;
+    vm.core.steps_left = ci.saved_steps;
     if (ci.boundary == Boundary::Event) {
-      vm.store.commit();
+      vm.store->commit();
       s[0].i = 1;                // outcome.ok
       s[1].t = vm.prog.texts[2];  // outcome.reason = ""
     } else {
@@ -180,102 +204,6 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   if (!ci.return_ip) return nullptr;
   s = vm.calls.back().base;
   return ci.return_ip;
-}
-
-static Loc loc_of(const Function& f, const Instr* ip) {
-  if (!ip || ip < f.code.data() || ip >= f.code.data() + f.code.size()) return Loc{0, f.line, 1};
-  return f.locs[ip - f.code.data()];
-}
-
-static std::vector<StackEntry> stack_trace(const VM& vm, const Instr* fault_ip) {
-  std::vector<StackEntry> stack;
-  const Instr* ip = fault_ip;
-  for (size_t i = vm.calls.size(); i-- > 0;) {
-    const CallInfo& ci = vm.calls[i];
-    stack.push_back({ci.fn->name, loc_of(*ci.fn, ip)});
-    ip = ci.return_ip ? ci.return_ip - 1 : nullptr;
-  }
-  return stack;
-}
-
-// Unwinds every frame above calls[keep], releasing what they own.
-static void unwind_to(VM& vm, size_t keep) {
-  while (vm.calls.size() > keep) {
-    const CallInfo& ci = vm.calls.back();
-    release_iterators(vm, ci.iter_base);
-    release_frame(vm, ci);
-    vm.calls.pop_back();
-  }
-}
-
-// Deep stacks (a runaway recursion) show their innermost and outermost calls only.
-std::string RuntimeError::render(const std::string& path) const {
-  constexpr size_t kInner = 20, kOuter = 5;
-  std::string out = path + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": runtime error: " + message + "\n";
-  for (size_t i = 0; i < stack.size(); ++i) {
-    if (stack.size() > kInner + kOuter && i == kInner) {
-      out += "  ... " + std::to_string(stack.size() - kInner - kOuter) + " more calls ...\n";
-      i = stack.size() - kOuter;
-    }
-    out += std::string(i == 0 ? "  in " : "  called from ") + stack[i].function + " at " + path + ":" +
-           std::to_string(stack[i].loc.line) + ":" + std::to_string(stack[i].loc.col) + "\n";
-  }
-  return out;
-}
-
-static rt::EventList* make_args(const Program& p, const std::vector<std::string>& args) {
-  // the shape of `seq text` is created by the loader as shape 0
-  auto* l = new rt::EventList(p.shapes[0].get());
-  for (const std::string& a : args) {
-    rt::Cell c = reinterpret_cast<rt::Cell>(rt::text_new(a));
-    l->push(&c);
-    rt::text_release(reinterpret_cast<rt::Text*>(c));
-  }
-  return l;
-}
-
-std::optional<RuntimeError> run_main(const Program& program, rt::Store& store, const RunOptions& options) {
-  if (program.main < 0) return RuntimeError{"the module has no main to run", Loc{0, 1, 1}, {}};
-  VM vm(program, store, options);
-  const Function& main_fn = program.functions[program.main];
-  Slot* base = vm.stack.get();
-  std::memset(base, 0, (main_fn.frame_slots + main_fn.call_area) * sizeof(Slot));
-  if (main_fn.param_slots == 1) base[0].l = make_args(program, options.args);
-  vm.calls.push_back({&main_fn, base, nullptr, 0, Boundary::None, 0});
-  const Instr* ip = main_fn.code.data();
-  while (true) {
-    try {
-      interpret(vm, base, ip);
-      return std::nullopt;
-    } catch (Fault& f) {
-      // An event called from main fails as a whole: undo it and hand the reason to main.
-      size_t boundary = 0;
-      for (size_t i = vm.calls.size(); i-- > 1;)
-        if (vm.calls[i].boundary == Boundary::Event) boundary = i;
-      if (boundary == 0) {
-        RuntimeError err;
-        err.message = f.is_fail ? "failed: " + f.message : f.message;
-        err.stack = stack_trace(vm, f.ip);
-        err.loc = err.stack.empty() ? Loc{} : err.stack[0].loc;
-        unwind_to(vm, 0);
-        return err;
-      }
-      std::string reason = f.message;
-      if (!f.is_fail) {
-        Loc l = loc_of(*vm.calls.back().fn, f.ip);
-        reason = "runtime error at " + std::to_string(l.line) + ":" + std::to_string(l.col) + ": " + f.message;
-      }
-      CallInfo event = vm.calls[boundary];
-      unwind_to(vm, boundary);
-      vm.store.rollback();
-      vm.transaction_depth = 0;
-      vm.steps_left = event.saved_steps;
-      event.base[0].i = 0;
-      event.base[1].t = rt::text_new(reason);  // owned by main's call area, taken by TAKE_REF
-      base = vm.calls.back().base;
-      ip = event.return_ip;
-    }
-  }
 }
 
 }  // namespace pure::vm

@@ -175,7 +175,9 @@ EXEC(JNLE_NUM) { return !(s[ip->b].n <= s[ip->c].n) ? ip + ip->imm : ip + 1; }
 [[noreturn]] void budget_spent(VM& vm, const Instr* ip);
 
 EXEC(LOOP) {
-  if (__builtin_expect(--vm.steps_left < 0, 0)) budget_spent(vm, ip);
+  if (__builtin_expect(vm.core.tier_up, 0))
+    if (const Instr* next = tier_up(vm, s, ip, ip->imm)) return next;
+  if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   return ip + 1;
 }
 
@@ -189,9 +191,9 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip);
 EXEC(CALL) {
   const Function& callee = vm.prog.functions[ip->imm];
   if (!callee.plain) return call_function(vm, s, ip);
-  if (__builtin_expect(--vm.steps_left < 0, 0)) budget_spent(vm, ip);
+  if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (__builtin_expect(base + callee.stack_need > vm.stack_end || vm.calls.size() >= kMaxCallDepth, 0))
+  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.size() >= kMaxCallDepth, 0))
     stack_overflow(vm, ip);
   vm.calls.push_back(CallInfo{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0});
   s = base;
@@ -319,7 +321,9 @@ EXEC(ST_ITER) { return store_op(vm, s, ip); }
 
 // ---- iterators -------------------------------------------------------------------------------
 EXEC(ITER_NEXT) {
-  if (__builtin_expect(--vm.steps_left < 0, 0)) budget_spent(vm, ip);
+  if (__builtin_expect(vm.core.tier_up, 0))
+    if (const Instr* next = tier_up(vm, s, ip, ip->c == 0xFFFF ? -1 : ip->c)) return next;
+  if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Iterator& it = vm.iters[s[ip->b].i];
   if (!it.run_left) return iter_next(vm, s, ip);
   const rt::Cell* row = it.run;

@@ -115,8 +115,8 @@ const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
 static std::string stored_name(VM& vm, uint32_t i) { return "stored list '" + vm.prog.stored[i].name + "'"; }
 
 static rt::ListWriter& writer(VM& vm, const Instr* ip) {
-  if (!vm.store.in_event() || vm.snapshot) fault(ip, "stored lists change only inside events");
-  return vm.store.list(ip->b);
+  if (!vm.store || !vm.store->in_event() || vm.snapshot) fault(ip, "stored lists change only inside events");
+  return vm.store->list(ip->b);
 }
 
 const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
@@ -204,7 +204,7 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
       it.from_snapshot = vm.snapshot != nullptr;
       it.shape = &shape;
       if (!it.from_snapshot) {
-        it.live = &vm.store.list(li);
+        it.live = &vm.store->list(li);
         it.version = it.live->shape_version();
       }
       if (ip->imm > 0) {

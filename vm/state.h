@@ -2,9 +2,11 @@
 // the step budget. Private to vm/ (and the JITs, which run on the same frames).
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "vm/engine.h"
 #include "vm/vm.h"
 
 namespace pure::vm {
@@ -51,40 +53,59 @@ struct CallInfo {
   int64_t saved_steps;      // the caller's budget, restored when the boundary returns
 };
 
+// The memory a machine reuses from one invocation to the next on the same thread (a server makes
+// millions of calls): the slot stack and the capacity of the call and iterator stacks.
+struct MachineMemory;
+
 struct VM {
-  VM(const Program& p, rt::Store& s, const RunOptions& o);
+  // store: the module's store, for main and events (owner thread); null for a query called by
+  // a host, which reads only `snapshot`.
+  VM(const Program& p, rt::Store* s, const RunOptions& o);
   ~VM();
+  VM(const VM&) = delete;
+  VM& operator=(const VM&) = delete;
+  VMCore core;                 // first: what native code touches (vm/engine.h)
   const Program& prog;
-  rt::Store& store;
+  rt::Store* const store;
   const RunOptions& options;
-  std::unique_ptr<Slot[]> stack;
-  Slot* stack_end;
+  std::unique_ptr<MachineMemory> memory;
+  Slot* stack;                 // the slot stack (core.stack_end is its end)
   std::vector<CallInfo> calls;
   std::vector<Iterator> iters;
-  int64_t steps_left;
   int transaction_depth = 0;   // >0 inside an event or query: store texts may be borrowed
   // While a query called from outside runs, it reads this snapshot, published when it began.
   std::shared_ptr<const rt::Snapshot> snapshot;
   const rt::ListReader& reader(uint32_t list) const {
-    return snapshot ? snapshot->list(list) : store.list(list);
+    return snapshot ? snapshot->list(list) : store->list(list);
   }
   std::string output;          // buffered print output
   // One finished prefix cursor kept per stored list, for the next slice of that list.
   std::vector<std::unique_ptr<rt::Cursor>> spare_cursors;
+  std::optional<Fault> pending;  // a fault pure_step caught for native code (core.faulted)
 
   void flush_output();
 };
 
 // The instruction loop; runs until the entry frame returns. Defined in interp.cpp.
 void interpret(VM& vm, Slot* base, const Instr* ip);
-// Executes exactly one instruction and returns the next (a JIT calls this for instructions it
-// does not compile). base may change across CALL and RET.
+// Executes exactly one instruction and returns the next; throws Fault. base may change across
+// CALL and RET. Native code uses the no-throw pure_step (vm/engine.h) instead.
 const Instr* step(VM& vm, Slot*& base, const Instr* ip);
+
+// Tier-up at a loop's LOOP or ITER_NEXT while core.tier_up is set (driver.cpp): enters the
+// loop's native code when it has some, else counts the pass and, at the threshold, hands the
+// loop to the Tier. Returns the pc to go on with, or null to execute ip as usual.
+const Instr* tier_up(VM& vm, Slot*& base, const Instr* ip, int64_t loop);
+
+// Runs engine from ip on the entry frame calls[0] (driver.cpp): the one place that turns a fault
+// into an event's failed outcome (unwind, roll back, restore the caller's budget) or into the
+// RuntimeError that ends the invocation.
+std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip);
 
 // Standard functions (builtins.cpp).
 void call_builtin(VM& vm, Slot* args, const Instr* ip);
 
-// Frame and unwinding helpers (frames.cpp).
+// Frame and unwinding helpers (calls.cpp).
 void release_frame(VM& vm, const CallInfo& ci);
 void release_iterators(VM& vm, uint32_t down_to);
 rt::Text* load_text_cell(VM& vm, rt::Cell c);

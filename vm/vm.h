@@ -1,9 +1,12 @@
-// vm/vm.h — the virtual machine's interface: run a module's main, call its events and queries.
-// Other layers and the tools include only this header (and bytecode.h) from vm/.
+// vm/vm.h — the virtual machine's interface for hosts (pure-run, the durable host, pure-serve):
+// run a module's main, or call one of its events or queries by name with argument values.
+// Hosts include only this header (and bytecode.h) from vm/; engines also see vm/engine.h.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +15,9 @@
 #include "vm/bytecode.h"
 
 namespace pure::vm {
+
+class Engine;
+class Tier;
 
 struct StackEntry {
   std::string function;
@@ -31,11 +37,56 @@ struct RunOptions {
   std::function<void(std::string_view)> write_output;  // print/write; default: stdout
   std::function<std::string()> read_input;             // input(); default: empty text
   std::vector<std::string> args;                       // main's arguments
+  Engine* engine = nullptr;  // how to run bytecode (vm/engine.h); null: the interpreter
+  Tier* tier = nullptr;      // a JIT's tier-up hook (vm/engine.h); null: interpret only
 };
 
 // Runs the module's main against the store (its stored lists). Returns the error that ended
 // it, or nothing on success. Events called by main run as transactions on the store.
 std::optional<RuntimeError> run_main(const Program& program, rt::Store& store, const RunOptions& options);
+
+// ---- calling events and queries from a host ----------------------------------------------------
+
+// An argument or a result. Items are their fields in declaration order; sequences their
+// elements; keyed lists their rows (each an Item, keys first) in key order.
+struct Value {
+  enum class Kind : uint8_t { Int, Num, Bool, Text, Item, List };
+  Kind kind = Kind::Int;
+  int64_t i = 0;             // Int; Bool as 0/1
+  double n = 0;              // Num
+  std::string text;          // Text
+  std::vector<Value> items;  // Item fields, List elements
+
+  static Value of_int(int64_t v) { Value x; x.kind = Kind::Int; x.i = v; return x; }
+  static Value of_num(double v) { Value x; x.kind = Kind::Num; x.n = v; return x; }
+  static Value of_bool(bool v) { Value x; x.kind = Kind::Bool; x.i = v; return x; }
+  static Value of_text(std::string v) { Value x; x.kind = Kind::Text; x.text = std::move(v); return x; }
+};
+
+struct CallResult {
+  bool ok = true;        // event: committed; query: returned a value
+  std::string reason;    // event that failed: its `fail` text, or "runtime error at L:C: ..."
+  std::optional<RuntimeError> error;  // query (or bad call) that failed: the error
+  Value value;           // query: its result (Kind::Int 0 when it returns nothing)
+};
+
+// The index of the event, query or function with this name, or -1.
+int find_function(const Program& program, std::string_view name);
+
+// Empty when args fit the function's parameters (count, and each value's kind and shape);
+// otherwise a message naming the parameter and the expected type.
+std::string check_args(const Function& fn, std::span<const Value> args);
+
+// Runs event `fn` as one transaction on the store, on the store's owner thread: committed when
+// it returns, rolled back when it fails or hits a runtime error (ok = false, reason set). Its
+// own budget of options.max_steps. Publishes nothing: the host publishes snapshots.
+CallResult call_event(const Program& program, rt::Store& store, uint32_t fn, std::span<const Value> args,
+                      const RunOptions& options = {});
+
+// Runs query `fn` against a published snapshot, on any thread, concurrently with the owner's
+// events and with other queries. A runtime error gives ok = false and the error.
+CallResult call_query(const Program& program, std::shared_ptr<const rt::Snapshot> snapshot, uint32_t fn,
+                      std::span<const Value> args, const RunOptions& options = {});
 
 // How a "step" is counted: once per loop iteration (each pass through a loop header) and once
 // per call. Every engine counts the same way, so a budget stops all of them at one place.

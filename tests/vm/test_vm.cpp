@@ -522,3 +522,46 @@ TEST_CASE("vm: a runtime error inside a query called from main ends the run, wit
   CHECK(o.stack[1].rfind("main@21:", 0) == 0);
   CHECK(o.leaked_texts == 0);
 }
+
+TEST_CASE("vm: both engines run through one driver: an event's budget is its own, main's is restored exactly") {
+  // main spends 1 step per call and 4 on its loop (3 passes + the exit test); each event gets a
+  // budget of its own and hands main back exactly what main had before the call. The step
+  // driver once added the event's leftover to main's budget and so ran past a spent budget.
+  const char* p = R"(list c by id: int { n: int = 0 }
+event bump(k: int) { for i in 0 .. k { c[i].n += 1 } }
+event boom() {
+  for i in 0 .. 5 { c[i].n += 1 }
+  fail "no"
+}
+query total() -> int {
+  var t = 0
+  for r in c { t += r.n }
+  return t
+}
+fn main() {
+  let a = bump(3)
+  print("a {a.ok}")
+  let b = boom()
+  print("b {b.ok} {b.reason}")
+  for i in 0 .. 3 { print(i) }
+  print("end")
+}
+)";
+  for (uint64_t budget = 1; budget <= 30; ++budget) {
+    CAPTURE(budget);
+    Outcome interp = run_with(p, budget, Engine::Interpret);
+    Outcome step = run_with(p, budget, Engine::Step);
+    REQUIRE(interp.signal == 0);
+    REQUIRE(step.signal == 0);
+    check_same_run(interp, step);
+    bool main_finishes = budget >= 2 + 4;
+    CHECK(contains(interp.output, "end") == main_finishes);
+    if (!main_finishes) CHECK(contains(interp.message, "step budget spent"));
+  }
+  // bump needs 4 steps of its own budget; below that it fails alone and main goes on
+  CHECK(contains(run_with(p, 6).output, "a true\n"));
+  Outcome low = run_with(p, 3);  // bump fails alone; main goes on and stops in its own loop
+  CHECK(low.output.rfind("a false\n", 0) == 0);
+  CHECK(low.failed);
+  CHECK(low.line == 17);
+}

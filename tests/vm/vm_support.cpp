@@ -11,91 +11,11 @@
 #include "ir/ir.h"
 #include "runtime/event_list.h"
 #include "runtime/store.h"
-#include "vm/state.h"
+#include "vm/engine.h"
 #include "vm/vm.h"
 
 namespace pure::test {
 namespace {
-
-// ---- the step driver ------------------------------------------------------------------------
-// Mirrors run_main (vm/calls.cpp) with vm::step in place of interpret(): sets up main's frame,
-// steps until the entry frame returns, and handles a fault the same way: inside an event it
-// undoes the event and hands the reason to main; elsewhere it ends the run. A public hook in
-// vm.h (run_main with an engine argument) would let this reuse run_main's fault handling.
-
-vm::StackEntry entry_for(const vm::Function& f, const vm::Instr* ip) {
-  if (!ip || ip < f.code.data() || ip >= f.code.data() + f.code.size()) return {f.name, Loc{0, f.line, 1}};
-  return {f.name, f.locs[ip - f.code.data()]};
-}
-
-void unwind(vm::VM& machine, size_t keep) {
-  while (machine.calls.size() > keep) {
-    vm::CallInfo ci = machine.calls.back();
-    vm::release_iterators(machine, ci.iter_base);
-    vm::release_frame(machine, ci);
-    machine.calls.pop_back();
-  }
-}
-
-std::optional<vm::RuntimeError> run_by_steps(const vm::Program& program, rt::Store& store,
-                                             const vm::RunOptions& options, uint64_t& count) {
-  vm::VM machine(program, store, options);
-  const vm::Function& main_fn = program.functions[program.main];
-  vm::Slot* base = machine.stack.get();
-  std::memset(base, 0, (main_fn.frame_slots + main_fn.call_area) * sizeof(vm::Slot));
-  if (main_fn.param_slots == 1) {
-    auto* args = new rt::EventList(program.shapes[0].get());
-    for (const std::string& a : options.args) {
-      rt::Cell c = reinterpret_cast<rt::Cell>(rt::text_new(a));
-      args->push(&c);
-      rt::text_release(reinterpret_cast<rt::Text*>(c));
-    }
-    base[0].l = args;
-  }
-  machine.calls.push_back({&main_fn, base, nullptr, 0, vm::Boundary::None, 0});
-  const vm::Instr* ip = main_fn.code.data();
-  while (ip) {
-    try {
-      while (ip) {
-        ip = vm::step(machine, base, ip);
-        ++count;
-      }
-    } catch (vm::Fault& f) {
-      size_t boundary = 0;
-      for (size_t i = machine.calls.size(); i-- > 1;)
-        if (machine.calls[i].boundary == vm::Boundary::Event) boundary = i;
-      if (boundary == 0) {
-        vm::RuntimeError err;
-        err.message = f.is_fail ? "failed: " + f.message : f.message;
-        const vm::Instr* at = f.ip;
-        for (size_t i = machine.calls.size(); i-- > 0;) {
-          err.stack.push_back(entry_for(*machine.calls[i].fn, at));
-          at = machine.calls[i].return_ip ? machine.calls[i].return_ip - 1 : nullptr;
-        }
-        err.loc = err.stack.empty() ? Loc{} : err.stack[0].loc;
-        unwind(machine, 0);
-        return err;
-      }
-      std::string reason = f.message;
-      if (!f.is_fail) {
-        Loc l = entry_for(*machine.calls.back().fn, f.ip).loc;
-        reason = "runtime error at " + std::to_string(l.line) + ":" + std::to_string(l.col) + ": " + f.message;
-      }
-      vm::CallInfo event = machine.calls[boundary];
-      unwind(machine, boundary);
-      machine.store.rollback();
-      machine.transaction_depth = 0;
-      machine.snapshot.reset();
-      machine.steps_left += event.saved_steps;
-      if (machine.steps_left < 0) machine.steps_left = 0;
-      event.base[0].i = 0;
-      event.base[1].t = rt::text_new(reason);
-      base = machine.calls.back().base;
-      ip = event.return_ip;
-    }
-  }
-  return std::nullopt;
-}
 
 // ---- running in-process ----------------------------------------------------------------------
 
@@ -125,8 +45,11 @@ Outcome run_here(const std::string& text, const RunConfig& config) {
     std::string input = config.input;
     options.read_input = [input] { return input; };
     std::optional<vm::RuntimeError> failure;
-    if (config.engine == Engine::Interpret) failure = vm::run_main(*program, *store, options);
-    else failure = run_by_steps(*program, *store, options, out.instructions);
+    // Both engines run through the one driver loop (vm/driver.cpp); only the engine differs.
+    vm::StepEngine stepper;
+    if (config.engine == Engine::Step) options.engine = &stepper;
+    failure = vm::run_main(*program, *store, options);
+    out.instructions = stepper.instructions;
     if (failure) {
       out.failed = true;
       out.message = failure->message;

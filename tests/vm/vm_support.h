@@ -1,9 +1,9 @@
 // tests/vm/vm_support.h — compiles a Pure module in-process and runs its main in a forked child
-// (so a crash is one failed check, not the end of the suite), by the interpreter (run_main) or
-// by a driver that calls vm::step one instruction at a time. Reports output, the runtime error
-// and whether texts leaked.
+// (so a crash is one failed check, not the end of the suite), by the interpreter or by the step
+// engine (vm::StepEngine, one pure_step at a time), both through run_main's one driver loop.
+// Reports output, the runtime error and whether texts leaked.
 // Depends on the public headers frontend/frontend.h, ir/ir.h, vm/vm.h, runtime/store.h, and on
-// vm/state.h for the step driver (the only way to reach vm::step).
+// vm/engine.h for the step engine.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -1,0 +1,27 @@
+// base/limits.h — every implementation limit in one place, each with why it is what it is. A
+// limit reached is a clear error (compile error or runtime error), never a crash. Depends on
+// nothing; every layer may include it. docs/errors.md quotes these numbers.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace pure::limits {
+
+// Frontend. Parsing and checking recurse over the syntax tree; these bound that recursion so
+// no input can overflow the native stack.
+inline constexpr int kNestingDepth = 200;            // nested blocks, parentheses and calls
+inline constexpr uint32_t kExpressionHeight = 1000;  // tallest expression tree (long operator chains)
+inline constexpr size_t kErrorsShown = 20;           // diagnostics printed per run
+inline constexpr size_t kErrorsBeforeAbort = 200;    // the checker stops after this many
+
+// Bytecode. Slot and loop numbers are 16-bit instruction operands.
+inline constexpr uint32_t kFrameSlots = 60000;       // frame + call area of one function
+inline constexpr uint32_t kLoopsPerFunction = 65534; // 0xFFFF marks "no loop" in ITER_NEXT's C
+
+// Running.
+inline constexpr size_t kStackSlots = size_t{1} << 22;  // 32 MiB slot stack per machine
+inline constexpr size_t kCallDepth = 200000;             // nested calls (a runaway recursion)
+inline constexpr uint32_t kTextBytes = 1u << 30;         // longest text (1 GiB)
+inline constexpr int64_t kListRows = int64_t{1} << 28;  // items in one event list
+
+}  // namespace pure::limits

@@ -1,0 +1,190 @@
+// vm/driver.cpp — the one driver loop. Every invocation (main from pure-run, an event or a
+// query from a host) runs through drive(), whatever the engine: it is the only place where a
+// fault becomes a failed event (unwind the frames above the event, roll back, restore the
+// caller's budget, hand the reason to the caller) or the RuntimeError that ends the invocation.
+// Also here: the no-throw pure_step for native code, the step engine, and tier-up.
+#include <algorithm>
+#include <cstdio>
+#include <new>
+
+#include "base/assert.h"
+#include "vm/exec.h"
+
+namespace pure::vm {
+
+const Instr kFaulted[1] = {Instr{Op::FAIL, 0, 0, 0, 0}};
+
+static Loc loc_of(const Function& f, const Instr* ip) {
+  if (!ip || ip < f.code.data() || ip >= f.code.data() + f.code.size()) return Loc{0, f.line, 1};
+  return f.locs[ip - f.code.data()];
+}
+
+static std::vector<StackEntry> stack_trace(const VM& vm, const Instr* fault_ip) {
+  std::vector<StackEntry> stack;
+  const Instr* ip = fault_ip;
+  for (size_t i = vm.calls.size(); i-- > 0;) {
+    const CallInfo& ci = vm.calls[i];
+    stack.push_back({ci.fn->name, loc_of(*ci.fn, ip)});
+    ip = ci.return_ip ? ci.return_ip - 1 : nullptr;
+  }
+  return stack;
+}
+
+// Unwinds every frame above calls[keep], releasing what they own.
+static void unwind_to(VM& vm, size_t keep) {
+  while (vm.calls.size() > keep) {
+    const CallInfo& ci = vm.calls.back();
+    release_iterators(vm, ci.iter_base);
+    release_frame(vm, ci);
+    vm.calls.pop_back();
+  }
+}
+
+// Deep stacks (a runaway recursion) show their innermost and outermost calls only.
+std::string RuntimeError::render(const std::string& path) const {
+  constexpr size_t kInner = 20, kOuter = 5;
+  std::string out = path + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": runtime error: " + message + "\n";
+  for (size_t i = 0; i < stack.size(); ++i) {
+    if (stack.size() > kInner + kOuter && i == kInner) {
+      out += "  ... " + std::to_string(stack.size() - kInner - kOuter) + " more calls ...\n";
+      i = stack.size() - kOuter;
+    }
+    out += std::string(i == 0 ? "  in " : "  called from ") + stack[i].function + " at " + path + ":" +
+           std::to_string(stack[i].loc.line) + ":" + std::to_string(stack[i].loc.col) + "\n";
+  }
+  return out;
+}
+
+static Engine& engine_of(VM& vm) { return vm.options.engine ? *vm.options.engine : interpreter(); }
+
+std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
+  Engine& engine = engine_of(vm);
+  while (true) {
+    try {
+      try {
+        engine.run(vm, base, ip);
+      } catch (const std::bad_alloc&) {
+        // out of memory inside an instruction: a runtime error like any other
+        throw Fault{"out of memory", nullptr};
+      }
+      PURE_ASSERT(vm.calls.empty() && vm.transaction_depth == 0);
+      return std::nullopt;
+    } catch (Fault& f) {
+      vm.core.faulted = 0;
+      vm.pending.reset();
+      // An event fails as a whole: undo it and hand the reason to its caller.
+      size_t boundary = SIZE_MAX;
+      for (size_t i = vm.calls.size(); i-- > 0;)
+        if (vm.calls[i].boundary == Boundary::Event) boundary = i;
+      if (boundary == SIZE_MAX) {
+        RuntimeError err;
+        err.message = f.is_fail ? "failed: " + f.message : f.message;
+        err.stack = stack_trace(vm, f.ip);
+        err.loc = err.stack.empty() ? Loc{} : err.stack[0].loc;
+        unwind_to(vm, 0);
+        vm.snapshot.reset();
+        vm.transaction_depth = 0;
+        return err;
+      }
+      std::string reason = f.message;
+      if (!f.is_fail) {
+        Loc l = loc_of(*vm.calls.back().fn, f.ip);
+        reason = "runtime error at " + std::to_string(l.line) + ":" + std::to_string(l.col) + ": " + f.message;
+      }
+      CallInfo event = vm.calls[boundary];
+      unwind_to(vm, boundary);
+      vm.store->rollback();
+      vm.transaction_depth = 0;
+      vm.core.steps_left = event.saved_steps;  // the caller's budget, as a normal return restores it
+      event.base[0].i = 0;                      // outcome.ok
+      event.base[1].t = rt::text_new(reason);   // outcome.reason: owned by the caller's call area
+      if (!event.return_ip) return std::nullopt;  // a host called the event: the outcome is in base
+      base = vm.calls.back().base;
+      ip = event.return_ip;
+    }
+  }
+}
+
+// ---- engines -----------------------------------------------------------------------------------
+
+namespace {
+class Interpreter final : public Engine {
+ public:
+  const char* name() const override { return "interpreter"; }
+  void run(VM& vm, Slot* base, const Instr* ip) override { interpret(vm, base, ip); }
+};
+}  // namespace
+
+Engine& interpreter() {
+  static Interpreter engine;
+  return engine;
+}
+
+void StepEngine::run(VM& vm, Slot* base, const Instr* ip) {
+  while (ip) {
+    ip = pure_step(&vm.core, &base, ip);
+    ++instructions;
+    if (ip == kFaulted) {
+      Fault f = std::move(*vm.pending);
+      vm.pending.reset();
+      vm.core.faulted = 0;
+      throw f;
+    }
+  }
+}
+
+// ---- tier-up -------------------------------------------------------------------------------------
+
+const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, int64_t loop) {
+  if (loop < 0) return nullptr;
+  const Function& fn = *vm.calls.back().fn;
+  PURE_ASSERT(static_cast<size_t>(loop) < fn.loops.size());
+  const LoopInfo& L = fn.loops[loop];
+  if (NativeLoop native = L.entry.load(std::memory_order_acquire)) {
+    const Instr* next = native(&vm.core, s, ip);
+    if (next == kFaulted) {
+      Fault f = std::move(*vm.pending);
+      vm.pending.reset();
+      vm.core.faulted = 0;
+      throw f;
+    }
+    s = vm.calls.back().base;  // native code may have left in a callee's frame
+    PURE_ASSERT(next != nullptr);
+    return next;
+  }
+  if (L.state.load(std::memory_order_relaxed) == static_cast<uint8_t>(LoopState::Interpreted)) {
+    // counted without a locked add: a lost count on a race only delays the hand-over
+    uint32_t hits = L.hits.load(std::memory_order_relaxed) + 1;
+    L.hits.store(hits, std::memory_order_relaxed);
+    uint8_t expected = static_cast<uint8_t>(LoopState::Interpreted);
+    if (hits >= vm.options.tier->threshold &&
+        L.state.compare_exchange_strong(expected, static_cast<uint8_t>(LoopState::Queued)))
+      vm.options.tier->hot(vm.prog, fn, static_cast<uint32_t>(loop));
+  }
+  return nullptr;
+}
+
+}  // namespace pure::vm
+
+// ---- the no-throw entry for native code ------------------------------------------------------------
+
+extern "C" const pure::vm::Instr* pure_step(pure::vm::VMCore* core, pure::vm::Slot** base,
+                                            const pure::vm::Instr* ip) noexcept {
+  using namespace pure::vm;
+  VM& vm = *core->vm;
+  // step() never tiers up: native code that steps over a loop head must not re-enter itself
+  uint32_t tier = core->tier_up;
+  core->tier_up = 0;
+  try {
+    ip = step(vm, *base, ip);
+  } catch (Fault& f) {
+    vm.pending = std::move(f);
+    ip = kFaulted;
+  } catch (const std::bad_alloc&) {
+    vm.pending = Fault{"out of memory", ip};
+    ip = kFaulted;
+  }
+  core->tier_up = tier;
+  core->faulted = ip == kFaulted;
+  return ip;
+}

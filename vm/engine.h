@@ -1,0 +1,87 @@
+// vm/engine.h — the engine seam: what an engine (the interpreter, the step driver, a JIT)
+// implements and what native code may touch. Included by vm/ and by the JITs, never by hosts.
+//
+// The contract (docs/architecture.md, "The engine seam"):
+//  * An Engine runs bytecode from a pc on a frame until the frame entered with no return pc
+//    returns. A fault leaves it as a vm::Fault exception; the one driver loop (vm/driver.cpp)
+//    catches it, rolls back the event it happened in, or ends the run with a RuntimeError.
+//  * Native code is entered at a loop's LOOP or ITER_NEXT instruction, which it executes first
+//    (spending the step exactly as the interpreter does), runs on the same frame and slots, and
+//    returns the pc where the interpreter resumes: on leaving the loop, before an instruction
+//    it does not compile, or at a fault (it may return the pc of the faulting instruction, which
+//    the interpreter then executes and faults on with the same message). It never throws: what
+//    it does not compile it may run with pure_step(), which reports a fault by returning kFaulted
+//    with the fault left in the VM; native code then returns kFaulted too.
+//  * Native code reads and writes the VM only through VMCore, a standard-layout struct at a
+//    fixed place, and calls only the extern "C" functions below.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "vm/bytecode.h"
+
+namespace pure::vm {
+
+struct VM;
+
+// The VM fields native code touches, at fixed offsets.
+struct VMCore {
+  int64_t steps_left;   // the running invocation's budget; a step spent below zero is a fault
+  Slot* stack_end;      // one past the last slot of the slot stack
+  VM* vm;               // the machine, for the runtime calls
+  uint32_t tier_up;     // nonzero: LOOP and ITER_NEXT count passes and enter native code
+  uint32_t faulted;     // nonzero: pure_step caught a fault, kept in the VM until rethrown
+};
+static_assert(std::is_standard_layout_v<VMCore>);
+inline constexpr size_t kCoreStepsLeft = offsetof(VMCore, steps_left);
+inline constexpr size_t kCoreStackEnd = offsetof(VMCore, stack_end);
+
+// Returned instead of a pc when a fault is pending in the VM (never executed).
+extern const Instr kFaulted[1];
+
+}  // namespace pure::vm
+
+extern "C" {
+// Executes exactly one instruction without throwing: the next pc, nullptr when the entry frame
+// returned, or kFaulted with the fault kept in the VM. *base follows CALL and RET.
+const pure::vm::Instr* pure_step(pure::vm::VMCore* core, pure::vm::Slot** base, const pure::vm::Instr* ip) noexcept;
+}
+
+namespace pure::vm {
+
+// How a driver runs bytecode. run() returns when the frame entered with a null return pc
+// returns; faults propagate as vm::Fault.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual const char* name() const = 0;
+  virtual void run(VM& vm, Slot* base, const Instr* ip) = 0;
+};
+
+// The computed-goto interpreter (vm/interp.cpp). Enters native code at hot loops when the run's
+// options carry a Tier.
+Engine& interpreter();
+
+// Runs one step() at a time through pure_step, as native code does for what it does not
+// compile; counts the instructions. Tests run every program through it and the interpreter.
+class StepEngine final : public Engine {
+ public:
+  const char* name() const override { return "step"; }
+  void run(VM& vm, Slot* base, const Instr* ip) override;
+  uint64_t instructions = 0;
+};
+
+// A JIT's hook for tier-up. The interpreter counts passes through each loop's LOOP/ITER_NEXT;
+// when a loop reaches `threshold` passes it moves the loop's state from Interpreted to Queued and
+// calls hot() once, on the running thread, which must not wait for the compile: the engine
+// compiles elsewhere and publishes LoopInfo::entry (release) and state Compiled, or sets state
+// Rejected to keep the loop interpreted.
+class Tier {
+ public:
+  virtual ~Tier() = default;
+  virtual void hot(const Program& program, const Function& function, uint32_t loop) = 0;
+  uint32_t threshold = 1000;
+};
+
+}  // namespace pure::vm

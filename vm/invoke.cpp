@@ -1,0 +1,226 @@
+// vm/invoke.cpp — the hosting seam: run main, or call one event or query by name with argument
+// values. Each invocation gets a machine (its memory reused per thread) and runs through the one
+// driver loop (driver.cpp).
+#include <cstring>
+
+#include "base/assert.h"
+#include "vm/exec.h"
+
+namespace pure::vm {
+
+using Kind = ir::ValueType::Kind;
+
+static rt::EventList* make_args(const Program& p, const std::vector<std::string>& args) {
+  // the shape of `seq text` is created by the loader as shape 0
+  auto* l = new rt::EventList(p.shapes[0].get());
+  for (const std::string& a : args) {
+    rt::Cell c = reinterpret_cast<rt::Cell>(rt::text_new(a));
+    l->push(&c);
+    rt::text_release(reinterpret_cast<rt::Text*>(c));
+  }
+  return l;
+}
+
+std::optional<RuntimeError> run_main(const Program& program, rt::Store& store, const RunOptions& options) {
+  if (program.main < 0) return RuntimeError{"the module has no main to run", Loc{0, 1, 1}, {}};
+  VM vm(program, &store, options);
+  const Function& main_fn = program.functions[program.main];
+  Slot* base = vm.stack;
+  std::memset(base, 0, main_fn.stack_need * sizeof(Slot));
+  if (main_fn.param_slots == 1) base[0].l = make_args(program, options.args);
+  vm.calls.push_back({&main_fn, base, nullptr, 0, Boundary::None, 0});
+  return drive(vm, base, main_fn.code.data());
+}
+
+int find_function(const Program& program, std::string_view name) {
+  for (size_t i = 0; i < program.functions.size(); ++i)
+    if (program.functions[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+static const char* kind_name(Value::Kind k) {
+  switch (k) {
+    case Value::Kind::Int: return "int";
+    case Value::Kind::Num: return "num";
+    case Value::Kind::Bool: return "bool";
+    case Value::Kind::Text: return "text";
+    case Value::Kind::Item: return "item";
+    case Value::Kind::List: return "list";
+  }
+  return "?";
+}
+
+static bool scalar_fits(const ir::ValueType& t, const Value& v) {
+  switch (t.kind) {
+    case Kind::Int: return v.kind == Value::Kind::Int;
+    case Kind::Num: return v.kind == Value::Kind::Num;
+    case Kind::Bool: return v.kind == Value::Kind::Bool;
+    case Kind::Text: return v.kind == Value::Kind::Text;
+    default: return false;
+  }
+}
+
+static std::string check_value(const std::string& what, const ir::ValueType& t, const Value& v) {
+  if (t.kind == Kind::Item) {
+    if (v.kind != Value::Kind::Item) return what + ": expected " + t.name + " (an item), got " + kind_name(v.kind);
+    if (v.items.size() != t.fields.size())
+      return what + ": " + t.name + " has " + std::to_string(t.fields.size()) + " fields, got " + std::to_string(v.items.size());
+    for (size_t i = 0; i < t.fields.size(); ++i) {
+      std::string e = check_value(what + "." + t.field_names[i], t.fields[i], v.items[i]);
+      if (!e.empty()) return e;
+    }
+    return "";
+  }
+  if (t.kind == Kind::Seq || t.kind == Kind::Keyed) return what + ": list parameters are not supported by hosts";
+  if (!scalar_fits(t, v)) return what + ": expected " + ir::value_type_name(t) + ", got " + kind_name(v.kind);
+  return "";
+}
+
+std::string check_args(const Function& fn, std::span<const Value> args) {
+  if (args.size() != fn.param_types.size())
+    return fn.name + " takes " + std::to_string(fn.param_types.size()) + " argument" +
+           (fn.param_types.size() == 1 ? "" : "s") + ", got " + std::to_string(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string e = check_value("parameter '" + fn.param_names[i] + "'", fn.param_types[i], args[i]);
+    if (!e.empty()) return e;
+  }
+  return "";
+}
+
+// Writes a checked value into slots; texts become owned VM texts.
+static Slot* put_value(Slot* out, const ir::ValueType& t, const Value& v) {
+  if (t.kind == Kind::Item) {
+    for (size_t i = 0; i < t.fields.size(); ++i) out = put_value(out, t.fields[i], v.items[i]);
+    return out;
+  }
+  switch (t.kind) {
+    case Kind::Num: out->n = v.n; break;
+    case Kind::Text: out->t = rt::text_new(v.text); break;
+    default: out->i = v.i; break;
+  }
+  return out + 1;
+}
+
+static Value cell_value(const ir::ValueType& t, uint64_t cell) {
+  switch (t.kind) {
+    case Kind::Int: return Value::of_int(static_cast<int64_t>(cell));
+    case Kind::Bool: return Value::of_bool(cell != 0);
+    case Kind::Num: {
+      double d;
+      std::memcpy(&d, &cell, sizeof d);
+      return Value::of_num(d);
+    }
+    case Kind::Text: return Value::of_text(std::string(reinterpret_cast<const rt::Text*>(cell)->view()));
+    default: return Value{};
+  }
+}
+
+static Value row_value(const ir::ValueType& list, const rt::Cell* row) {
+  if (list.kind == Kind::Seq && !list.row_is_item) return cell_value(list.fields[0], row[0]);
+  Value item;
+  item.kind = Value::Kind::Item;
+  for (size_t c = 0; c < list.fields.size(); ++c) item.items.push_back(cell_value(list.fields[c], row[c]));
+  return item;
+}
+
+// Reads a result out of its slots and releases what the slots own.
+static Value take_value(Slot* in, const ir::ValueType& t) {
+  switch (t.kind) {
+    case Kind::Void: return Value{};
+    case Kind::Item: {
+      Value item;
+      item.kind = Value::Kind::Item;
+      for (size_t i = 0; i < t.fields.size(); ++i) item.items.push_back(take_value(in + i, t.fields[i]));
+      return item;
+    }
+    case Kind::Text: {
+      Value v = Value::of_text(std::string(in->t->view()));
+      rt::text_release(in->t);
+      return v;
+    }
+    case Kind::Seq:
+    case Kind::Keyed: {
+      Value v;
+      v.kind = Value::Kind::List;
+      rt::EventList* l = in->l;
+      if (t.kind == Kind::Seq) {
+        for (int64_t i = 0; i < l->count(); ++i) v.items.push_back(row_value(t, l->at(i)));
+      } else {
+        rt::EventList::Walk w;
+        while (const rt::Cell* row = l->walk_next(w, nullptr, 0, false, 0, 0)) v.items.push_back(row_value(t, row));
+      }
+      rt::list_release(l);
+      return v;
+    }
+    default: return cell_value(t, in->u);
+  }
+}
+
+static CallResult bad_call(const Function* fn, std::string message) {
+  CallResult r;
+  r.ok = false;
+  r.reason = message;
+  r.error = RuntimeError{std::move(message), fn ? Loc{0, fn->line, 1} : Loc{}, {}};
+  return r;
+}
+
+// Sets up the frame of fn as the entry frame of vm, called from outside as a transaction
+// boundary, with its arguments in the parameter slots.
+static Slot* enter(VM& vm, const Function& fn, Boundary boundary, std::span<const Value> args) {
+  Slot* base = vm.stack;
+  std::memset(base, 0, std::max<uint32_t>(fn.stack_need, 2) * sizeof(Slot));
+  Slot* out = base;
+  for (size_t i = 0; i < args.size(); ++i) out = put_value(out, fn.param_types[i], args[i]);
+  PURE_ASSERT(out == base + fn.param_slots);
+  vm.calls.push_back({&fn, base, nullptr, 0, boundary, vm.core.steps_left});
+  vm.transaction_depth = 1;
+  return base;
+}
+
+CallResult call_event(const Program& program, rt::Store& store, uint32_t index, std::span<const Value> args,
+                      const RunOptions& options) {
+  if (index >= program.functions.size() || program.functions[index].kind != FuncKind::Event)
+    return bad_call(nullptr, "not an event");
+  const Function& fn = program.functions[index];
+  if (std::string e = check_args(fn, args); !e.empty()) return bad_call(&fn, e);
+  VM vm(program, &store, options);
+  Slot* base = enter(vm, fn, Boundary::Event, args);
+  store.begin();
+  CallResult r;
+  if (std::optional<RuntimeError> err = drive(vm, base, fn.code.data())) {
+    // a fault outside any event frame cannot happen: the entry frame is the event
+    PURE_ASSERT(false);
+    r.ok = false;
+    r.reason = err->message;
+    r.error = std::move(err);
+    return r;
+  }
+  r.ok = base[0].i != 0;
+  if (!r.ok) {
+    r.reason = std::string(base[1].t->view());
+    rt::text_release(base[1].t);
+  }
+  return r;
+}
+
+CallResult call_query(const Program& program, std::shared_ptr<const rt::Snapshot> snapshot, uint32_t index,
+                      std::span<const Value> args, const RunOptions& options) {
+  if (index >= program.functions.size() || program.functions[index].kind != FuncKind::Query)
+    return bad_call(nullptr, "not a query");
+  const Function& fn = program.functions[index];
+  if (std::string e = check_args(fn, args); !e.empty()) return bad_call(&fn, e);
+  VM vm(program, nullptr, options);
+  vm.snapshot = std::move(snapshot);
+  Slot* base = enter(vm, fn, Boundary::Query, args);
+  CallResult r;
+  if (std::optional<RuntimeError> err = drive(vm, base, fn.code.data())) {
+    r.ok = false;
+    r.reason = err->message;
+    r.error = std::move(err);
+    return r;
+  }
+  r.value = take_value(base, fn.result_type);
+  return r;
+}
+
+}  // namespace pure::vm
