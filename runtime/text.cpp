@@ -7,7 +7,7 @@
 
 namespace pure::rt {
 
-static int64_t g_live_texts = 0;  // owner-thread bookkeeping only; tests read it
+static thread_local int64_t g_live_texts = 0;  // this thread's allocations minus its frees
 
 Text* text_alloc(uint32_t len, uint32_t cap) {
   if (cap < len) cap = len;
@@ -44,7 +44,7 @@ void text_release(Text* t) {
 Text* text_store_copy(const Text* t) {
   if (t->stored()) {
     Text* same = const_cast<Text*>(t);
-    ++same->rc;
+    if (!same->immortal()) ++same->rc;
     return same;
   }
   Text* copy = text_new(t->view());
@@ -53,11 +53,21 @@ Text* text_store_copy(const Text* t) {
 }
 
 void text_store_retain(Text* t) {
-  if (t) ++t->rc;
+  if (t && !t->immortal()) ++t->rc;
 }
 
 void text_store_release(Text* t) {
-  if (t && --t->rc == 0) text_free(t);
+  if (t && !t->immortal() && --t->rc == 0) text_free(t);
+}
+
+Text* text_new_immortal(std::string_view s) {
+  Text* t = text_new(s);
+  t->flags = kTextStored | kTextImmortal;
+  return t;
+}
+
+void text_free_immortal(Text* t) {
+  if (t) text_free(t);
 }
 
 int text_compare(const Text* a, const Text* b) {

@@ -6,6 +6,8 @@
 //  * Store texts (flags & kTextStored) belong to the list store; the VM only borrows them for
 //    the length of one event or query and never touches their count. The store changes their
 //    count on the owner thread only, so the count needs no atomics.
+//  * Immortal texts (kTextStored | kTextImmortal) are a Program's constants: never counted by
+//    anyone, so one Program is shared read-only by every thread and every store.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +16,7 @@
 namespace pure::rt {
 
 inline constexpr uint16_t kTextStored = 1;
+inline constexpr uint16_t kTextImmortal = 2;
 
 struct Text {
   uint32_t rc;     // references; meaning depends on the owner (see above)
@@ -25,6 +28,7 @@ struct Text {
 
   std::string_view view() const { return {bytes, len}; }
   bool stored() const { return flags & kTextStored; }
+  bool immortal() const { return flags & kTextImmortal; }
 };
 
 // Largest text the runtime builds; longer results are a runtime error, not a crash.
@@ -45,7 +49,12 @@ void text_store_release(Text* t);
 int text_compare(const Text* a, const Text* b);
 bool text_equal(const Text* a, const Text* b);
 
-// Count of live texts (both kinds); tests use it to prove nothing leaks.
+// An immortal copy of s (a Program's constant); text_free_immortal frees it when the Program goes.
+Text* text_new_immortal(std::string_view s);
+void text_free_immortal(Text* t);
+
+// Texts allocated minus texts freed on the calling thread (both kinds); tests use it to prove
+// nothing leaks. Per thread, so counting costs no atomics and threads do not share a line.
 int64_t text_live_count();
 
 }  // namespace pure::rt

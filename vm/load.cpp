@@ -13,14 +13,11 @@ constexpr int kFixedTexts = 3;  // "false", "true", ""
 Program::~Program() {
   shapes.clear();
   stored_shapes.clear();
-  for (rt::Text* t : texts) rt::text_store_release(t);
+  for (rt::Text* t : texts) rt::text_free_immortal(t);
 }
 
-static rt::Text* constant_text(const std::string& s) {
-  rt::Text* t = rt::text_new(s);
-  t->flags = rt::kTextStored;  // shared and immortal while the program lives: VM counting skips it
-  return t;
-}
+// Shared and immortal while the program lives: no thread ever counts it.
+static rt::Text* constant_text(const std::string& s) { return rt::text_new_immortal(s); }
 
 static std::unique_ptr<rt::ListShape> make_shape(const ir::ListDesc& d, const Program& p) {
   auto shape = std::make_unique<rt::ListShape>();

@@ -1,0 +1,249 @@
+// tests/vm/test_invoke.cpp — the hosting seam (vm/vm.h): events and queries called by name with
+// argument values, outside main; argument checks; results as values; budgets per call; and
+// several threads querying snapshots while owners run events, across modules (run under TSan).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "runtime/text.h"
+#include "vm/vm.h"
+
+using pure::vm::CallResult;
+using pure::vm::Value;
+
+namespace {
+
+std::unique_ptr<pure::vm::Program> compile(const std::string& text) {
+  pure::Source source("m.pure", text);
+  pure::Diagnostics diags(source);
+  pure::CheckedModule checked = pure::compile_frontend(source, diags);
+  REQUIRE_MESSAGE(!diags.any(), diags.render());
+  pure::ir::Program lowered = pure::ir::lower_module(checked, "m.pure");
+  std::string error;
+  auto program = pure::vm::load_program(lowered, error);
+  REQUIRE_MESSAGE(program, error);
+  return program;
+}
+
+// A module hosted: its program, its store, the latest published snapshot.
+struct Hosted {
+  const pure::vm::Program& program;
+  std::unique_ptr<pure::rt::Store> store;
+  std::mutex mu;
+  std::shared_ptr<const pure::rt::Snapshot> latest;
+  explicit Hosted(const pure::vm::Program& p) : program(p), store(pure::rt::make_store(p.stored)) { publish(); }
+  void publish() {
+    auto snap = store->publish();
+    std::lock_guard<std::mutex> lock(mu);
+    latest = std::move(snap);
+  }
+  std::shared_ptr<const pure::rt::Snapshot> snapshot() {
+    std::lock_guard<std::mutex> lock(mu);
+    return latest;
+  }
+  CallResult event(const char* name, std::vector<Value> args, uint64_t max_steps = 1'000'000) {
+    int fn = pure::vm::find_function(program, name);
+    REQUIRE(fn >= 0);
+    pure::vm::RunOptions options;
+    options.max_steps = max_steps;
+    return pure::vm::call_event(program, *store, static_cast<uint32_t>(fn), args, options);
+  }
+  CallResult query(const char* name, std::vector<Value> args) {
+    int fn = pure::vm::find_function(program, name);
+    REQUIRE(fn >= 0);
+    return pure::vm::call_query(program, snapshot(), static_cast<uint32_t>(fn), args);
+  }
+};
+
+const char* const kBank = R"(list accounts by id: int { owner: text, balance: int }
+list log seq { line: text }
+type Summary { count: int, total: int, note: text }
+event open(id: int, owner: text, amount: int) {
+  if accounts.has(id) { fail "account {id} exists" }
+  accounts[id] = { owner: owner, balance: amount }
+  log.push({ line: "opened" })
+}
+event transfer(from: int, to: int, amount: int) {
+  if amount <= 0 { fail "amount must be positive" }
+  let a = accounts[from] else fail "no account {from}"
+  if a.balance < amount { fail "insufficient funds" }
+  accounts[from].balance -= amount
+  accounts[to].balance += amount
+}
+event spin() { while true { } }
+query balance(id: int) -> int { return accounts[id].balance }
+query owner(id: int) -> text { return accounts[id].owner }
+query summary() -> Summary {
+  var t = 0
+  for a in accounts { t += a.balance }
+  return { count: accounts.count(), total: t, note: "sum" }
+}
+query rich(min: int) -> list by id: int { owner: text } {
+  let out = list by id: int { owner: text }
+  for a in accounts { if a.balance >= min { out[a.id] = { owner: a.owner } } }
+  return out
+}
+query lines() -> seq text {
+  var out: seq text = []
+  for l in log { out.push(l.line) }
+  return out
+}
+)";
+
+}  // namespace
+
+TEST_CASE("host calls: events commit or roll back, queries read the published snapshot") {
+  int64_t texts = pure::rt::text_live_count();
+  {
+    auto program = compile(kBank);
+    Hosted m(*program);
+    CHECK(m.event("open", {Value::of_int(1), Value::of_text("ann"), Value::of_int(100)}).ok);
+    CHECK(m.event("open", {Value::of_int(2), Value::of_text("bob"), Value::of_int(50)}).ok);
+    CallResult dup = m.event("open", {Value::of_int(1), Value::of_text("x"), Value::of_int(1)});
+    CHECK(!dup.ok);
+    CHECK(dup.reason == "account 1 exists");
+    CallResult missing = m.event("transfer", {Value::of_int(1), Value::of_int(3), Value::of_int(30)});
+    CHECK(!missing.ok);  // a runtime error in the event: rolled back, with its location
+    CHECK(missing.reason.find("runtime error at 14:") == 0);
+    // not yet published: a query sees the state before the events
+    CHECK(m.query("summary", {}).value.items[0].i == 0);
+    m.publish();
+    CHECK(m.query("balance", {Value::of_int(1)}).value.i == 100);
+    CHECK(m.query("owner", {Value::of_int(2)}).value.text == "bob");
+    Value s = m.query("summary", {}).value;
+    REQUIRE(s.kind == Value::Kind::Item);
+    REQUIRE(s.items.size() == 3);
+    CHECK(s.items[0].i == 2);
+    CHECK(s.items[1].i == 150);
+    CHECK(s.items[2].text == "sum");
+    Value rich = m.query("rich", {Value::of_int(60)}).value;
+    REQUIRE(rich.kind == Value::Kind::List);
+    REQUIRE(rich.items.size() == 1);
+    CHECK(rich.items[0].items[0].i == 1);
+    CHECK(rich.items[0].items[1].text == "ann");
+    Value lines = m.query("lines", {}).value;
+    REQUIRE(lines.items.size() == 2);
+    CHECK(lines.items[1].text == "opened");
+    // a runtime error in a query
+    CallResult err = m.query("balance", {Value::of_int(9)});
+    CHECK(!err.ok);
+    REQUIRE(err.error);
+    CHECK(err.error->message.find("no item with key 9") != std::string::npos);
+    CHECK(err.error->loc.line == 17);
+  }
+  CHECK(pure::rt::text_live_count() == texts);
+}
+
+TEST_CASE("host calls: arguments are checked against the parameters, by name and type") {
+  auto program = compile(kBank);
+  const pure::vm::Function& open = program->functions[pure::vm::find_function(*program, "open")];
+  REQUIRE(open.param_names == std::vector<std::string>{"id", "owner", "amount"});
+  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1)}) == "open takes 3 arguments, got 1");
+  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1), Value::of_int(2), Value::of_int(3)}) ==
+        "parameter 'owner': expected text, got int");
+  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1), Value::of_text("a"), Value::of_num(1.5)}) ==
+        "parameter 'amount': expected int, got num");
+  CHECK(pure::vm::find_function(*program, "nope") == -1);
+  Hosted m(*program);
+  CallResult bad = m.event("open", {Value::of_text("1"), Value::of_text("a"), Value::of_int(1)});
+  CHECK(!bad.ok);
+  CHECK(bad.reason == "parameter 'id': expected int, got text");
+  // calling a query as an event (or the reverse) is refused, not run
+  CHECK(!pure::vm::call_event(*program, *m.store, pure::vm::find_function(*program, "summary"), {}).ok);
+  CHECK(!pure::vm::call_query(*program, m.snapshot(), pure::vm::find_function(*program, "spin"), {}).ok);
+}
+
+TEST_CASE("host calls: each call has its own step budget; a runaway event fails alone") {
+  auto program = compile(kBank);
+  Hosted m(*program);
+  CHECK(m.event("open", {Value::of_int(1), Value::of_text("ann"), Value::of_int(5)}).ok);
+  CallResult spin = m.event("spin", {}, 10'000);
+  CHECK(!spin.ok);
+  CHECK(spin.reason.find("step budget spent (10000 steps") != std::string::npos);
+  for (int i = 0; i < 100; ++i) CHECK(m.event("transfer", {Value::of_int(1), Value::of_int(1), Value::of_int(1)}, 10).ok);
+  m.publish();
+  CHECK(m.query("balance", {Value::of_int(1)}).value.i == 5);
+}
+
+// Owners run events on their modules while other threads query the latest snapshots. Two
+// different modules and the same module hosted twice (one Program, two stores) share the
+// process; under ThreadSanitizer this proves the Program is immutable and the counters private.
+TEST_CASE("host calls: queries on several threads while owners run events, across modules") {
+  auto bank = compile(kBank);
+  auto counter = compile(R"(list hits by name: text { n: int = 0 }
+event hit(name: text) { hits[name].n += 1 }
+query count(name: text) -> int {
+  let h = hits[name] else return 0
+  return h.n
+}
+query all() -> int {
+  var t = 0
+  for h in hits { t += h.n }
+  return t
+}
+)");
+  Hosted a(*bank), b(*bank), c(*counter);
+  constexpr int kAccounts = 20, kEvents = 1500, kInitial = 1000;
+  for (Hosted* m : {&a, &b})
+    for (int i = 0; i < kAccounts; ++i)
+      REQUIRE(m->event("open", {Value::of_int(i), Value::of_text("owner"), Value::of_int(kInitial)}).ok);
+  a.publish();
+  b.publish();
+  std::atomic<int> owners_done{0};
+  std::atomic<int64_t> bad{0}, queries{0};
+  auto bank_owner = [&](Hosted& m, int seed) {
+    uint64_t x = static_cast<uint64_t>(seed) * 2654435761u + 1;
+    for (int i = 0; i < kEvents; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      int from = static_cast<int>((x >> 33) % kAccounts), to = static_cast<int>((x >> 45) % kAccounts);
+      m.event("transfer", {Value::of_int(from), Value::of_int(to), Value::of_int(static_cast<int64_t>(x >> 60) + 1)});
+      if (i % 7 == 0) m.publish();
+    }
+    m.publish();
+    ++owners_done;
+  };
+  auto counter_owner = [&]() {
+    const char* names[] = {"x", "y", "z"};
+    for (int i = 0; i < kEvents; ++i) {
+      c.event("hit", {Value::of_text(names[i % 3])});
+      if (i % 5 == 0) c.publish();
+    }
+    c.publish();
+    ++owners_done;
+  };
+  auto reader = [&](int which) {
+    int64_t last = 0;
+    while (owners_done.load() < 3) {
+      if (which < 2) {
+        Hosted& m = which == 0 ? a : b;
+        CallResult r = m.query("summary", {});
+        // transfers move money: every snapshot holds the same total
+        if (!r.ok || r.value.items[1].i != kAccounts * kInitial) ++bad;
+      } else {
+        CallResult r = c.query("all", {});
+        if (!r.ok || r.value.i < last) ++bad;  // snapshots only move forward
+        last = r.ok ? r.value.i : last;
+      }
+      ++queries;
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back(bank_owner, std::ref(a), 1);
+  threads.emplace_back(bank_owner, std::ref(b), 2);
+  threads.emplace_back(counter_owner);
+  for (int r = 0; r < 3; ++r) threads.emplace_back(reader, r);
+  for (std::thread& t : threads) t.join();
+  CHECK(bad.load() == 0);
+  CHECK(queries.load() > 0);
+  CHECK(c.query("all", {}).value.i == kEvents);
+  CHECK(c.query("count", {Value::of_text("y")}).value.i == kEvents / 3);
+  CHECK(a.query("summary", {}).value.items[1].i == kAccounts * kInitial);
+}
