@@ -1018,6 +1018,7 @@ Program lower_module(const CheckedModule& module, const std::string& path) {
   Program p;
   p.path = path;
   Lowerer(module, p).run();
+  for (const Function& f : p.functions) check_function(f, "lowering");
   return p;
 }
 

@@ -28,15 +28,15 @@ if ((full)); then
   cmake --build build-asan -j "$jobs"
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "bench"
 
-  stage "store tests under ThreadSanitizer"
+  stage "store and host-call tests under ThreadSanitizer"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_TSAN=ON > /dev/null
-  cmake --build build-tsan -j "$jobs" --target store_basic_test store_model_test store_snapshot_test store_threads_test
-  ctest --test-dir build-tsan --output-on-failure -R "^runtime\."
+  cmake --build build-tsan -j "$jobs" --target store_basic_test store_model_test store_snapshot_test store_threads_test test_invoke
+  ctest --test-dir build-tsan --output-on-failure -R "^runtime\.|^vm\.invoke$"
 
   stage "benchmark harness: its tests and a quick run (every system must agree on every check)"
   bash scripts/deps.sh --bench
   python3 -m unittest discover -s bench/lib -p 'test_*.py'
-  bench/run --quick --only fib,mandelbrot,sieve,textbuild,bfs > /dev/null
+  bench/run --quick --only fib,mandelbrot,sieve,textbuild,bfs,calls > /dev/null
 
   if [[ -x tests/fuzz/run.sh ]]; then
     stage "fuzzing the frontend (bounded)"

@@ -29,42 +29,8 @@ const ir::Function& function(const ir::Program& p, const std::string& name) {
 
 bool has(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
-// Properties every analysed function must have, whatever its shape.
-void check_invariants(const ir::Function& f) {
-  for (size_t b = 0; b < f.blocks.size(); ++b) {
-    const ir::Block& block = f.blocks[b];
-    for (int s : block.succs) CHECK(has(f.blocks[s].preds, static_cast<int>(b)));
-    for (int p : block.preds) CHECK(has(f.blocks[p].succs, static_cast<int>(b)));
-    CHECK(block.loop_bearing == (block.loop_depth > 0));
-    if (block.loop_header) CHECK(block.loop_bearing);
-  }
-  std::set<int> headers;
-  for (const ir::Loop& loop : f.loops) {
-    REQUIRE(!loop.blocks.empty());
-    CHECK(loop.blocks[0] == loop.header);
-    CHECK(f.blocks[loop.header].loop_header);
-    headers.insert(loop.header);
-    CHECK(!loop.back_edges.empty());
-    for (int from : loop.back_edges) {
-      CHECK(has(loop.blocks, from));
-      CHECK(has(f.blocks[from].succs, loop.header));
-    }
-    for (int b : loop.blocks) CHECK(f.blocks[b].loop_bearing);
-    // only the header is entered from outside the loop
-    for (int b : loop.blocks)
-      if (b != loop.header)
-        for (int p : f.blocks[b].preds) CHECK(has(loop.blocks, p));
-  }
-  int marked = 0;
-  for (const ir::Block& b : f.blocks) marked += b.loop_header;
-  CHECK(marked == static_cast<int>(headers.size()));
-  // a block is loop-bearing exactly when some loop holds it, and its depth counts those loops
-  for (size_t b = 0; b < f.blocks.size(); ++b) {
-    int depth = 0;
-    for (const ir::Loop& loop : f.loops) depth += has(loop.blocks, static_cast<int>(b));
-    CHECK(f.blocks[b].loop_depth == depth);
-  }
-}
+// Properties every analysed function must have, whatever its shape: the IR verifier's.
+void check_invariants(const ir::Function& f, bool lowered = true) { CHECK(ir::verify_function(f, lowered) == ""); }
 
 int count_bearing(const ir::Function& f) {
   int n = 0;
@@ -173,7 +139,7 @@ TEST_CASE("ir: analyze_loops on hand-built graphs") {
     f.blocks[1].insts = {jump(ir::Op::JUMP_IF, 2), jump(ir::Op::JUMP, 1)};
     f.blocks[2].insts = {ret};
     ir::analyze_loops(f);
-    check_invariants(f);
+    check_invariants(f, false);
     REQUIRE(f.loops.size() == 1);
     CHECK(f.loops[0].header == 1);
     CHECK(f.loops[0].back_edges == std::vector<int>{1});
@@ -189,7 +155,7 @@ TEST_CASE("ir: analyze_loops on hand-built graphs") {
     f.blocks[3].insts = {jump(ir::Op::JUMP, 1)};
     f.blocks[4].insts = {ret};
     ir::analyze_loops(f);
-    check_invariants(f);
+    check_invariants(f, false);
     REQUIRE(f.loops.size() == 1);
     std::vector<int> back = f.loops[0].back_edges;
     std::sort(back.begin(), back.end());
@@ -227,4 +193,32 @@ TEST_CASE("ir: the dump names headers, back edges and loop-bearing blocks") {
   CHECK(dump.find("loop-header") != std::string::npos);
   CHECK(dump.find("back edges from") != std::string::npos);
   CHECK(dump.find("loop-bearing") != std::string::npos);
+}
+
+TEST_CASE("ir: the verifier finds what is broken") {
+  ir::Program p = lower("fn main() {\n var i = 0\n while i < 3 { i += 1 }\n print(i)\n}");
+  ir::Function f = function(p, "main");
+  REQUIRE(ir::verify_function(f) == "");
+  SUBCASE("a jump to a block that does not exist") {
+    f.blocks[0].insts.back().imm = 999;
+    CHECK(ir::verify_function(f).find("jumps to block 999") != std::string::npos);
+  }
+  SUBCASE("a block that falls off its end") {
+    f.blocks.back().insts.back() = ir::Inst{ir::Op::CONST};
+    CHECK(ir::verify_function(f).find("does not end with JUMP, RET or FAIL") != std::string::npos);
+  }
+  SUBCASE("a loop that spends no step") {
+    for (ir::Block& b : f.blocks)
+      for (ir::Inst& in : b.insts)
+        if (in.op == ir::Op::LOOP) in.op = ir::Op::CONST;
+    CHECK(ir::verify_function(f).find("spends no step") != std::string::npos);
+  }
+  SUBCASE("edges that disagree") {
+    f.blocks[0].preds.push_back(static_cast<int>(f.blocks.size() - 1));
+    CHECK(ir::verify_function(f).find("predecessor without its edge") != std::string::npos);
+  }
+  SUBCASE("layout keeps a verified function verified") {
+    std::vector<int> order = ir::layout_function(f);
+    CHECK(ir::verify_function(f, true, &order) == "");
+  }
 }

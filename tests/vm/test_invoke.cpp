@@ -197,9 +197,13 @@ query all() -> int {
       REQUIRE(m->event("open", {Value::of_int(i), Value::of_text("owner"), Value::of_int(kInitial)}).ok);
   a.publish();
   b.publish();
-  std::atomic<int> owners_done{0};
+  std::atomic<int> owners_done{0}, readers_ready{0};
+  auto wait_for_readers = [&] {
+    while (readers_ready.load() < 3) std::this_thread::yield();
+  };
   std::atomic<int64_t> bad{0}, queries{0};
   auto bank_owner = [&](Hosted& m, int seed) {
+    wait_for_readers();
     uint64_t x = static_cast<uint64_t>(seed) * 2654435761u + 1;
     for (int i = 0; i < kEvents; ++i) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -211,6 +215,7 @@ query all() -> int {
     ++owners_done;
   };
   auto counter_owner = [&]() {
+    wait_for_readers();
     const char* names[] = {"x", "y", "z"};
     for (int i = 0; i < kEvents; ++i) {
       c.event("hit", {Value::of_text(names[i % 3])});
@@ -221,7 +226,8 @@ query all() -> int {
   };
   auto reader = [&](int which) {
     int64_t last = 0;
-    while (owners_done.load() < 3) {
+    ++readers_ready;
+    for (int n = 0; n < 20 || owners_done.load() < 3; ++n) {
       if (which < 2) {
         Hosted& m = which == 0 ? a : b;
         CallResult r = m.query("summary", {});
