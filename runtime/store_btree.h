@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/store.h"
@@ -104,5 +105,10 @@ std::unique_ptr<Cursor> tree_prefix(const ListShape& s, const TreeRoot& t, const
 std::unique_ptr<Cursor> tree_prefix_again(const ListShape& s, const TreeRoot& t, std::unique_ptr<Cursor> spare,
                                           const Cell* prefix, uint32_t n);
 std::unique_ptr<Cursor> tree_range(const ListShape& s, const TreeRoot& t, int64_t lo, int64_t hi);
+
+// The B+tree checker (store_btree_check.cpp): "" when the tree keeps every invariant above
+// (key order, separator bounds, fill, one leaf depth, the count, generations no newer than
+// `generation` with private nodes only under private parents), else the first problem.
+std::string check_tree(const ListShape& s, const TreeRoot& t, uint64_t generation);
 
 }  // namespace pure::rt::store

@@ -193,6 +193,13 @@ class BTreeStore final : public Store {
   }
   size_t list_count() const override { return lists_.size(); }
   ListWriter& list(size_t i) override { return *lists_[i]; }
+  std::string check() const {
+    for (size_t i = 0; i < core_->trees.size(); ++i) {
+      std::string problem = store::check_tree(core_->shapes[i], core_->trees[i]->tree(), core_->nodes.generation());
+      if (!problem.empty()) return problem;
+    }
+    return "";
+  }
 
   void begin() override {
     if (in_event_) throw std::logic_error("store: begin() inside an event");
@@ -410,6 +417,12 @@ void BTreeList::undo(const UndoEntry& entry, Cell* cells) {
 
 std::unique_ptr<Store> make_btree_store(std::vector<ListSchema> lists, uint32_t node_bytes) {
   return std::make_unique<BTreeStore>(std::move(lists), node_bytes);
+}
+
+std::string btree_store_check(const Store& store) {
+  auto* btree = dynamic_cast<const BTreeStore*>(&store);
+  if (!btree) return "not a B+tree store";
+  return btree->check();
 }
 
 bool btree_store_stats(const Store& store, StoreStats& out) {

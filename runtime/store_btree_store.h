@@ -2,6 +2,7 @@
 // Depends on runtime/store.h and store_nodes.h only.
 #pragma once
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/store.h"
@@ -22,6 +23,10 @@ struct StoreStats {
 };
 // false if `store` is not a B+tree store.
 bool btree_store_stats(const Store& store, StoreStats& out);
+
+// The B+tree checker over every live list (store::check_tree): "" when all hold, else the first
+// problem; "not a B+tree store" for another store. Tests call it after each batch.
+std::string btree_store_check(const Store& store);
 
 // Whether retired nodes are kept for reuse (the default) or freed as they come back. Only
 // bench/store turns it off, to measure what reuse gives (the seeds' change 107). Process-wide.

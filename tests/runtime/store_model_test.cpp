@@ -6,6 +6,7 @@
 
 #include <deque>
 
+#include "runtime/store_btree.h"
 #include "runtime/store_btree_store.h"
 #include "runtime/store_reference.h"
 #include "store_test_support.h"
@@ -178,6 +179,7 @@ class ModelRun {
     CAPTURE(step_);
     std::string live = dump(*store_);
     REQUIRE(live == dump(*model_));
+    REQUIRE(btree_store_check(*store_) == "");  // the B+tree checker: structure, not only content
     for (size_t i = 0; i < held_.size(); ++i) {
       CAPTURE(i);
       REQUIRE(dump(*held_[i].snapshot) == held_[i].content);
@@ -317,6 +319,26 @@ TEST_CASE("random operations agree with the reference (small nodes: deep trees, 
 }
 
 TEST_CASE("random operations agree with the reference (default node size)") { run_model(7, kDefaultNodeBytes, 5000); }
+
+TEST_CASE("the B+tree checker finds a broken tree") {
+  // a tree made wrong on purpose: a leaf's keys out of order, then a wrong count
+  ListSchema schema{"t", false, {ColType::Int}, {ColType::Int}};
+  store::ListShape shape(schema, 0, 160);
+  std::vector<Cell> node_memory(shape.leaf_bytes / sizeof(Cell) + 2);
+  auto* leaf = reinterpret_cast<store::Node*>(node_memory.data());
+  *leaf = store::Node{1, 3, 1};
+  Cell* rows = store::leaf_rows(leaf);
+  rows[0] = 1, rows[2] = 5, rows[4] = 9;
+  store::TreeRoot tree{leaf, 0, 3};
+  CHECK(store::check_tree(shape, tree, 1) == "");
+  rows[2] = 0;
+  CHECK(store::check_tree(shape, tree, 1).find("keys out of order") != std::string::npos);
+  rows[2] = 5;
+  tree.count = 4;
+  CHECK(store::check_tree(shape, tree, 1).find("count says 4, leaves hold 3") != std::string::npos);
+  tree.count = 3;
+  CHECK(store::check_tree(shape, tree, 0).find("after the store's 0") != std::string::npos);
+}
 
 TEST_CASE("random operations agree with the reference (more seeds)") {
   for (uint64_t seed = 100; seed < 104; ++seed) run_model(seed, 96, 2500);
