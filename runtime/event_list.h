@@ -14,7 +14,7 @@
 namespace pure::rt {
 
 // Most rows an event list may hold; the VM refuses to grow past it with a runtime error.
-inline constexpr int64_t kMaxListRows = int64_t{1} << 28;
+inline constexpr int64_t kMaxListRows = limits::kListRows;
 
 // The shape shared by all lists of one type.
 struct ListShape {

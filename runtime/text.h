@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "base/limits.h"
+
 namespace pure::rt {
 
 inline constexpr uint16_t kTextStored = 1;
@@ -32,7 +34,7 @@ struct Text {
 };
 
 // Largest text the runtime builds; longer results are a runtime error, not a crash.
-inline constexpr uint32_t kMaxTextBytes = 1u << 30;
+inline constexpr uint32_t kMaxTextBytes = limits::kTextBytes;
 
 Text* text_new(std::string_view s, uint32_t extra_capacity = 0);  // VM text, rc = 1
 Text* text_alloc(uint32_t len, uint32_t cap);                      // VM text with len bytes uninitialised

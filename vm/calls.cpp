@@ -8,7 +8,7 @@
 
 namespace pure::vm {
 
-constexpr size_t kStackSlots = size_t{1} << 22;  // 32 MiB of slots
+constexpr size_t kStackSlots = limits::kStackSlots;
 
 struct MachineMemory {
   std::unique_ptr<Slot[]> stack{new Slot[kStackSlots]};

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/limits.h"
 #include "vm/bytecode.h"
 
 namespace pure::vm {
@@ -119,12 +120,14 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
   out.kind = f.kind;
   out.line = f.loc.line;
   size_t frame = f.slots.size();
-  if (frame + f.scratch_slots > 60000 || f.param_slots > 60000) {
-    error = "function '" + f.name + "' is too large (" + std::to_string(frame) + " slots; the limit is 60000)";
+  if (frame + f.scratch_slots > limits::kFrameSlots || f.param_slots > limits::kFrameSlots) {
+    error = "function '" + f.name + "' is too large (" + std::to_string(frame + f.scratch_slots) + " slots; the limit is " +
+            std::to_string(limits::kFrameSlots) + ")";
     return false;
   }
-  if (f.loops.size() >= 0xFFFF) {
-    error = "function '" + f.name + "' has too many loops (" + std::to_string(f.loops.size()) + "; the limit is 65534)";
+  if (f.loops.size() > limits::kLoopsPerFunction) {
+    error = "function '" + f.name + "' has too many loops (" + std::to_string(f.loops.size()) + "; the limit is " +
+            std::to_string(limits::kLoopsPerFunction) + ")";
     return false;
   }
   out.param_slots = static_cast<uint16_t>(f.param_slots);

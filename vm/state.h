@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/limits.h"
 #include "vm/engine.h"
 #include "vm/vm.h"
 
@@ -42,7 +43,7 @@ struct Iterator {
 
 enum class Boundary : uint8_t { None, Event, Query };
 
-inline constexpr size_t kMaxCallDepth = 200000;
+inline constexpr size_t kMaxCallDepth = limits::kCallDepth;
 
 struct CallInfo {
   const Function* fn;
