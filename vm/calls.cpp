@@ -12,7 +12,7 @@ constexpr size_t kStackSlots = limits::kStackSlots;
 
 struct MachineMemory {
   std::unique_ptr<Slot[]> stack{new Slot[kStackSlots]};
-  std::vector<CallInfo> calls;
+  std::unique_ptr<CallInfo[]> calls{new CallInfo[kMaxCallDepth]};
   std::vector<Iterator> iters;
 };
 
@@ -26,9 +26,8 @@ VM::VM(const Program& p, rt::Store* s, const RunOptions& o)
       prog(p), store(s), options(o), memory(t_spare_memory ? std::move(t_spare_memory) : std::make_unique<MachineMemory>()) {
   stack = memory->stack.get();
   core.stack_end = stack + kStackSlots;
-  calls.swap(memory->calls);
+  calls.attach(memory->calls.get(), kMaxCallDepth);
   iters.swap(memory->iters);
-  calls.reserve(1024);
   spare_cursors.resize(p.stored.size());
 }
 
@@ -37,7 +36,6 @@ VM::~VM() {
   PURE_ASSERT(calls.empty() && iters.empty());
   calls.clear();
   iters.clear();
-  calls.swap(memory->calls);
   iters.swap(memory->iters);
   if (!t_spare_memory) t_spare_memory = std::move(memory);
 }
@@ -151,13 +149,13 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   const Function& callee = vm.prog.functions[ip->imm];
   if (--vm.core.steps_left < 0) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (base + callee.stack_need > vm.core.stack_end || vm.calls.size() >= kMaxCallDepth) stack_overflow(vm, ip);
+  if (base + callee.stack_need > vm.core.stack_end || vm.calls.full()) stack_overflow(vm, ip);
   // Text and list slots start empty (writes release the old value); parameters arrive owned.
   for (uint16_t i : callee.text_slots)
     if (i >= callee.param_slots) base[i].u = 0;
   for (uint16_t i : callee.list_slots)
     if (i >= callee.param_slots) base[i].u = 0;
-  CallInfo ci{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0};
+  CallInfo ci{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0, base};
   if (vm.transaction_depth == 0 && (callee.kind == FuncKind::Event || callee.kind == FuncKind::Query)) {
     ci.boundary = callee.kind == FuncKind::Event ? Boundary::Event : Boundary::Query;
     // Each invocation from outside gets a budget of its own; the caller's is set aside.
@@ -186,7 +184,9 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   }
   release_iterators(vm, ci.iter_base);
   release_frame(vm, ci);
-  for (uint32_t i = 0; i < n; ++i) s[i] = out[i];
+  if (n == 1 && ci.result_to != ci.base) *ci.result_to = out[0];  // CALL_PLAIN's destination
+  else
+    for (uint32_t i = 0; i < n; ++i) s[i] = out[i];
   if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
     vm.core.steps_left = ci.saved_steps;

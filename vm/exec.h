@@ -193,16 +193,32 @@ EXEC(CALL) {
   if (!callee.plain) return call_function(vm, s, ip);
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.size() >= kMaxCallDepth, 0))
+  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.full(), 0))
     stack_overflow(vm, ip);
-  vm.calls.push_back(CallInfo{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0});
+  vm.calls.push_back(CallInfo{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0, base});
+  s = base;
+  return callee.code.data();
+}
+// A call the loader fused with the moves of its arguments and the take of its result (see
+// vm/load.cpp: fuse_plain_calls); the callee is plain, so no check of that.
+EXEC(CALL_PLAIN) {
+  const Function& callee = vm.prog.functions[static_cast<uint32_t>(ip->imm)];
+  if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
+  Slot* base = s + ip->a;
+  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.full(), 0)) stack_overflow(vm, ip);
+  uint64_t imm = static_cast<uint64_t>(ip->imm);
+  uint32_t args = (imm >> 32) & 3;
+  if (args > 0) base[0] = s[ip->b];
+  if (args > 1) base[1] = s[ip->c];
+  Slot* result_to = (imm >> 34) & 1 ? s + (imm >> 48) : base;
+  vm.calls.push_back(CallInfo{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0, result_to});
   s = base;
   return callee.code.data();
 }
 EXEC(RET) {
   const CallInfo& ci = vm.calls.back();
-  if (!ci.fn->plain || ip->c > 1 || vm.iters.size() != ci.iter_base) return return_from(vm, s, ip);
-  s[0] = s[ip->b];
+  if (ip->a != 1 || vm.iters.size() != ci.iter_base) return return_from(vm, s, ip);
+  if (ip->c) *ci.result_to = s[ip->b];
   const Instr* back = ci.return_ip;
   vm.calls.pop_back();
   if (!back) return nullptr;

@@ -28,7 +28,7 @@ std::optional<RuntimeError> run_main(const Program& program, rt::Store& store, c
   Slot* base = vm.stack;
   std::memset(base, 0, main_fn.stack_need * sizeof(Slot));
   if (main_fn.param_slots == 1) base[0].l = make_args(program, options.args);
-  vm.calls.push_back({&main_fn, base, nullptr, 0, Boundary::None, 0});
+  vm.calls.push_back({&main_fn, base, nullptr, 0, Boundary::None, 0, base});
   return drive(vm, base, main_fn.code.data());
 }
 
@@ -172,7 +172,7 @@ static Slot* enter(VM& vm, const Function& fn, Boundary boundary, std::span<cons
   Slot* out = base;
   for (size_t i = 0; i < args.size(); ++i) out = put_value(out, fn.param_types[i], args[i]);
   PURE_ASSERT(out == base + fn.param_slots);
-  vm.calls.push_back({&fn, base, nullptr, 0, boundary, vm.core.steps_left});
+  vm.calls.push_back({&fn, base, nullptr, 0, boundary, vm.core.steps_left, base});
   vm.transaction_depth = 1;
   return base;
 }

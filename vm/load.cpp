@@ -113,9 +113,64 @@ static void link_loops(const ir::Function& f, const std::vector<uint32_t>& start
   }
 }
 
-static bool load_function(const ir::Function& original, Function& out, std::string& error) {
+// A plain function owns no counted references and is not an event or query (see Function::plain).
+static bool is_plain(const ir::Function& f) {
+  if (f.kind != FuncKind::Function) return false;
+  for (ir::SlotKind k : f.slots)
+    if (k == ir::SlotKind::Text || k == ir::SlotKind::List) return false;
+  for (ir::SlotKind k : f.result_kinds)
+    if (k == ir::SlotKind::Text || k == ir::SlotKind::List) return false;
+  return true;
+}
+
+// Calls of plain functions: "MOVE call+0 <- x; MOVE call+1 <- y; CALL f; TAKE d <- call+0"
+// becomes one CALL_PLAIN that copies x and y into the callee's frame and returns the result
+// straight to d (ir/ops.def). Three dispatches fewer per call; the call area of a plain call
+// holds no references, so the TAKE's clearing of it is not needed.
+static void fuse_plain_calls(ir::Function& f, const ir::Program& program, const std::vector<char>& plain) {
+  for (ir::Block& blk : f.blocks) {
+    std::vector<ir::Inst> out;
+    out.reserve(blk.insts.size());
+    for (size_t i = 0; i < blk.insts.size(); ++i) {
+      const ir::Inst& in = blk.insts[i];
+      if (in.op != Op::CALL || !plain[in.imm] || in.a != ir::kScratch) {
+        out.push_back(in);
+        continue;
+      }
+      const ir::Function& callee = program.functions[in.imm];
+      ir::Inst call = in;
+      call.op = Op::CALL_PLAIN;
+      uint64_t imm = static_cast<uint32_t>(in.imm);
+      uint32_t n = callee.param_slots;
+      auto moves_arg = [&](size_t from_end, uint32_t k) {
+        if (out.size() < from_end) return false;
+        const ir::Inst& m = out[out.size() - from_end];
+        return m.op == Op::MOVE && m.a == ir::kScratch + k && m.b < ir::kScratch;
+      };
+      if ((n == 1 && moves_arg(1, 0)) || (n == 2 && moves_arg(2, 0) && moves_arg(1, 1))) {
+        call.b = out[out.size() - n].b;
+        call.c = n == 2 ? out.back().b : 0;
+        out.resize(out.size() - n);
+        imm |= uint64_t{n} << 32;
+      }
+      if (callee.result_slots == 1 && i + 1 < blk.insts.size() && blk.insts[i + 1].op == Op::TAKE &&
+          blk.insts[i + 1].b == ir::kScratch && blk.insts[i + 1].a < ir::kScratch) {
+        imm |= (uint64_t{1} << 34) | (uint64_t{blk.insts[i + 1].a} << 48);
+        ++i;
+      }
+      call.imm = static_cast<int64_t>(imm);
+      out.push_back(call);
+    }
+    blk.insts = std::move(out);
+  }
+}
+
+static bool load_function(const ir::Function& original, const ir::Program& program, const std::vector<char>& plain,
+                          Function& out, std::string& error) {
   ir::Function f = original;
+  const bool plain_self = is_plain(original);
   std::vector<int> order = ir::layout_function(f);
+  fuse_plain_calls(f, program, plain);
   out.name = f.name;
   out.kind = f.kind;
   out.line = f.loc.line;
@@ -168,6 +223,7 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
       uint32_t here = static_cast<uint32_t>(out.code.size());
       if (ir::op_jumps(in.op)) ins.imm = static_cast<int64_t>(start[in.imm]) - here;
       if (in.op == Op::CONST_TEXT) ins.imm += kFixedTexts;
+      if (in.op == Op::RET) ins.a = plain_self && in.c <= 1;  // the short return path (vm/exec.h)
       if (in.op == Op::MOVE_REF || in.op == Op::TAKE_REF) {
         ir::SlotKind k = in.a < ir::kScratch ? kind_of(in.a) : kind_of(in.b);
         ins.imm = (k == ir::SlotKind::List ? 1 : 0) | (in.a >= ir::kScratch ? 2 : 0);
@@ -189,8 +245,7 @@ static bool load_function(const ir::Function& original, Function& out, std::stri
   out.param_types = f.param_types;
   out.result_type = f.result_type;
   out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
-  out.plain = out.kind == FuncKind::Function && out.text_slots.empty() && out.list_slots.empty();
-  for (uint8_t k : out.result_kind) out.plain = out.plain && k == 0;
+  out.plain = plain_self;
   return true;
 }
 
@@ -215,8 +270,10 @@ std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error)
     p->stored_shapes.push_back(make_shape(d, *p));
   }
   p->functions.resize(ir.functions.size());
+  std::vector<char> plain(ir.functions.size());
+  for (size_t i = 0; i < ir.functions.size(); ++i) plain[i] = is_plain(ir.functions[i]);
   for (size_t i = 0; i < ir.functions.size(); ++i)
-    if (!load_function(ir.functions[i], p->functions[i], error)) return nullptr;
+    if (!load_function(ir.functions[i], ir, plain, p->functions[i], error)) return nullptr;
   return p;
 }
 

@@ -22,7 +22,9 @@ struct Fault {
 
 [[noreturn]] void fault(const Instr* ip, std::string message);
 
-struct Iterator {
+// 256 bytes (padded): a call records how many iterators lie below it and a return compares, so
+// counting them must be a shift, not a division.
+struct alignas(256) Iterator {
   rt::EventList* list = nullptr;   // event lists (counted while the iterator lives)
   rt::EventList::Walk walk;
   std::vector<rt::Cell> prefix;
@@ -40,6 +42,7 @@ struct Iterator {
   size_t run_left = 0;
   uint32_t width = 0;
 };
+static_assert(sizeof(Iterator) == 256);
 
 enum class Boundary : uint8_t { None, Event, Query };
 
@@ -52,6 +55,33 @@ struct CallInfo {
   uint32_t iter_base;       // iterators above this belong to the frame
   Boundary boundary;        // this call is an event or query called from outside
   int64_t saved_steps;      // the caller's budget, restored when the boundary returns
+  Slot* result_to;          // where a plain function's one result goes (the callee's slot 0 but
+                            // for CALL_PLAIN, which returns it straight to the caller's slot)
+};
+
+// The call stack: a fixed array of kMaxCallDepth frames' records, reserved once per machine
+// memory (pages are touched only as deep as calls go). A call checks full() with one compare.
+class CallStack {
+ public:
+  void attach(CallInfo* storage, size_t capacity) {
+    base_ = top_ = storage;
+    end_ = storage + capacity;
+  }
+  bool empty() const { return top_ == base_; }
+  bool full() const { return top_ == end_; }
+  size_t size() const { return static_cast<size_t>(top_ - base_); }
+  CallInfo& back() { return top_[-1]; }
+  const CallInfo& back() const { return top_[-1]; }
+  CallInfo& operator[](size_t i) { return base_[i]; }
+  const CallInfo& operator[](size_t i) const { return base_[i]; }
+  void push_back(const CallInfo& ci) { *top_++ = ci; }  // the caller checked full()
+  void pop_back() { --top_; }
+  void clear() { top_ = base_; }
+
+ private:
+  CallInfo* base_ = nullptr;
+  CallInfo* top_ = nullptr;
+  CallInfo* end_ = nullptr;
 };
 
 // The memory a machine reuses from one invocation to the next on the same thread (a server makes
@@ -71,7 +101,7 @@ struct VM {
   const RunOptions& options;
   std::unique_ptr<MachineMemory> memory;
   Slot* stack;                 // the slot stack (core.stack_end is its end)
-  std::vector<CallInfo> calls;
+  CallStack calls;
   std::vector<Iterator> iters;
   int transaction_depth = 0;   // >0 inside an event or query: store texts may be borrowed
   // While a query called from outside runs, it reads this snapshot, published when it began.
