@@ -70,6 +70,7 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       PURE_ASSERT(vm.calls.empty() && vm.transaction_depth == 0);
       return std::nullopt;
     } catch (Fault& f) {
+      PURE_ASSERT(!vm.calls.empty());
       vm.core.faulted = 0;
       vm.pending.reset();
       // An event fails as a whole: undo it and hand the reason to its caller.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/assert.h"
 #include "base/limits.h"
 #include "vm/bytecode.h"
 
@@ -241,6 +242,18 @@ static bool load_function(const ir::Function& original, const ir::Program& progr
     out.blocks.push_back({0, 1});
   }
   link_loops(f, start, emitted, out);
+  // the bytecode's own invariants, at the boundary to every engine
+  for (size_t k = 0; k < out.blocks.size(); ++k) {
+    PURE_ASSERT(out.blocks[k].start_pc < out.blocks[k].end_pc);
+    PURE_ASSERT(out.blocks[k].start_pc == (k == 0 ? 0 : out.blocks[k - 1].end_pc));
+  }
+  PURE_ASSERT(!out.blocks.empty() && out.blocks.back().end_pc == out.code.size());
+  for (size_t pc = 0; pc < out.code.size(); ++pc)
+    if (ir::op_jumps(out.code[pc].op)) {
+      uint32_t target = static_cast<uint32_t>(static_cast<int64_t>(pc) + out.code[pc].imm);
+      PURE_ASSERT(target < out.code.size() && out.blocks[block_at(out, target)].start_pc == target);
+    }
+  for (const LoopInfo& L : out.loops) PURE_ASSERT(!L.blocks.empty() && !L.latches.empty() && L.header < out.blocks.size());
   out.param_names = f.param_names;
   out.param_types = f.param_types;
   out.result_type = f.result_type;
