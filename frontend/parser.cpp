@@ -282,12 +282,22 @@ class Parser {
       error_here("expected '{' to start the body, found " + found());
       return;
     }
+    size_t errors_before = diags_.count();
     f.body = block();
+    f.body_has_errors = diags_.count() > errors_before;
     if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
     m.funcs.push_back(std::move(f));
   }
 
   // ---- statements ---------------------------------------------------------------------------
+  static bool starts_statement(Tok k) {
+    switch (k) {
+      case Tok::KwLet: case Tok::KwVar: case Tok::KwIf: case Tok::KwWhile: case Tok::KwFor:
+      case Tok::KwReturn: case Tok::KwBreak: case Tok::KwContinue: case Tok::KwFail: return true;
+      default: return false;
+    }
+  }
+
   std::vector<StmtPtr> block() {
     DepthGuard guard(*this, peek().loc);
     std::vector<StmtPtr> out;
@@ -345,8 +355,12 @@ class Parser {
         [[fallthrough]];
       default: s = expression_statement(); break;
     }
-    if (!panic_ && !at(Tok::RBrace) && !at(Tok::End) && !accept(Tok::Semicolon) && !peek().newline_before)
+    if (!panic_ && !at(Tok::RBrace) && !at(Tok::End) && !accept(Tok::Semicolon) && !peek().newline_before) {
       error_here("expected a new line or ';' after the statement, found " + found());
+      // `let y = x + 1 return y`: the keyword starts the next statement; parse it as one rather
+      // than skip it, so that later errors (a missing return, an unknown name) stay true.
+      if (starts_statement(peek().kind)) panic_ = false;
+    }
     return s;
   }
 

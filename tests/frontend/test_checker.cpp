@@ -238,3 +238,41 @@ TEST_CASE("frontend: source must be valid UTF-8; the first bad byte is located")
   Compiled good(in_main("  print(\"caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac\") // \xc3\xa9"));
   CHECK_MESSAGE(good.ok(), good.errors());
 }
+
+TEST_CASE("checker: an open '{' in a text is reported at the '{', and later errors still are") {
+  // issue 13: the literal swallowed the rest of the file; the later type error was never reported
+  // and an error was placed on a line past the end of the file
+  std::string source = in_main("  let x = 1\n  print(\"set {x\")\n  let y: int = \"a\"\n  print(y)");
+  std::string errors = errors_of(source);
+  CHECK(errors ==
+        "t.pure:3:14: error: '{' in text is not closed\n"
+        "    print(\"set {x\")\n"
+        "               ^\n"
+        "  hint: write '\\{' for a brace\n"
+        "t.pure:4:16: error: 'y' is declared as int but the value is text\n"
+        "    let y: int = \"a\"\n"
+        "                 ^\n");
+}
+
+TEST_CASE("checker: a statement run into the next one does not also lose the next one") {
+  // issue 13: `let y = x + 1 return y` also reported "'f' can reach its end without returning"
+  CHECK(errors_of("fn f(x: int) -> int {\n  let y = x + 1 return y\n}\nfn main() { print(f(1)) }\n") ==
+        "t.pure:2:17: error: expected a new line or ';' after the statement, found 'return'\n"
+        "    let y = x + 1 return y\n"
+        "                  ^\n");
+  // the statement after the missing separator is checked like any other
+  CHECK(contains(errors_of(in_main("  let x = 1 let y = 2\n  print(x + y + z)")), "unknown name 'z'"));
+  // when the parser had to skip part of a body, the body is incomplete: no missing-return error
+  std::string skipped = errors_of("fn f(x: int) -> int {\n  let y = x + ) return y\n}\nfn main() { print(f(1)) }\n");
+  CHECK(contains(skipped, "expected an expression, found ')'"));
+  CHECK_FALSE(contains(skipped, "can reach its end"));
+}
+
+TEST_CASE("checker: 'outcome' can be written as an item literal, as it can be named as a type") {
+  // issue 13: `outcome { ... }` said "unknown item type 'outcome'"
+  Compiled c(in_main("  let o = outcome { ok: false, reason: \"no\" }\n  let p: outcome = { ok: true, reason: \"\" }\n"
+                     "  print(o.reason)\n  print(p.ok)"));
+  CHECK_MESSAGE(c.ok(), c.errors());
+  CHECK(contains(errors_of(in_main("  let o = outcome { ok: true }")), "field 'reason' is missing from the item"));
+  CHECK(contains(errors_of(in_main("  let o = outcome { ok: 1, reason: \"\" }")), "field 'ok' must be bool, not int"));
+}
