@@ -3,10 +3,17 @@
 
 #include "frontend/lexer.h"
 
+#include <optional>
+
 namespace pure {
 namespace {
 
-constexpr int kMaxDepth = 200;    // deeper nesting is an error, never a stack overflow
+// Nesting deeper than kMaxDepth levels is an error, never a stack overflow. One level is one of:
+// a block inside a function's body, an `else if`, a parenthesis, a call's or method's arguments,
+// an index `[...]`, a list literal, an item literal, an interpolation `{...}` in a text, a unary
+// `-` or `not`, and a `seq` or `list by` inside a type. Each level costs a bounded number of C++
+// frames here and in every later pass. docs/language.md (Limits) lists the same.
+constexpr int kMaxDepth = 200;
 constexpr uint32_t kMaxHeight = 1000;  // tallest expression tree (long operator chains)
 
 class Parser {
@@ -88,7 +95,7 @@ class Parser {
     return "";
   }
 
-  struct DepthGuard {
+  struct DepthGuard {  // one nesting level (see kMaxDepth) for its lifetime
     Parser& p;
     explicit DepthGuard(Parser& parser, Loc loc) : p(parser) {
       if (++p.depth_ > kMaxDepth) {
@@ -237,7 +244,8 @@ class Parser {
   }
 
   TypeExprPtr type() {
-    DepthGuard guard(*this, peek().loc);
+    std::optional<DepthGuard> guard;
+    if (at(Tok::KwSeq) || at(Tok::KwList)) guard.emplace(*this, peek().loc);
     auto t = std::make_unique<TypeExpr>();
     t->loc = peek().loc;
     if (at(Tok::KwSeq)) {
@@ -283,7 +291,7 @@ class Parser {
       return;
     }
     size_t errors_before = diags_.count();
-    f.body = block();
+    f.body = block(/*nested=*/false);
     f.body_has_errors = diags_.count() > errors_before;
     if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
     m.funcs.push_back(std::move(f));
@@ -298,8 +306,10 @@ class Parser {
     }
   }
 
-  std::vector<StmtPtr> block() {
-    DepthGuard guard(*this, peek().loc);
+  // A `{ ... }` of statements; a function's own body is not a nesting level, blocks inside it are.
+  std::vector<StmtPtr> block(bool nested = true) {
+    std::optional<DepthGuard> guard;
+    if (nested) guard.emplace(*this, peek().loc);
     std::vector<StmtPtr> out;
     expect(Tok::LBrace, "to start a block");
     while (!at(Tok::RBrace) && !at(Tok::End)) {
@@ -314,7 +324,6 @@ class Parser {
   }
 
   StmtPtr statement() {
-    DepthGuard guard(*this, peek().loc);
     Loc loc = peek().loc;
     StmtPtr s;
     switch (peek().kind) {
@@ -385,9 +394,12 @@ class Parser {
     s->expr = header_expression();
     s->body = block();
     if (accept(Tok::KwElse)) {
-      DepthGuard guard(*this, peek().loc);  // each `else if` nests one level deeper
-      if (at(Tok::KwIf)) s->else_body.push_back(if_statement());
-      else s->else_body = block();
+      if (at(Tok::KwIf)) {
+        DepthGuard guard(*this, peek().loc);  // each `else if` nests one level deeper
+        s->else_body.push_back(if_statement());
+      } else {
+        s->else_body = block();
+      }
     }
     return s;
   }
@@ -431,7 +443,6 @@ class Parser {
 
   // ---- expressions --------------------------------------------------------------------------
   ExprPtr expression() {
-    DepthGuard guard(*this, peek().loc);
     return or_expr();
   }
 
@@ -577,6 +588,7 @@ class Parser {
           e = std::move(f);
         }
       } else if (at(Tok::LBracket) && !peek().newline_before) {
+        DepthGuard guard(*this, peek().loc);
         auto ix = std::make_unique<Expr>(ExprKind::Index, advance().loc);
         ix->args.push_back(std::move(e));
         do {
@@ -593,6 +605,7 @@ class Parser {
   }
 
   void call_arguments(std::vector<ExprPtr>& out) {
+    DepthGuard guard(*this, peek().loc);
     expect(Tok::LParen, "to start the arguments");
     bool saved = no_item_literal_;
     no_item_literal_ = false;
@@ -605,7 +618,6 @@ class Parser {
   }
 
   ExprPtr primary() {
-    DepthGuard guard(*this, peek().loc);
     const Token& t = peek();
     Loc loc = t.loc;
     switch (t.kind) {
@@ -647,6 +659,7 @@ class Parser {
         return e;
       }
       case Tok::LParen: {
+        DepthGuard guard(*this, loc);
         advance();
         bool saved = no_item_literal_;
         no_item_literal_ = false;
@@ -656,6 +669,7 @@ class Parser {
         return e;
       }
       case Tok::LBracket: {
+        DepthGuard guard(*this, loc);
         advance();
         auto e = std::make_unique<Expr>(ExprKind::SeqLit, loc);
         bool saved = no_item_literal_;
@@ -686,6 +700,7 @@ class Parser {
 
   // At '{': `{ name: expr, ... }`.
   ExprPtr item_literal(Loc loc) {
+    DepthGuard guard(*this, peek().loc);
     auto e = std::make_unique<Expr>(ExprKind::ItemLit, loc);
     expect(Tok::LBrace, "to start the item");
     bool saved = no_item_literal_;
@@ -744,6 +759,7 @@ class Parser {
       if (tokens.size() == 1) {
         diags_.error(src_.loc_at(base + static_cast<uint32_t>(i)), "empty '{}' in text", "write '\\{\\}' for braces");
       } else {
+        DepthGuard guard(*this, src_.loc_at(base + static_cast<uint32_t>(i)));
         Parser sub(src_, diags_, std::move(tokens));
         sub.depth_ = depth_;
         interp->args.push_back(sub.lone_expression());
