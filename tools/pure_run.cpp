@@ -98,6 +98,11 @@ int main(int argc, char** argv) {
   }
   if (dump_ast) std::fputs(pure::dump_ast(checked.module).c_str(), stdout);
   pure::ir::Program ir = pure::ir::lower_module(checked, path);
+  if (!ir.errors.empty()) {  // an implementation limit, located in the source
+    for (const pure::ir::LimitError& e : ir.errors) diags.error(e.loc, e.message, e.hint);
+    std::fputs(diags.render().c_str(), stderr);
+    return kExitCompile;
+  }
   if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
   std::string error;
   std::unique_ptr<pure::vm::Program> program = pure::vm::load_program(ir, error);
