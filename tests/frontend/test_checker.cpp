@@ -276,3 +276,24 @@ TEST_CASE("checker: 'outcome' can be written as an item literal, as it can be na
   CHECK(contains(errors_of(in_main("  let o = outcome { ok: true }")), "field 'reason' is missing from the item"));
   CHECK(contains(errors_of(in_main("  let o = outcome { ok: 1, reason: \"\" }")), "field 'ok' must be bool, not int"));
 }
+
+TEST_CASE("diagnostics: a long source line is shown as a window around the spot, with the caret under it") {
+  // before, lines over 400 bytes were not shown at all (a long list literal had no source line)
+  std::string list = "[";
+  for (int i = 0; i < 300; ++i) list += "1, ";
+  list += "\"x\"]";  // the odd element is at column 913 of the line
+  std::string errors = errors_of(in_main("  let xs = " + list));
+  std::string want_head = "t.pure:2:913: error: a list's elements must share one type: this is text, the first is int\n  ...";
+  REQUIRE(errors.rfind(want_head, 0) == 0);
+  size_t line_start = errors.find('\n') + 1;
+  size_t line_end = errors.find('\n', line_start);
+  std::string shown = errors.substr(line_start, line_end - line_start);
+  std::string caret = errors.substr(line_end + 1, errors.find('\n', line_end + 1) - line_end - 1);
+  CHECK(shown.size() < 200);
+  CHECK(shown.find("1, 1, \"x\"]") != std::string::npos);
+  REQUIRE(caret.size() <= shown.size());
+  CHECK(caret.back() == '^');
+  CHECK(shown[caret.size() - 1] == '"');  // the caret stands under the opening quote of "x"
+  // a short line is shown whole, as before
+  CHECK(contains(errors_of(in_main("  let y: int = \"a\"")), "\n    let y: int = \"a\"\n                 ^\n"));
+}
