@@ -1,6 +1,7 @@
 // frontend/parser.cpp — recursive-descent parser with error recovery and a nesting limit.
 #include "frontend/parser.h"
 
+#include "base/limits.h"
 #include "frontend/lexer.h"
 
 #include <optional>
@@ -13,8 +14,8 @@ namespace {
 // an index `[...]`, a list literal, an item literal, an interpolation `{...}` in a text, a unary
 // `-` or `not`, and a `seq` or `list by` inside a type. Each level costs a bounded number of C++
 // frames here and in every later pass. docs/language.md (Limits) lists the same.
-constexpr int kMaxDepth = 200;
-constexpr uint32_t kMaxHeight = 1000;  // tallest expression tree (long operator chains)
+constexpr int kMaxDepth = limits::kNestingDepth;
+constexpr uint32_t kMaxHeight = limits::kExpressionHeight;  // tallest expression tree (long operator chains)
 
 class Parser {
  public:
