@@ -328,7 +328,8 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           size_t nl = t.find('\n', start);
           size_t end = nl == std::string_view::npos ? t.size() : nl;
           std::string_view line = t.substr(start, end - start);
-          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          // "\r\n" ends a line; a '\r' not followed by '\n' (one ending the text included) is kept
+          if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
           lines.emplace_back(line);
           start = end + 1;
         }
