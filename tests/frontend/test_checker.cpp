@@ -297,3 +297,17 @@ TEST_CASE("diagnostics: a long source line is shown as a window around the spot,
   // a short line is shown whole, as before
   CHECK(contains(errors_of(in_main("  let y: int = \"a\"")), "\n    let y: int = \"a\"\n                 ^\n"));
 }
+
+TEST_CASE("checker: interpolation and text() take items and lists, as print does (type rule 5)") {
+  // issue 13: language.md's rule 5 said only int, num, bool and text, while the checker (and the
+  // section on printing) took items and lists; the rule now says what the checker does
+  Compiled c("type P { a: int }\nfn main() {\n  let p = P { a: 1 }\n  let xs = [p]\n"
+             "  let m = list by k: text { n: int = 0 }\n  print(\"{p} {xs} {m} {[1, 2]}\" + text(p) + text(xs) + text(m))\n}\n");
+  CHECK_MESSAGE(c.ok(), c.errors());
+  CHECK(contains(errors_of("fn f() { }\nfn main() {\n  print(\"{f()}\")\n}\n"),
+                 "t.pure:3:11: error: this has no value to put into a text"));
+  CHECK(contains(errors_of("fn f() { }\nfn main() {\n  print(text(f()))\n}\n"),
+                 "t.pure:3:14: error: this has no value to turn into text"));
+  CHECK(contains(errors_of("list s seq int\nfn main() {\n  print(\"{s}\")\n}\n"), "is the module's state, not a value"));
+  CHECK(contains(errors_of("list s seq int\nfn main() {\n  print(text(s))\n}\n"), "is the module's state, not a value"));
+}
