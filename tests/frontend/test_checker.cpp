@@ -311,3 +311,12 @@ TEST_CASE("checker: interpolation and text() take items and lists, as print does
   CHECK(contains(errors_of("list s seq int\nfn main() {\n  print(\"{s}\")\n}\n"), "is the module's state, not a value"));
   CHECK(contains(errors_of("list s seq int\nfn main() {\n  print(text(s))\n}\n"), "is the module's state, not a value"));
 }
+
+TEST_CASE("checker: negative number defaults are literals; other expressions are not") {
+  // issue 13: errors.md said negative num defaults were rejected; they are accepted
+  CHECK(errors_of("type T { a: num = -1.5, b: num = -2, c: int = -9223372036854775808 }\nfn main() { }\n").empty());
+  CHECK(errors_of("fn main() {\n  let m = list by k: int { v: num = -0.25 }\n  m[1].v += 1.0\n}\n").empty());
+  CHECK(contains(errors_of("type T { a: num = -x }\nfn main() { }\n"), "the default of 'a' must be a num literal"));
+  CHECK(contains(errors_of("type T { a: bool = -true }\nfn main() { }\n"), "the default of 'a' must be a bool literal"));
+  CHECK(contains(errors_of("type T { a: text = -\"x\" }\nfn main() { }\n"), "the default of 'a' must be a text literal"));
+}
