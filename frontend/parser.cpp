@@ -13,7 +13,7 @@ namespace {
 // a block inside a function's body, an `else if`, a parenthesis, a call's or method's arguments,
 // an index `[...]`, a list literal, an item literal, an interpolation `{...}` in a text, a unary
 // `-` or `not`, and a `seq` or `list by` inside a type. Each level costs a bounded number of C++
-// frames here and in every later pass. docs/language.md (Limits) lists the same.
+// frames here and in every later pass. docs/language.md ("Limits of the compiler") lists the same.
 constexpr int kMaxDepth = limits::kNestingDepth;
 constexpr uint32_t kMaxHeight = limits::kExpressionHeight;  // tallest expression tree (long operator chains)
 
