@@ -9,7 +9,7 @@ namespace pure::limits {
 
 // Frontend. Parsing and checking recurse over the syntax tree; these bound that recursion so
 // no input can overflow the native stack.
-inline constexpr int kNestingDepth = 200;            // nested blocks, parentheses and calls
+inline constexpr int kNestingDepth = 200;            // nesting levels: blocks, brackets, items, ... (parser.cpp)
 inline constexpr uint32_t kExpressionHeight = 1000;  // tallest expression tree (long operator chains)
 inline constexpr size_t kErrorsShown = 20;           // diagnostics printed per run
 inline constexpr size_t kErrorsBeforeAbort = 200;    // the checker stops after this many

@@ -129,6 +129,7 @@ struct FuncDecl {
   std::vector<Param> params;
   TypeExprPtr result;  // null: no value
   std::vector<StmtPtr> body;
+  bool body_has_errors = false;   // the parser skipped part of the body after a syntax error
 
   // Filled by the checker.
   const Type* result_type = nullptr;

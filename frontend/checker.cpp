@@ -271,7 +271,8 @@ class Checker {
     for (size_t i = 0; i < f.params.size(); ++i) scopes_.back()[f.params[i].name] = static_cast<int>(i);
     loop_depth_ = 0;
     check_block(f.body, false);
-    if (f.result_type && f.result_type->kind != TypeKind::Void && !is_error(f.result_type) && !always_exits(f.body))
+    if (f.result_type && f.result_type->kind != TypeKind::Void && !is_error(f.result_type) && !f.body_has_errors &&
+        !always_exits(f.body))
       error(f.loc, "'" + f.name + "' can reach its end without returning " + a_type(f.result_type),
             "add a 'return' at the end");
     fn_ = nullptr;
@@ -826,6 +827,10 @@ class Checker {
   const Type* check_item_literal(Expr& e, const Type* expected) {
     if (!e.text.empty()) {
       auto it = type_names_.find(e.text);
+      if (it == type_names_.end() && e.text == "outcome") {  // the predeclared item, as in types
+        check_item_fields(e, tt_.outcome(), 0);
+        return tt_.outcome();
+      }
       if (it == type_names_.end() || it->second->kind != TypeKind::Item) {
         for (ExprPtr& a : e.args) check_expr(*a, nullptr);
         std::vector<std::string> items;

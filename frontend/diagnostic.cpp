@@ -17,6 +17,9 @@ static std::string printable_line(std::string_view line) {
   return out;
 }
 
+// Lines longer than this are shown as a window of this many bytes around the spot.
+static constexpr size_t kLongLine = 160;
+
 std::string Diagnostics::render() const {
   std::string out;
   // in source order, whichever pass found them
@@ -28,11 +31,20 @@ std::string Diagnostics::render() const {
     out += source_.path() + ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) +
            ": error: " + d.message + "\n";
     std::string_view line = source_.line_text(d.loc.line);
-    if (line.size() <= 400) {
-      out += "  " + printable_line(line) + "\n  ";
-      for (uint32_t i = 1; i < d.loc.col && i <= line.size(); ++i) out += line[i - 1] == '\t' ? '\t' : ' ';
-      out += "^\n";
+    // A long line is shown as a window around the spot, cut at character boundaries.
+    size_t at = std::min<size_t>(d.loc.col > 0 ? d.loc.col - 1 : 0, line.size());
+    size_t from = 0, to = line.size();
+    if (line.size() > kLongLine) {
+      from = at > kLongLine / 4 ? at - kLongLine / 4 : 0;
+      to = std::min(line.size(), from + kLongLine);
+      auto continuation = [&](size_t i) { return i < line.size() && (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80; };
+      while (from > 0 && continuation(from)) --from;
+      while (to < line.size() && continuation(to)) --to;
     }
+    std::string before = from > 0 ? "..." : "", after = to < line.size() ? "..." : "";
+    out += "  " + before + printable_line(line.substr(from, to - from)) + after + "\n  " + std::string(before.size(), ' ');
+    for (size_t i = from; i < at; ++i) out += line[i] == '\t' ? '\t' : ' ';
+    out += "^\n";
     if (!d.hint.empty()) out += "  hint: " + d.hint + "\n";
   }
   if (count_ > list_.size())

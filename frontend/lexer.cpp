@@ -70,7 +70,7 @@ bool is_ident_char(unsigned char c) { return is_ident_start(c) || is_digit(c); }
 class Lexer {
  public:
   Lexer(const Source& src, Diagnostics& diags, uint32_t begin, uint32_t end)
-      : src_(src), text_(src.text()), diags_(diags), pos_(begin), end_(end) {}
+      : src_(src), text_(src.text()), diags_(diags), begin_(begin), pos_(begin), end_(end) {}
 
   std::vector<Token> run() {
     std::vector<Token> out;
@@ -90,11 +90,20 @@ class Lexer {
   const Source& src_;
   const std::string& text_;
   Diagnostics& diags_;
+  uint32_t begin_;
   uint32_t pos_;
   uint32_t end_;
 
   char peek(uint32_t ahead = 0) const { return pos_ + ahead < end_ ? text_[pos_ + ahead] : '\0'; }
   Loc here() const { return src_.loc_at(pos_); }
+
+  // The end of the input is placed just after its last visible character, so that "found end of
+  // file" points into the last line that has something on it, never past the file's last line.
+  Loc end_loc() const {
+    uint32_t p = end_;
+    while (p > begin_ && (text_[p - 1] == ' ' || text_[p - 1] == '\t' || text_[p - 1] == '\r' || text_[p - 1] == '\n')) --p;
+    return src_.loc_at(p);
+  }
 
   bool skip_space_and_comments() {
     bool newline = false;
@@ -133,7 +142,7 @@ class Lexer {
 
   Token next() {
     Loc loc = here();
-    if (pos_ >= end_) return make(Tok::End, loc, 0);
+    if (pos_ >= end_) return make(Tok::End, end_loc(), 0);
     unsigned char c = static_cast<unsigned char>(text_[pos_]);
     if (is_ident_start(c)) return identifier(loc);
     if (is_digit(c)) return number(loc);
@@ -279,17 +288,22 @@ class Lexer {
   }
 
   // Strings are kept raw (escapes and {interpolations} are handled by the parser); here we only
-  // find the closing quote, tracking braces so that "{f("x")}" is one literal.
+  // find the closing quote, tracking braces so that "{f("x")}" is one literal. A text literal is
+  // one line: nothing past the end of its line is ever taken into it.
   Token string(Loc loc) {
     uint32_t start = ++pos_;
     // Inside {...} a nested text literal may hold braces and quotes of its own; each nesting
     // level remembers whether it is in such a literal.
     std::vector<bool> in_text;  // one per open '{'
-    while (pos_ < end_) {
-      char c = text_[pos_];
-      if (c == '\n' && in_text.empty()) break;
+    uint32_t close = start;
+    while (close < end_ && text_[close] != '\n') {
+      char c = text_[close];
       if (c == '\\') {
-        pos_ += 2;
+        if (close + 1 >= end_ || text_[close + 1] == '\n') {  // a backslash never escapes the line's end
+          ++close;
+          break;
+        }
+        close += 2;
         continue;
       }
       bool nested_text = !in_text.empty() && in_text.back();
@@ -301,17 +315,28 @@ class Lexer {
       } else if (!nested_text && c == '}' && !in_text.empty()) {
         in_text.pop_back();
       }
-      ++pos_;
+      ++close;
     }
-    if (pos_ >= end_ || text_[pos_] != '"') {
-      if (pos_ > end_) pos_ = end_;
-      return error(loc, "text literal is not closed with '\"' before the end of the line");
+    if (close >= end_ || text_[close] != '"') {
+      // The line ended first. If an interpolation was left open ("set {x"), the literal ends at
+      // the line's last unescaped quote and the parser reports the '{' that is not closed.
+      uint32_t line_end = close;
+      while (line_end < end_ && text_[line_end] != '\n') ++line_end;
+      close = line_end;
+      for (uint32_t i = start; i < line_end; ++i) {
+        if (text_[i] == '\\') ++i;
+        else if (text_[i] == '"') close = i;
+      }
+      if (close >= line_end) {
+        pos_ = line_end;
+        return error(loc, "text literal is not closed with '\"' before the end of the line");
+      }
     }
     Token t;
     t.kind = Tok::Str;
     t.loc = loc;
-    t.text = text_.substr(start, pos_ - start);
-    ++pos_;
+    t.text = text_.substr(start, close - start);
+    pos_ = close + 1;
     return t;
   }
 };

@@ -1,13 +1,21 @@
 // frontend/parser.cpp — recursive-descent parser with error recovery and a nesting limit.
 #include "frontend/parser.h"
 
+#include "base/limits.h"
 #include "frontend/lexer.h"
+
+#include <optional>
 
 namespace pure {
 namespace {
 
-constexpr int kMaxDepth = 200;    // deeper nesting is an error, never a stack overflow
-constexpr uint32_t kMaxHeight = 1000;  // tallest expression tree (long operator chains)
+// Nesting deeper than kMaxDepth levels is an error, never a stack overflow. One level is one of:
+// a block inside a function's body, an `else if`, a parenthesis, a call's or method's arguments,
+// an index `[...]`, a list literal, an item literal, an interpolation `{...}` in a text, a unary
+// `-` or `not`, and a `seq` or `list by` inside a type. Each level costs a bounded number of C++
+// frames here and in every later pass. docs/language.md ("Limits of the compiler") lists the same.
+constexpr int kMaxDepth = limits::kNestingDepth;
+constexpr uint32_t kMaxHeight = limits::kExpressionHeight;  // tallest expression tree (long operator chains)
 
 class Parser {
  public:
@@ -88,7 +96,7 @@ class Parser {
     return "";
   }
 
-  struct DepthGuard {
+  struct DepthGuard {  // one nesting level (see kMaxDepth) for its lifetime
     Parser& p;
     explicit DepthGuard(Parser& parser, Loc loc) : p(parser) {
       if (++p.depth_ > kMaxDepth) {
@@ -237,7 +245,8 @@ class Parser {
   }
 
   TypeExprPtr type() {
-    DepthGuard guard(*this, peek().loc);
+    std::optional<DepthGuard> guard;
+    if (at(Tok::KwSeq) || at(Tok::KwList)) guard.emplace(*this, peek().loc);
     auto t = std::make_unique<TypeExpr>();
     t->loc = peek().loc;
     if (at(Tok::KwSeq)) {
@@ -282,14 +291,26 @@ class Parser {
       error_here("expected '{' to start the body, found " + found());
       return;
     }
-    f.body = block();
+    size_t errors_before = diags_.count();
+    f.body = block(/*nested=*/false);
+    f.body_has_errors = diags_.count() > errors_before;
     if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
     m.funcs.push_back(std::move(f));
   }
 
   // ---- statements ---------------------------------------------------------------------------
-  std::vector<StmtPtr> block() {
-    DepthGuard guard(*this, peek().loc);
+  static bool starts_statement(Tok k) {
+    switch (k) {
+      case Tok::KwLet: case Tok::KwVar: case Tok::KwIf: case Tok::KwWhile: case Tok::KwFor:
+      case Tok::KwReturn: case Tok::KwBreak: case Tok::KwContinue: case Tok::KwFail: return true;
+      default: return false;
+    }
+  }
+
+  // A `{ ... }` of statements; a function's own body is not a nesting level, blocks inside it are.
+  std::vector<StmtPtr> block(bool nested = true) {
+    std::optional<DepthGuard> guard;
+    if (nested) guard.emplace(*this, peek().loc);
     std::vector<StmtPtr> out;
     expect(Tok::LBrace, "to start a block");
     while (!at(Tok::RBrace) && !at(Tok::End)) {
@@ -304,7 +325,6 @@ class Parser {
   }
 
   StmtPtr statement() {
-    DepthGuard guard(*this, peek().loc);
     Loc loc = peek().loc;
     StmtPtr s;
     switch (peek().kind) {
@@ -345,8 +365,12 @@ class Parser {
         [[fallthrough]];
       default: s = expression_statement(); break;
     }
-    if (!panic_ && !at(Tok::RBrace) && !at(Tok::End) && !accept(Tok::Semicolon) && !peek().newline_before)
+    if (!panic_ && !at(Tok::RBrace) && !at(Tok::End) && !accept(Tok::Semicolon) && !peek().newline_before) {
       error_here("expected a new line or ';' after the statement, found " + found());
+      // `let y = x + 1 return y`: the keyword starts the next statement; parse it as one rather
+      // than skip it, so that later errors (a missing return, an unknown name) stay true.
+      if (starts_statement(peek().kind)) panic_ = false;
+    }
     return s;
   }
 
@@ -371,9 +395,12 @@ class Parser {
     s->expr = header_expression();
     s->body = block();
     if (accept(Tok::KwElse)) {
-      DepthGuard guard(*this, peek().loc);  // each `else if` nests one level deeper
-      if (at(Tok::KwIf)) s->else_body.push_back(if_statement());
-      else s->else_body = block();
+      if (at(Tok::KwIf)) {
+        DepthGuard guard(*this, peek().loc);  // each `else if` nests one level deeper
+        s->else_body.push_back(if_statement());
+      } else {
+        s->else_body = block();
+      }
     }
     return s;
   }
@@ -417,7 +444,6 @@ class Parser {
 
   // ---- expressions --------------------------------------------------------------------------
   ExprPtr expression() {
-    DepthGuard guard(*this, peek().loc);
     return or_expr();
   }
 
@@ -563,6 +589,7 @@ class Parser {
           e = std::move(f);
         }
       } else if (at(Tok::LBracket) && !peek().newline_before) {
+        DepthGuard guard(*this, peek().loc);
         auto ix = std::make_unique<Expr>(ExprKind::Index, advance().loc);
         ix->args.push_back(std::move(e));
         do {
@@ -579,6 +606,7 @@ class Parser {
   }
 
   void call_arguments(std::vector<ExprPtr>& out) {
+    DepthGuard guard(*this, peek().loc);
     expect(Tok::LParen, "to start the arguments");
     bool saved = no_item_literal_;
     no_item_literal_ = false;
@@ -591,7 +619,6 @@ class Parser {
   }
 
   ExprPtr primary() {
-    DepthGuard guard(*this, peek().loc);
     const Token& t = peek();
     Loc loc = t.loc;
     switch (t.kind) {
@@ -633,6 +660,7 @@ class Parser {
         return e;
       }
       case Tok::LParen: {
+        DepthGuard guard(*this, loc);
         advance();
         bool saved = no_item_literal_;
         no_item_literal_ = false;
@@ -642,6 +670,7 @@ class Parser {
         return e;
       }
       case Tok::LBracket: {
+        DepthGuard guard(*this, loc);
         advance();
         auto e = std::make_unique<Expr>(ExprKind::SeqLit, loc);
         bool saved = no_item_literal_;
@@ -672,6 +701,7 @@ class Parser {
 
   // At '{': `{ name: expr, ... }`.
   ExprPtr item_literal(Loc loc) {
+    DepthGuard guard(*this, peek().loc);
     auto e = std::make_unique<Expr>(ExprKind::ItemLit, loc);
     expect(Tok::LBrace, "to start the item");
     bool saved = no_item_literal_;
@@ -730,6 +760,7 @@ class Parser {
       if (tokens.size() == 1) {
         diags_.error(src_.loc_at(base + static_cast<uint32_t>(i)), "empty '{}' in text", "write '\\{\\}' for braces");
       } else {
+        DepthGuard guard(*this, src_.loc_at(base + static_cast<uint32_t>(i)));
         Parser sub(src_, diags_, std::move(tokens));
         sub.depth_ = depth_;
         interp->args.push_back(sub.lone_expression());

@@ -130,8 +130,17 @@ struct Function {
   std::vector<Loop> loops;
 };
 
+// An implementation limit that lowering found (a function with too many slots): a compile error
+// at a place in the source. A Program with any of these must not be loaded.
+struct LimitError {
+  Loc loc;
+  std::string message;
+  std::string hint;
+};
+
 struct Program {
   std::string path;
+  std::vector<LimitError> errors;      // limits reached; empty for a program that can be loaded
   std::vector<Function> functions;
   std::vector<std::string> texts;      // text constants
   std::vector<ListDesc> lists;         // descriptors of event list types

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/limits.h"
 #include "frontend/token.h"
 #include "ir/ir.h"
 
@@ -59,6 +60,17 @@ class Lowerer {
   int loop_nesting_ = 0;  // > 0 while lowering a loop, its condition included
   std::map<const Type*, int> desc_index_;
   std::map<std::string, int> text_index_;
+  // For locating the frame-size limit: the statement and the expressions being lowered
+  // (outermost first, with the slot count when each began).
+  struct OpenExpr {
+    const Expr* e;
+    size_t slots_before;
+  };
+  std::vector<OpenExpr> open_exprs_;
+  OpenExpr biggest_{nullptr, 0};  // the innermost finished expression that took half the limit
+  size_t biggest_used_ = 0;
+  Loc stmt_loc_;
+  bool too_large_ = false;  // the current function's error was reported
 
   // ---- descriptors and constants ------------------------------------------------------------
   ListDesc make_desc(const Type* t, const std::string& name) {
@@ -112,7 +124,36 @@ class Lowerer {
   uint32_t new_slot(SlotKind k, const std::string& name = "") {
     f_->slots.push_back(k);
     f_->slot_names.push_back(name);
+    check_frame_size();
     return static_cast<uint32_t>(f_->slots.size() - 1);
+  }
+
+  // A frame (slots and call area) past limits::kFrameSlots cannot be addressed by 16-bit operands.
+  // Reported once per function, at the expression that takes most of the slots: the innermost one
+  // that took at least half of the limit by itself (a long list literal), being lowered or done,
+  // else the statement being lowered when the limit was passed.
+  void check_frame_size() {
+    size_t used = f_->slots.size() + f_->scratch_slots;
+    if (too_large_ || used <= limits::kFrameSlots) return;
+    too_large_ = true;
+    LimitError err;
+    err.loc = stmt_loc_.known() ? stmt_loc_ : f_->loc;
+    err.hint = "split the function into smaller ones";
+    const Expr* culprit = biggest_.e;
+    for (auto it = open_exprs_.rbegin(); it != open_exprs_.rend(); ++it) {
+      if (f_->slots.size() - it->slots_before < limits::kFrameSlots / 2) continue;
+      culprit = it->e;
+      break;
+    }
+    if (culprit) {
+      err.loc = culprit->loc;
+      if (culprit->kind == ExprKind::SeqLit)
+        err.hint = "a list literal takes a slot per element; build a long list with .push in a loop";
+    }
+    const char* what = fd_->kind == FuncKind::Event ? "event" : fd_->kind == FuncKind::Query ? "query" : "function";
+    err.message = std::string(what) + " '" + f_->name + "' is too large: it needs more than " + std::to_string(limits::kFrameSlots) +
+                  " slots (one per local, temporary and item field)";
+    p_.errors.push_back(std::move(err));
   }
 
   // Slots for a value of type t (one per field for items); returns the first.
@@ -130,6 +171,7 @@ class Lowerer {
   // evaluated, so one area per function serves all calls, nested ones included.
   uint32_t new_scratch(uint32_t n) {
     f_->scratch_slots = std::max(f_->scratch_slots, n);
+    check_frame_size();
     return kScratch;
   }
 
@@ -175,6 +217,11 @@ class Lowerer {
     f_->kind = fd.kind;
     f_->loc = fd.loc;
     local_slot_.assign(fd.locals.size(), 0);
+    too_large_ = false;
+    stmt_loc_ = fd.loc;
+    open_exprs_.clear();
+    biggest_ = {nullptr, 0};
+    biggest_used_ = 0;
     for (size_t i = 0; i < fd.params.size(); ++i) local_slot_[i] = new_slots(fd.locals[i].type, fd.locals[i].name);
     f_->param_slots = static_cast<uint32_t>(f_->slots.size());
     for (size_t i = 0; i < fd.params.size(); ++i) {
@@ -207,6 +254,13 @@ class Lowerer {
 
   // ---- statements ---------------------------------------------------------------------------
   void statement(const Stmt& s) {
+    Loc outer = stmt_loc_;
+    stmt_loc_ = s.loc;
+    lower_statement(s);
+    stmt_loc_ = outer;
+  }
+
+  void lower_statement(const Stmt& s) {
     switch (s.kind) {
       case StmtKind::Let: let_statement(s); break;
       case StmtKind::Assign: assign(s); break;
@@ -609,6 +663,21 @@ class Lowerer {
   // Evaluates e; returns the first slot of its value. If dst >= 0 the value is written there
   // when that is free, otherwise the caller moves it.
   uint32_t expr(const Expr& e, int64_t dst = -1) {
+    open_exprs_.push_back({&e, f_->slots.size()});
+    uint32_t slot = lower_expr(e, dst);
+    OpenExpr done = open_exprs_.back();
+    open_exprs_.pop_back();
+    size_t used = f_->slots.size() - done.slots_before;
+    // keep the innermost big one: an enclosing expression began no later than it did
+    bool encloses = biggest_.e && done.slots_before <= biggest_.slots_before;
+    if (used >= limits::kFrameSlots / 2 && used > biggest_used_ && !encloses) {
+      biggest_ = done;
+      biggest_used_ = used;
+    }
+    return slot;
+  }
+
+  uint32_t lower_expr(const Expr& e, int64_t dst) {
     auto out = [&](SlotKind k) { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slot(k); };
     auto out_value = [&]() { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type); };
     switch (e.kind) {

@@ -68,7 +68,8 @@ std::string format_fixed(double value, int decimals) {
     return std::string(buffer, result.ptr);
 }
 
-bool parse_int(std::string_view text, int64_t& result) {
+bool parse_int(std::string_view text, int64_t& result, bool* out_of_range) {
+    if (out_of_range) *out_of_range = false;
     size_t position = 0;
     bool negative = false;
     if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
@@ -78,12 +79,20 @@ bool parse_int(std::string_view text, int64_t& result) {
     if (position == text.size()) return false;
     uint64_t limit = negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
     uint64_t magnitude = 0;
+    bool too_large = false;
     for (; position < text.size(); ++position) {
         char c = text[position];
         if (c < '0' || c > '9') return false;
         uint64_t digit = static_cast<uint64_t>(c - '0');
-        if (magnitude > (limit - digit) / 10) return false;
+        if (too_large || magnitude > (limit - digit) / 10) {
+            too_large = true;  // the digits go on being checked: "99999999999999999999x" is not an integer
+            continue;
+        }
         magnitude = magnitude * 10 + digit;
+    }
+    if (too_large) {
+        if (out_of_range) *out_of_range = true;
+        return false;
     }
     result = negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
     return true;
@@ -136,7 +145,8 @@ NumberShape check_shape(std::string_view text) {
 
 }  // namespace
 
-bool parse_num(std::string_view text, double& result) {
+bool parse_num(std::string_view text, double& result, bool* out_of_range) {
+    if (out_of_range) *out_of_range = false;
     if (text == "inf" || text == "-inf" || text == "nan") {
         double infinity = HUGE_VAL;
         result = text == "nan" ? std::nan("") : (text[0] == '-' ? -infinity : infinity);
@@ -150,7 +160,10 @@ bool parse_num(std::string_view text, double& result) {
     auto [end, error] = std::from_chars(first, last, value, std::chars_format::general);
     if (end != last) return false;
     if (error == std::errc::result_out_of_range) {
-        if (shape.magnitude > 0) return false;             // too large for a double
+        if (shape.magnitude > 0) {                          // too large for a double
+            if (out_of_range) *out_of_range = true;
+            return false;
+        }
         value = text[0] == '-' ? -0.0 : 0.0;               // too small: rounds to zero
     } else if (error != std::errc()) {
         return false;

@@ -21,12 +21,14 @@ std::string format_int(int64_t value);
 constexpr int kMaxDecimals = 100;
 std::string format_fixed(double value, int decimals);
 
-// Optional '+' or '-', then one or more ASCII digits, nothing else. False on overflow or bad text.
-bool parse_int(std::string_view text, int64_t& result);
+// Optional '+' or '-', then one or more ASCII digits, nothing else. False on overflow or bad text;
+// *out_of_range (when given) tells the two apart: true for well-formed digits beyond 64 bits.
+bool parse_int(std::string_view text, int64_t& result, bool* out_of_range = nullptr);
 
 // Optional sign, digits with an optional '.' and exponent ("1", "-2.5", ".5", "5.", "1e-7", "1E+21"),
 // rounded to nearest; or exactly "inf", "-inf", "nan". False for anything else, including trailing
-// characters, hexadecimal, and magnitudes too large for a double (values too small become +-0.0).
-bool parse_num(std::string_view text, double& result);
+// characters, hexadecimal, and magnitudes too large for a double (values too small become +-0.0);
+// *out_of_range (when given) is true only for the last: a well-formed number beyond the double range.
+bool parse_num(std::string_view text, double& result, bool* out_of_range = nullptr);
 
 }  // namespace pure::numtext

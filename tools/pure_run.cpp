@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -17,7 +18,13 @@ namespace {
 
 constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRuntime = 3;
 
-bool read_file(const std::string& path, std::string& out) {
+// Reads a whole source file; on failure returns false with the reason in `why` (may be empty).
+bool read_file(const std::string& path, std::string& out, std::string& why) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {  // a directory opens, then reads as empty
+    why = "it is a directory";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
   std::ostringstream ss;
@@ -77,9 +84,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pure-run: PURE_JIT=%s asks for a JIT, and this build has only the interpreter (use PURE_JIT=0)\n", jit);
     return kExitUsage;
   }
-  std::string text;
-  if (!read_file(path, text)) {
-    std::fprintf(stderr, "pure-run: cannot read '%s'\n", path.c_str());
+  std::string text, why;
+  if (!read_file(path, text, why)) {
+    std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
     return kExitUsage;
   }
   pure::Source source(path, std::move(text));
@@ -91,6 +98,11 @@ int main(int argc, char** argv) {
   }
   if (dump_ast) std::fputs(pure::dump_ast(checked.module).c_str(), stdout);
   pure::ir::Program ir = pure::ir::lower_module(checked, path);
+  if (!ir.errors.empty()) {  // an implementation limit, located in the source
+    for (const pure::ir::LimitError& e : ir.errors) diags.error(e.loc, e.message, e.hint);
+    std::fputs(diags.render().c_str(), stderr);
+    return kExitCompile;
+  }
   if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
   std::string error;
   std::unique_ptr<pure::vm::Program> program = pure::vm::load_program(ir, error);

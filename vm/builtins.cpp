@@ -206,7 +206,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         if (ip->c == static_cast<uint32_t>(TypeKind::Num)) {
           a[0].n = math::abs(a[0].n);
         } else {
-          if (a[0].i == INT64_MIN) overflow(ip, "-", 0, a[0].i);
+          if (a[0].i == INT64_MIN) fault(ip, "integer overflow: abs(-9223372036854775808) does not fit in 64 bits");
           a[0].i = a[0].i < 0 ? -a[0].i : a[0].i;
         }
         return;
@@ -259,13 +259,20 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       }
       case Builtin::ParseInt: {
         int64_t v;
-        if (!numtext::parse_int(sv(a[0]), v)) fault(ip, "parse_int: \"" + std::string(sv(a[0]).substr(0, 60)) + "\" is not an integer");
+        bool out_of_range;
+        if (!numtext::parse_int(sv(a[0]), v, &out_of_range))
+          fault(ip, "parse_int: \"" + std::string(sv(a[0]).substr(0, 60)) + "\"" +
+                        (out_of_range ? " is out of range (an int is -9223372036854775808 .. 9223372036854775807)"
+                                      : " is not an integer"));
         a[0].i = v;
         return;
       }
       case Builtin::ParseNum: {
         double v;
-        if (!numtext::parse_num(sv(a[0]), v)) fault(ip, "parse_num: \"" + std::string(sv(a[0]).substr(0, 60)) + "\" is not a number");
+        bool out_of_range;
+        if (!numtext::parse_num(sv(a[0]), v, &out_of_range))
+          fault(ip, "parse_num: \"" + std::string(sv(a[0]).substr(0, 60)) + "\"" +
+                        (out_of_range ? " is out of range (beyond about 1.8e308)" : " is not a number"));
         a[0].n = v;
         return;
       }
@@ -321,7 +328,8 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           size_t nl = t.find('\n', start);
           size_t end = nl == std::string_view::npos ? t.size() : nl;
           std::string_view line = t.substr(start, end - start);
-          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          // "\r\n" ends a line; a '\r' not followed by '\n' (one ending the text included) is kept
+          if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
           lines.emplace_back(line);
           start = end + 1;
         }

@@ -104,7 +104,7 @@ struct Program {
 };
 
 // Turns IR into bytecode. Fails (with a message) only past implementation limits, e.g. a
-// function with more than 65,000 slots.
+// function with more than limits::kFrameSlots (60,000) slots; pure-run meets that limit in lowering.
 std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error);
 
 std::string dump_bytecode(const Program& p);

@@ -91,7 +91,7 @@ EXEC(ADDI_INT) {
   return ip + 1;
 }
 EXEC(NEG_INT) {
-  if (s[ip->b].i == INT64_MIN) overflow(ip, "-", 0, s[ip->b].i);
+  if (s[ip->b].i == INT64_MIN) fault(ip, "integer overflow: -(-9223372036854775808) does not fit in 64 bits");
   s[ip->a].i = -s[ip->b].i;
   return ip + 1;
 }

@@ -238,3 +238,85 @@ TEST_CASE("frontend: source must be valid UTF-8; the first bad byte is located")
   Compiled good(in_main("  print(\"caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac\") // \xc3\xa9"));
   CHECK_MESSAGE(good.ok(), good.errors());
 }
+
+TEST_CASE("checker: an open '{' in a text is reported at the '{', and later errors still are") {
+  // issue 13: the literal swallowed the rest of the file; the later type error was never reported
+  // and an error was placed on a line past the end of the file
+  std::string source = in_main("  let x = 1\n  print(\"set {x\")\n  let y: int = \"a\"\n  print(y)");
+  std::string errors = errors_of(source);
+  CHECK(errors ==
+        "t.pure:3:14: error: '{' in text is not closed\n"
+        "    print(\"set {x\")\n"
+        "               ^\n"
+        "  hint: write '\\{' for a brace\n"
+        "t.pure:4:16: error: 'y' is declared as int but the value is text\n"
+        "    let y: int = \"a\"\n"
+        "                 ^\n");
+}
+
+TEST_CASE("checker: a statement run into the next one does not also lose the next one") {
+  // issue 13: `let y = x + 1 return y` also reported "'f' can reach its end without returning"
+  CHECK(errors_of("fn f(x: int) -> int {\n  let y = x + 1 return y\n}\nfn main() { print(f(1)) }\n") ==
+        "t.pure:2:17: error: expected a new line or ';' after the statement, found 'return'\n"
+        "    let y = x + 1 return y\n"
+        "                  ^\n");
+  // the statement after the missing separator is checked like any other
+  CHECK(contains(errors_of(in_main("  let x = 1 let y = 2\n  print(x + y + z)")), "unknown name 'z'"));
+  // when the parser had to skip part of a body, the body is incomplete: no missing-return error
+  std::string skipped = errors_of("fn f(x: int) -> int {\n  let y = x + ) return y\n}\nfn main() { print(f(1)) }\n");
+  CHECK(contains(skipped, "expected an expression, found ')'"));
+  CHECK_FALSE(contains(skipped, "can reach its end"));
+}
+
+TEST_CASE("checker: 'outcome' can be written as an item literal, as it can be named as a type") {
+  // issue 13: `outcome { ... }` said "unknown item type 'outcome'"
+  Compiled c(in_main("  let o = outcome { ok: false, reason: \"no\" }\n  let p: outcome = { ok: true, reason: \"\" }\n"
+                     "  print(o.reason)\n  print(p.ok)"));
+  CHECK_MESSAGE(c.ok(), c.errors());
+  CHECK(contains(errors_of(in_main("  let o = outcome { ok: true }")), "field 'reason' is missing from the item"));
+  CHECK(contains(errors_of(in_main("  let o = outcome { ok: 1, reason: \"\" }")), "field 'ok' must be bool, not int"));
+}
+
+TEST_CASE("diagnostics: a long source line is shown as a window around the spot, with the caret under it") {
+  // before, lines over 400 bytes were not shown at all (a long list literal had no source line)
+  std::string list = "[";
+  for (int i = 0; i < 300; ++i) list += "1, ";
+  list += "\"x\"]";  // the odd element is at column 913 of the line
+  std::string errors = errors_of(in_main("  let xs = " + list));
+  std::string want_head = "t.pure:2:913: error: a list's elements must share one type: this is text, the first is int\n  ...";
+  REQUIRE(errors.rfind(want_head, 0) == 0);
+  size_t line_start = errors.find('\n') + 1;
+  size_t line_end = errors.find('\n', line_start);
+  std::string shown = errors.substr(line_start, line_end - line_start);
+  std::string caret = errors.substr(line_end + 1, errors.find('\n', line_end + 1) - line_end - 1);
+  CHECK(shown.size() < 200);
+  CHECK(shown.find("1, 1, \"x\"]") != std::string::npos);
+  REQUIRE(caret.size() <= shown.size());
+  CHECK(caret.back() == '^');
+  CHECK(shown[caret.size() - 1] == '"');  // the caret stands under the opening quote of "x"
+  // a short line is shown whole, as before
+  CHECK(contains(errors_of(in_main("  let y: int = \"a\"")), "\n    let y: int = \"a\"\n                 ^\n"));
+}
+
+TEST_CASE("checker: interpolation and text() take items and lists, as print does (type rule 5)") {
+  // issue 13: language.md's rule 5 said only int, num, bool and text, while the checker (and the
+  // section on printing) took items and lists; the rule now says what the checker does
+  Compiled c("type P { a: int }\nfn main() {\n  let p = P { a: 1 }\n  let xs = [p]\n"
+             "  let m = list by k: text { n: int = 0 }\n  print(\"{p} {xs} {m} {[1, 2]}\" + text(p) + text(xs) + text(m))\n}\n");
+  CHECK_MESSAGE(c.ok(), c.errors());
+  CHECK(contains(errors_of("fn f() { }\nfn main() {\n  print(\"{f()}\")\n}\n"),
+                 "t.pure:3:11: error: this has no value to put into a text"));
+  CHECK(contains(errors_of("fn f() { }\nfn main() {\n  print(text(f()))\n}\n"),
+                 "t.pure:3:14: error: this has no value to turn into text"));
+  CHECK(contains(errors_of("list s seq int\nfn main() {\n  print(\"{s}\")\n}\n"), "is the module's state, not a value"));
+  CHECK(contains(errors_of("list s seq int\nfn main() {\n  print(text(s))\n}\n"), "is the module's state, not a value"));
+}
+
+TEST_CASE("checker: negative number defaults are literals; other expressions are not") {
+  // issue 13: errors.md said negative num defaults were rejected; they are accepted
+  CHECK(errors_of("type T { a: num = -1.5, b: num = -2, c: int = -9223372036854775808 }\nfn main() { }\n").empty());
+  CHECK(errors_of("fn main() {\n  let m = list by k: int { v: num = -0.25 }\n  m[1].v += 1.0\n}\n").empty());
+  CHECK(contains(errors_of("type T { a: num = -x }\nfn main() { }\n"), "the default of 'a' must be a num literal"));
+  CHECK(contains(errors_of("type T { a: bool = -true }\nfn main() { }\n"), "the default of 'a' must be a bool literal"));
+  CHECK(contains(errors_of("type T { a: text = -\"x\" }\nfn main() { }\n"), "the default of 'a' must be a text literal"));
+}

@@ -222,3 +222,34 @@ TEST_CASE("ir: the verifier finds what is broken") {
     CHECK(ir::verify_function(f, true, &order) == "");
   }
 }
+
+TEST_CASE("ir: a function past the frame limit is a located error, at the list literal that fills it") {
+  // issue 13: a 60,001-element list literal was "function 'main' is too large" at 1:1, no line
+  auto list_of = [](int n) {
+    std::string s = "[";
+    for (int i = 0; i < n; ++i) s += i ? ", 1" : "1";
+    return s + "]";
+  };
+  ir::Program big = lower("fn main() {\n  let n = 1\n  let xs = " + list_of(60001) + "\n  print(xs.count() + n)\n}\n");
+  REQUIRE(big.errors.size() == 1);
+  CHECK(big.errors[0].loc.line == 3);
+  CHECK(big.errors[0].loc.col == 12);  // the '['
+  CHECK(big.errors[0].message ==
+        "function 'main' is too large: it needs more than 60000 slots (one per local, temporary and item field)");
+  CHECK(big.errors[0].hint.find(".push in a loop") != std::string::npos);
+  // inside a call, the literal is still the place
+  ir::Program arg = lower("fn main() {\n  print(" + list_of(60001) + ".count())\n}\n");
+  REQUIRE(arg.errors.size() == 1);
+  CHECK(arg.errors[0].loc.line == 2);
+  CHECK(arg.errors[0].loc.col == 9);
+  // many small statements: the statement that passes the limit, in the function that does
+  std::string locals = "fn small() { }\nevent e() {\n";
+  for (int i = 0; i < 60010; ++i) locals += "  let v" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  ir::Program many = lower(locals + "}\nfn main() { }\n");
+  REQUIRE(many.errors.size() == 1);
+  CHECK(many.errors[0].message.rfind("event 'e' is too large", 0) == 0);
+  CHECK(many.errors[0].loc.line > 60000);
+  CHECK(many.errors[0].loc.line < 60010);
+  CHECK(many.errors[0].loc.col == 7);  // the name of the `let`
+  CHECK(lower("fn main() {\n  print(" + list_of(20000) + ".count())\n}\n").errors.empty());
+}

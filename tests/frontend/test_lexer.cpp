@@ -121,6 +121,39 @@ TEST_CASE("lexer: an unclosed text literal is one located error and lexing goes 
   CHECK(saw_t);
 }
 
+TEST_CASE("lexer: an open '{' in a text ends the literal at the line's last quote, never past the line") {
+  // issue 13: "set {x" used to run on past the end of the line and swallow the rest of the file
+  Lexed l("print(\"set {x\")\nlet y = \"z\"");
+  CHECK_FALSE(l.diags->any());  // the parser reports the open '{'; the literal itself is closed
+  REQUIRE(l.tokens.size() == 9);
+  CHECK(l.tokens[2].kind == Tok::Str);
+  CHECK(l.tokens[2].text == "set {x");
+  CHECK(l.tokens[3].kind == Tok::RParen);
+  CHECK(l.tokens[4].kind == Tok::KwLet);
+  CHECK(l.tokens[4].newline_before);
+  CHECK(l.tokens[7].text == "z");
+  // without any closing quote on the line the error stops at the line's end
+  Lexed open("let s = \"a {f(\nlet t = \"b\"");
+  REQUIRE(open.diags->count() == 1);
+  CHECK(open.list()[0].loc.line == 1);
+  CHECK(open.tokens[4].kind == Tok::KwLet);
+  // a backslash at the end of a line does not carry the literal onto the next one
+  Lexed slash("let s = \"abc\\\nlet t = \"b\"");
+  REQUIRE(slash.diags->count() == 1);
+  CHECK(slash.tokens[4].kind == Tok::KwLet);
+  CHECK(slash.tokens[7].text == "b");
+}
+
+TEST_CASE("lexer: the end of the input is located after the last visible character") {
+  Lexed l("fn main() {\n  print(1)\n\n  \n");
+  REQUIRE(l.tokens.back().kind == Tok::End);
+  CHECK(l.tokens.back().loc.line == 2);
+  CHECK(l.tokens.back().loc.col == 11);
+  Lexed empty("\n\n");
+  CHECK(empty.tokens.back().loc.line == 1);
+  CHECK(empty.tokens.back().loc.col == 1);
+}
+
 TEST_CASE("lexer: a text literal ending in a backslash at the end of input") {
   Lexed l("\"abc\\");
   CHECK(l.diags->count() == 1);

@@ -3,6 +3,8 @@
 // Depends on frontend/parser.h through frontend_support.h.
 #include <doctest/doctest.h>
 
+#include <functional>
+
 #include "tests/frontend/frontend_support.h"
 
 using namespace pure;
@@ -227,6 +229,58 @@ TEST_CASE("parser: deep nesting is 'nested too deeply', never a crash") {
   // Nesting below the limit is fine.
   Parsed ok("fn main() { let x = " + nested("(", "1", ")", 50) + " }");
   CHECK_MESSAGE(!ok.diags->any(), ok.errors());
+}
+
+TEST_CASE("parser: the nesting limit counts the levels the docs count, exactly 200") {
+  // issue 13: 97 blocks, 97 parentheses or calls, or a flat chain of 195 'else if' branches already
+  // failed, all saying "more than 200 levels". One level is one block inside a function's body,
+  // one 'else if', one bracket of any kind, one item literal, one interpolation, one unary operator
+  // or one seq/list inside a type (docs/language.md, Limits).
+  auto repeat = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  struct Kind {
+    const char* name;
+    std::function<std::string(int)> source;  // a module with n levels of this kind
+  };
+  const std::string head = "type T { a: int }\nfn f(x: int) -> int { return x }\nfn main() {\n  let xs = [1]\n";
+  const Kind kinds[] = {
+      {"blocks", [&](int n) { return head + repeat("{ ", n) + repeat("} ", n) + "\n}\n"; }},
+      {"if blocks", [&](int n) { return head + repeat("if true { ", n) + repeat("} ", n) + "\n}\n"; }},
+      {"while blocks", [&](int n) { return head + repeat("while false { ", n) + repeat("} ", n) + "\n}\n"; }},
+      {"else if", [&](int n) { return head + "  let v = 1\n  if v == 0 { }" + repeat(" else if v == 1 { }", n - 1) + "\n}\n"; }},
+      {"parentheses", [&](int n) { return head + "  let y = " + repeat("(", n) + "1" + repeat(")", n) + "\n}\n"; }},
+      {"calls", [&](int n) { return head + "  let y = " + repeat("f(", n) + "1" + repeat(")", n) + "\n}\n"; }},
+      {"methods", [&](int n) { return head + "  let y = " + repeat("xs.at(", n) + "0" + repeat(")", n) + "\n}\n"; }},
+      {"indexes", [&](int n) { return head + "  let y = " + repeat("xs[", n) + "0" + repeat("]", n) + "\n}\n"; }},
+      {"minus", [&](int n) { return head + "  let z = 1\n  let y = " + repeat("-", n) + "z\n}\n"; }},
+      {"not", [&](int n) { return head + "  let y = " + repeat("not ", n) + "true\n}\n"; }},
+      {"items", [&](int n) { return head + "  let y = " + repeat("T { a: ", n) + "1" + repeat(" }", n) + "\n}\n"; }},
+      {"interpolations", [&](int n) {
+         std::string e = "1";
+         for (int i = 0; i < n; ++i) e = "\"{" + e + "}\"";
+         return head + "  let y = " + e + "\n}\n";
+       }},
+      {"seq types", [&](int n) { return "type L = " + repeat("seq ", n) + "int\nfn main() { }\n"; }},
+  };
+  for (const Kind& k : kinds) {
+    CAPTURE(k.name);
+    Parsed at_limit(k.source(200));
+    CHECK_MESSAGE(at_limit.errors().find("nested too deeply") == std::string::npos, at_limit.errors());
+    Parsed past(k.source(201));
+    CHECK(past.errors().find("error: program is nested too deeply (more than 200 levels)") != std::string::npos);
+  }
+  // 200 levels compile through the checker (the type errors of the odd cases aside) without trouble
+  for (const char* name : {"blocks", "else if", "parentheses", "calls", "minus", "not", "interpolations"}) {
+    for (const Kind& k : kinds) {
+      if (std::string(k.name) != name) continue;
+      CAPTURE(k.name);
+      test::Compiled c(k.source(200));
+      CHECK_MESSAGE(c.ok(), c.errors());
+    }
+  }
 }
 
 TEST_CASE("parser: garbage input never loops and always ends with diagnostics") {

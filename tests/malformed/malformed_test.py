@@ -148,8 +148,12 @@ def run_compiled(pure_run, path, timeout, steps):
 
 
 def check_locations(path, data, stderr):
-    """Every `PATH:LINE:COL: error:` line must point into the file (LINE 1..lines, COL 1..len+1)."""
+    """Every `PATH:LINE:COL: error:` line must point into the file (LINE 1..lines, COL 1..len+1).
+    A final newline ends the last line; it does not start one more (an error "at line 8" of a
+    7-line file is outside it)."""
     lines = data.split(b"\n")
+    if len(lines) > 1 and lines[-1] == b"":
+        lines.pop()
     pattern = re.compile(re.escape(path) + rb":([0-9]+):([0-9]+): error: ")
     for m in pattern.finditer(stderr):
         line, col = int(m.group(1)), int(m.group(2))

@@ -132,6 +132,45 @@ TEST_CASE("parse_int") {
     }
 }
 
+TEST_CASE("parse_int and parse_num tell out-of-range numbers from malformed text") {
+    // issue 13: parse_int("9223372036854775808") said "is not an integer"
+    const char* too_large_ints[] = {"9223372036854775808", "-9223372036854775809", "+99999999999999999999"};
+    for (const char* text : too_large_ints) {
+        int64_t value = 7;
+        bool out_of_range = false;
+        INFO("text: '", text, "'");
+        CHECK_FALSE(parse_int(text, value, &out_of_range));
+        CHECK(out_of_range);
+        CHECK(value == 7);
+    }
+    const char* bad_ints[] = {"99999999999999999999x", "x99999999999999999999", "", "-", "1.0"};
+    for (const char* text : bad_ints) {
+        int64_t value = 7;
+        bool out_of_range = true;
+        INFO("text: '", text, "'");
+        CHECK_FALSE(parse_int(text, value, &out_of_range));
+        CHECK_FALSE(out_of_range);
+    }
+    int64_t ok = 0;
+    bool out_of_range = true;
+    CHECK(parse_int("-9223372036854775808", ok, &out_of_range));
+    CHECK_FALSE(out_of_range);
+    for (const char* text : {"1e400", "-1e400", "1.7976931348623159e308"}) {
+        double value = 0;
+        bool far = false;
+        INFO("text: '", text, "'");
+        CHECK_FALSE(parse_num(text, value, &far));
+        CHECK(far);
+    }
+    for (const char* text : {"1e400x", "e400", "Inf"}) {
+        double value = 0;
+        bool far = true;
+        INFO("text: '", text, "'");
+        CHECK_FALSE(parse_num(text, value, &far));
+        CHECK_FALSE(far);
+    }
+}
+
 TEST_CASE("parse_num: accepted forms") {
     struct Case {
         const char* text;

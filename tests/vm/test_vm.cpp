@@ -402,6 +402,41 @@ TEST_CASE("vm: every example gives the same results by step() and by interpret()
   }
 }
 
+// ---- the frame limit ---------------------------------------------------------------------------
+
+TEST_CASE("frame limit: what lowering accepts loads, what it refuses is one located error (the boundary)") {
+  // Lowering reports the limit where the source is known; loading must never refuse a program
+  // lowering accepted. Bisect the longest list literal main may hold and check both sides.
+  auto lower_list = [](int n, pure::ir::Program& out) {
+    std::string text = "fn main() {\n  let xs = [";
+    for (int i = 0; i < n; ++i) text += i ? ",1" : "1";
+    text += "]\n  print(xs.count())\n}\n";
+    pure::Source source("t.pure", text);
+    pure::Diagnostics diags(source);
+    pure::CheckedModule checked = pure::compile_frontend(source, diags);
+    REQUIRE_FALSE(diags.any());
+    out = pure::ir::lower_module(checked, "t.pure");
+    return out.errors.empty();
+  };
+  int ok = 1000, too_big = 70000;
+  pure::ir::Program p;
+  REQUIRE(lower_list(ok, p));
+  REQUIRE_FALSE(lower_list(too_big, p));
+  while (too_big - ok > 1) {
+    int mid = (ok + too_big) / 2;
+    (lower_list(mid, p) ? ok : too_big) = mid;
+  }
+  CAPTURE(ok);
+  REQUIRE(lower_list(ok, p));
+  std::string error;
+  CHECK_MESSAGE(pure::vm::load_program(p, error), error);
+  REQUIRE_FALSE(lower_list(ok + 1, p));
+  REQUIRE(p.errors.size() == 1);
+  CHECK(p.errors[0].loc.line == 2);
+  CHECK(p.errors[0].loc.col == 12);
+  CHECK(ok > 59990);  // the literal's elements are nearly all of the frame
+}
+
 // ---- bytecode shape (no execution) -------------------------------------------------------------
 
 TEST_CASE("bytecode: blocks keep the IR's loops, steps are spent inside loops, jumps land on block starts") {
