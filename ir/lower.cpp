@@ -288,6 +288,9 @@ class Lowerer {
   // Keys of an index expression list[k1, k2, ...] in consecutive slots.
   uint32_t keys(const Expr& ix, size_t count) {
     if (count == 0) return 0;
+    // One key is read in place: a local's own slot needs no copy (list instructions only read
+    // their key slots, and nothing between them can assign a local).
+    if (count == 1) return expr(*ix.args[1]);
     const Type* row = ix.args[0]->type->element;
     uint32_t first = static_cast<uint32_t>(f_->slots.size());
     std::vector<uint32_t> slots;

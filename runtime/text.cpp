@@ -71,6 +71,7 @@ void text_free_immortal(Text* t) {
 }
 
 int text_compare(const Text* a, const Text* b) {
+  if (a == b) return 0;
   uint32_t n = a->len < b->len ? a->len : b->len;
   int c = n ? std::memcmp(a->bytes, b->bytes, n) : 0;
   if (c != 0) return c < 0 ? -1 : 1;
