@@ -8,6 +8,7 @@
 namespace pure::rt {
 
 static thread_local int64_t g_live_texts = 0;  // this thread's allocations minus its frees
+static thread_local uint64_t g_bytes_allocated = 0;  // this thread's text bytes allocated, ever
 
 Text* text_alloc(uint32_t len, uint32_t cap) {
   if (cap < len) cap = len;
@@ -19,6 +20,7 @@ Text* text_alloc(uint32_t len, uint32_t cap) {
   t->len = len;
   t->cap = cap;
   ++g_live_texts;
+  g_bytes_allocated += cap;
   return t;
 }
 
@@ -83,5 +85,7 @@ bool text_equal(const Text* a, const Text* b) {
 }
 
 int64_t text_live_count() { return g_live_texts; }
+
+uint64_t text_bytes_allocated() { return g_bytes_allocated; }
 
 }  // namespace pure::rt
