@@ -49,6 +49,7 @@ class EventList {
   const Cell* at(int64_t pos) const { return &cells_[static_cast<size_t>(pos) * width_]; }
   Cell* at_mut(int64_t pos) { return &cells_[static_cast<size_t>(pos) * width_]; }
   void push(const Cell* row);            // retains texts
+  void reserve(int64_t rows) { cells_.reserve(static_cast<size_t>(rows) * width_); }
   void pop(Cell* out);                   // moves the row's references to out
   void set_cell(Cell* where, uint32_t col, Cell value);  // retains new, releases old text
 
