@@ -179,6 +179,34 @@ TEST_CASE("vm: keyed lists by text: writing an existing key again, reads and wri
   CHECK(o.leaked_texts == 0);
 }
 
+TEST_CASE("vm: writing a field of a missing stored row or position is an error, found in one search") {
+  const char* p = R"(list acc by id: int { bal: int }
+list log seq { v: int }
+event setup() {
+  acc[1] = { bal: 10 }
+  log.push({ v: 1 })
+  log.push({ v: 2 })
+}
+event set_bal(id: int, b: int) { acc[id].bal = b }
+event set_log(i: int, v: int) { log[i].v = v }
+query bal(id: int) -> int { return acc[id].bal }
+fn main() {
+  let s = setup()
+  let a = set_bal(1, 5)
+  let b = set_bal(7, 5)
+  let c = set_log(1, 9)
+  let d = set_log(2, 9)
+  let e = set_log(-1, 9)
+  print("{a.ok} {b.ok} {b.reason} | {c.ok} {d.ok} {d.reason} | {e.ok} {e.reason} | {bal(1)}")
+  for l in log { print(l.v) }
+}
+)";
+  CHECK(output_of(p) ==
+        "true false runtime error at 8:46: no item with key 7 in stored list 'acc' | true false runtime error at 9:42: "
+        "index 2 is out of range for a sequence of 2 items | false runtime error at 9:42: index -1 is out of range for "
+        "a sequence of 2 items | 5\n1\n9\n");
+}
+
 TEST_CASE("vm: args and input reach main") {
   RunConfig c;
   c.args = {"one", "two"};
