@@ -342,6 +342,9 @@ class Lowerer {
   // Keys of an index expression list[k1, k2, ...] in consecutive slots.
   uint32_t keys(const Expr& ix, size_t count) {
     if (count == 0) return 0;
+    // One key is read in place: a local's own slot needs no copy (list instructions only read
+    // their key slots, and nothing between them can assign a local).
+    if (count == 1) return expr(*ix.args[1]);
     const Type* row = ix.args[0]->type->element;
     uint32_t first = static_cast<uint32_t>(f_->slots.size());
     std::vector<uint32_t> slots;
@@ -660,6 +663,29 @@ class Lowerer {
 
   void discard(const Expr& e) { expr(e); }
 
+  bool is_local(const Expr& e, uint32_t slot) const {
+    return e.kind == ExprKind::Name && e.name_kind == NameKind::Local && local_slot_[e.ref] == slot;
+  }
+
+  // s = "{s}...": the other parts are appended to s by CONCAT, which appends in place while s's
+  // text is unshared (as for s = s + "..."), so building a text this way takes linear time, not
+  // quadratic. Every part is evaluated before the first append, so parts that read s see it
+  // unchanged; a part that is s itself is copied to a slot of its own (sharing the text, so
+  // CONCAT then copies instead of appending).
+  uint32_t append_parts(const std::vector<const Expr*>& parts, uint32_t s, Loc loc) {
+    std::vector<uint32_t> slots;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      if (parts[i]->type->kind == TypeKind::Text && !is_local(*parts[i], s)) {
+        slots.push_back(expr(*parts[i]));
+      } else {
+        slots.push_back(new_slot(SlotKind::Text));
+        to_text(*parts[i], slots.back());
+      }
+    }
+    for (uint32_t part : slots) emit(Op::CONCAT, s, s, part, 0, loc);
+    return s;
+  }
+
   // Evaluates e; returns the first slot of its value. If dst >= 0 the value is written there
   // when that is free, otherwise the caller moves it.
   uint32_t expr(const Expr& e, int64_t dst = -1) {
@@ -689,11 +715,16 @@ class Lowerer {
       case ExprKind::Text:
         return constant(Op::CONST_TEXT, SlotKind::Text, text_constant(e.text), dst, e.loc);
       case ExprKind::Interp: {
+        std::vector<const Expr*> parts;  // empty literal pieces add nothing
+        for (const auto& part : e.args)
+          if (part->kind != ExprKind::Text || !part->text.empty()) parts.push_back(part.get());
+        if (dst >= 0 && parts.size() >= 2 && is_local(*parts[0], static_cast<uint32_t>(dst)))
+          return append_parts(parts, static_cast<uint32_t>(dst), e.loc);
         uint32_t first = static_cast<uint32_t>(f_->slots.size());
-        for (size_t i = 0; i < e.args.size(); ++i) new_slot(SlotKind::Text);
-        for (size_t i = 0; i < e.args.size(); ++i) to_text(*e.args[i], first + static_cast<uint32_t>(i));
+        for (size_t i = 0; i < parts.size(); ++i) new_slot(SlotKind::Text);
+        for (size_t i = 0; i < parts.size(); ++i) to_text(*parts[i], first + static_cast<uint32_t>(i));
         uint32_t d = out(SlotKind::Text);
-        emit(Op::JOIN_TEXT, d, first, static_cast<uint32_t>(e.args.size()), 0, e.loc);
+        emit(Op::JOIN_TEXT, d, first, static_cast<uint32_t>(parts.size()), 0, e.loc);
         return d;
       }
       case ExprKind::Name: return local_slot_[e.ref];  // stored lists never reach here as values

@@ -37,7 +37,8 @@ int ListShape::compare_keys(const Cell* a, const Cell* b, uint32_t n) const {
 
 EventList::EventList(const ListShape* shape)
     : shape_(shape), width_(shape->width()), dense_(!shape->sequence && shape->key_count == 1 && shape->cols[0] == ColType::Int),
-      tree_(KeyLess{shape}) {}
+      tree_(KeyLess{shape}), indexed_(!shape->sequence && !dense_),
+      text_key_(shape->key_count == 1 && shape->cols[0] == ColType::Text) {}
 
 EventList::~EventList() { clear(); }
 
@@ -59,6 +60,16 @@ void EventList::release_row(const Cell* row) const {
     if (shape_->cols[i] == ColType::Text) text_release(reinterpret_cast<Text*>(row[i]));
 }
 
+void EventList::retain_fields(const Cell* row) const {
+  for (uint32_t i = shape_->key_count; i < width_; ++i)
+    if (shape_->cols[i] == ColType::Text) text_retain(reinterpret_cast<Text*>(row[i]));
+}
+
+void EventList::release_fields(const Cell* row) const {
+  for (uint32_t i = shape_->key_count; i < width_; ++i)
+    if (shape_->cols[i] == ColType::Text) text_release(reinterpret_cast<Text*>(row[i]));
+}
+
 void EventList::clear() {
   bool text = shape_->has_text();
   if (shape_->sequence) {
@@ -75,6 +86,9 @@ void EventList::clear() {
     if (text)
       for (auto& [key, row] : tree_) release_row(row.data());
     tree_.clear();
+    index_.clear();
+    indexed_ = true;
+    last_ = nullptr;
   }
   if (count_) ++shape_version_;
   count_ = 0;
@@ -112,10 +126,12 @@ bool EventList::dense_fits(int64_t key) const {
 }
 
 void EventList::go_sparse() {
+  indexed_ = true;
   for (size_t k = 0; k < present_.size(); ++k) {
     if (!present_[k]) continue;
     const Cell* row = &cells_[k * width_];
-    tree_.emplace(std::vector<Cell>(row, row + shape_->key_count), std::vector<Cell>(row, row + width_));
+    auto it = tree_.emplace(std::vector<Cell>(row, row + shape_->key_count), std::vector<Cell>(row, row + width_)).first;
+    index_add(it->second.data());
   }
   cells_.clear();
   cells_.shrink_to_fit();
@@ -124,14 +140,67 @@ void EventList::go_sparse() {
   dense_ = false;
 }
 
+// ---- Finding rows of a tree -----------------------------------------------------------------
+// Through the hash index (runtime/key_index.h) while the list has one, else down the tree.
+
+void EventList::index_drop() const {
+  indexed_ = false;
+  index_.clear();
+}
+
+void EventList::index_add(Cell* row) {
+  if (indexed_ && !index_.add(hash_key(row), row)) index_drop();
+}
+
+Cell* EventList::find_indexed(const Cell* key) const {
+  if (!indexed_) return nullptr;
+  bool too_long;
+  Cell* row = index_.find(hash_key(key), [&](const Cell* r) { return same_key(r, key); }, too_long);
+  if (row) last_ = row;
+  return row;
+}
+
+Cell* EventList::tree_find(const Cell* key) const {
+  if (last_ && same_key(last_, key)) return const_cast<Cell*>(last_);
+  Cell* row = nullptr;
+  if (indexed_) {
+    bool too_long;
+    row = index_.find(hash_key(key), [&](const Cell* r) { return same_key(r, key); }, too_long);
+    if (too_long) index_drop();
+  }
+  if (!indexed_) {
+    auto it = tree_.find(Probe{key, shape_->key_count});
+    if (it != tree_.end()) row = const_cast<Cell*>(it->second.data());
+  }
+  if (row) last_ = row;
+  return row;
+}
+
+// The row with this key, inserted (key cells set and retained, fields zero) when missing.
+Cell* EventList::tree_locate(const Cell* key, bool& inserted) {
+  inserted = false;
+  if (Cell* row = tree_find(key)) return row;
+  uint32_t kc = shape_->key_count;
+  auto it = tree_.try_emplace(std::vector<Cell>(key, key + kc), std::vector<Cell>(width_, 0)).first;
+  Cell* row = it->second.data();
+  std::memcpy(row, key, kc * sizeof(Cell));
+  for (uint32_t i = 0; i < kc; ++i)
+    if (shape_->cols[i] == ColType::Text) text_retain(reinterpret_cast<Text*>(row[i]));
+  index_add(row);
+  last_ = row;
+  inserted = true;
+  ++count_;
+  ++shape_version_;
+  return row;
+}
+
 const Cell* EventList::find(const Cell* key) const {
   if (dense_) {
     int64_t k = static_cast<int64_t>(key[0]);
     if (k < 0 || static_cast<uint64_t>(k) >= present_.size() || !present_[k]) return nullptr;
     return &cells_[static_cast<size_t>(k) * width_];
   }
-  auto it = tree_.find(std::vector<Cell>(key, key + shape_->key_count));
-  return it == tree_.end() ? nullptr : it->second.data();
+  return tree_find(key);
 }
 
 Cell* EventList::find_mut(const Cell* key) { return const_cast<Cell*>(find(key)); }
@@ -139,32 +208,28 @@ Cell* EventList::find_mut(const Cell* key) { return const_cast<Cell*>(find(key))
 Cell* EventList::put(const Cell* key, const Cell* fields) {
   uint32_t kc = shape_->key_count;
   if (dense_ && !dense_fits(static_cast<int64_t>(key[0]))) go_sparse();
-  Cell* row;
-  if (dense_) {
-    size_t k = static_cast<size_t>(key[0]);
-    if (k >= present_.size()) {
-      size_t size = std::max<size_t>(k + 1, present_.size() * 2);
-      present_.resize(size, 0);
-      cells_.resize(size * width_, 0);
-    }
-    row = &cells_[k * width_];
-    if (present_[k]) {
-      release_row(row);
-    } else {
-      present_[k] = 1;
-      ++count_;
-      ++shape_version_;
-    }
+  if (!dense_) {
+    // An existing row keeps its key cells (the tree's key shares their texts): only fields change.
+    bool inserted;
+    Cell* row = tree_locate(key, inserted);
+    if (!inserted) release_fields(row);
+    std::memcpy(row + kc, fields, (width_ - kc) * sizeof(Cell));
+    retain_fields(row);
+    return row;
+  }
+  size_t k = static_cast<size_t>(key[0]);
+  if (k >= present_.size()) {
+    size_t size = std::max<size_t>(k + 1, present_.size() * 2);
+    present_.resize(size, 0);
+    cells_.resize(size * width_, 0);
+  }
+  Cell* row = &cells_[k * width_];
+  if (present_[k]) {
+    release_row(row);
   } else {
-    std::vector<Cell> k(key, key + kc);
-    auto [it, inserted] = tree_.try_emplace(k, std::vector<Cell>(width_, 0));
-    row = it->second.data();
-    if (inserted) {
-      ++count_;
-      ++shape_version_;
-    } else {
-      release_row(row);
-    }
+    present_[k] = 1;
+    ++count_;
+    ++shape_version_;
   }
   std::memcpy(row, key, kc * sizeof(Cell));
   std::memcpy(row + kc, fields, (width_ - kc) * sizeof(Cell));
@@ -173,8 +238,17 @@ Cell* EventList::put(const Cell* key, const Cell* fields) {
 }
 
 Cell* EventList::ensure(const Cell* key) {
-  if (Cell* row = find_mut(key)) return row;
-  return put(key, shape_->defaults.data());
+  if (dense_) {
+    if (Cell* row = find_mut(key)) return row;
+    return put(key, shape_->defaults.data());
+  }
+  bool inserted;
+  Cell* row = tree_locate(key, inserted);
+  if (inserted) {
+    std::memcpy(row + shape_->key_count, shape_->defaults.data(), (width_ - shape_->key_count) * sizeof(Cell));
+    retain_fields(row);
+  }
+  return row;
 }
 
 bool EventList::remove(const Cell* key) {
@@ -184,9 +258,12 @@ bool EventList::remove(const Cell* key) {
     release_row(&cells_[static_cast<size_t>(k) * width_]);
     present_[k] = 0;
   } else {
-    auto it = tree_.find(std::vector<Cell>(key, key + shape_->key_count));
-    if (it == tree_.end()) return false;
-    release_row(it->second.data());
+    const Cell* row = tree_find(key);
+    if (!row) return false;
+    auto it = tree_.find(Probe{row, shape_->key_count});
+    if (indexed_) index_.remove(hash_key(row), row);
+    last_ = nullptr;
+    release_row(row);
     tree_.erase(it);
   }
   --count_;
@@ -218,14 +295,10 @@ const Cell* EventList::walk_next(Walk& w, const Cell* prefix, uint32_t prefix_le
   }
   if (!w.started) {
     w.started = true;
-    if (prefix_len > 0 || range) {
-      // first row whose key is >= the prefix (or lo): compare only the leading cells
-      std::vector<Cell> probe(prefix_len > 0 ? prefix : reinterpret_cast<const Cell*>(&lo),
-                              (prefix_len > 0 ? prefix : reinterpret_cast<const Cell*>(&lo)) + (prefix_len > 0 ? prefix_len : 1));
-      uint32_t n = static_cast<uint32_t>(probe.size());
-      w.it = std::partition_point(tree_.begin(), tree_.end(), [&](const auto& kv) {
-        return shape_->compare_keys(kv.first.data(), probe.data(), n) < 0;
-      });
+    if (prefix_len > 0) {
+      w.it = tree_.lower_bound(Probe{prefix, prefix_len});  // first row whose key starts >= the prefix
+    } else if (range) {
+      w.it = tree_.lower_bound(Probe{reinterpret_cast<const Cell*>(&lo), 1});  // first key >= lo
     } else {
       w.it = tree_.begin();
     }

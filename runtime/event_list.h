@@ -1,7 +1,9 @@
 // runtime/event_list.h — event lists: the transient lists of one event, query or main.
 // A sequence is a flat array of rows. A keyed list whose key is one small, dense int is an array
-// indexed by key; any other keyed list (sparse ints, text or composite keys) is an ordered tree.
-// Depends on runtime/store.h (Cell, ColType) and runtime/text.h.
+// indexed by key; any other keyed list (sparse ints, text or composite keys) is an ordered tree,
+// which gives the key order, with a hash index beside it from key to row, which finds a row with
+// one hash and one key comparison (runtime/key_index.h).
+// Depends on runtime/store.h (Cell, ColType), runtime/text.h and runtime/key_index.h.
 //
 // Text cells own a VM reference (or borrow a store text, whose count the VM never changes).
 #pragma once
@@ -9,6 +11,7 @@
 #include <map>
 #include <vector>
 
+#include "runtime/key_index.h"
 #include "runtime/store.h"
 
 namespace pure::rt {
@@ -46,21 +49,40 @@ class EventList {
   const Cell* at(int64_t pos) const { return &cells_[static_cast<size_t>(pos) * width_]; }
   Cell* at_mut(int64_t pos) { return &cells_[static_cast<size_t>(pos) * width_]; }
   void push(const Cell* row);            // retains texts
+  void reserve(int64_t rows) { cells_.reserve(static_cast<size_t>(rows) * width_); }
   void pop(Cell* out);                   // moves the row's references to out
   void set_cell(Cell* where, uint32_t col, Cell value);  // retains new, releases old text
 
   // Keyed lists: a row holds its key cells first.
   const Cell* find(const Cell* key) const;
+  // The VM's hot path, inline: the row with this key when it is the row found or inserted last
+  // (so the read and the write of `xs[k].f += 1` find it again at once) or when the hash index
+  // finds it; nullptr when the row is missing or the index cannot tell (then call find/ensure).
+  Cell* find_fast(const Cell* key) const {
+    if (last_ && same_key(last_, key)) [[likely]] return const_cast<Cell*>(last_);
+    return find_indexed(key);
+  }
+  Cell* find_indexed(const Cell* key) const;
   Cell* find_mut(const Cell* key);
   Cell* put(const Cell* key, const Cell* fields);  // insert or replace; retains texts
   Cell* ensure(const Cell* key);                   // insert with defaults if missing
   bool remove(const Cell* key);
+  bool indexed() const { return indexed_; }  // a tree that still finds rows by its hash index
 
+  // Orders tree keys; also compares a key with the leading cells of a probe, so that finding
+  // or bounding needs no vector built for the probe.
+  struct Probe {
+    const Cell* cells;
+    uint32_t n;
+  };
   struct KeyLess {
+    using is_transparent = void;
     const ListShape* shape;
     bool operator()(const std::vector<Cell>& a, const std::vector<Cell>& b) const {
       return shape->compare_keys(a.data(), b.data(), shape->key_count) < 0;
     }
+    bool operator()(const std::vector<Cell>& a, Probe b) const { return shape->compare_keys(a.data(), b.cells, b.n) < 0; }
+    bool operator()(Probe a, const std::vector<Cell>& b) const { return shape->compare_keys(a.cells, b.data(), a.n) < 0; }
   };
   using Tree = std::map<std::vector<Cell>, std::vector<Cell>, KeyLess>;
 
@@ -88,8 +110,49 @@ class EventList {
   std::vector<uint8_t> present_;      // dense: which keys exist
   Tree tree_;
 
+  // A tree also keeps a hash index from key to row (runtime/key_index.h; rows never move in a
+  // std::map). A list whose probes grow too long drops its index for good (indexed_ false) and
+  // searches its tree alone. Dense and sequence lists have no index (indexed_ false).
+  mutable KeyIndex index_;
+  mutable bool indexed_ = false;
+  bool text_key_ = false;               // the key is one text
+  mutable const Cell* last_ = nullptr;  // the row found or inserted last (tree rows only)
+
   bool dense_fits(int64_t key) const;
   void go_sparse();
+  uint64_t hash_key(const Cell* key) const {
+    if (text_key_) {
+      const Text* t = reinterpret_cast<const Text*>(key[0]);
+      return hash_finish(hash_bytes(0, t->bytes, t->len));
+    }
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < shape_->key_count; ++i) {
+      if (shape_->cols[i] == ColType::Text) {
+        const Text* t = reinterpret_cast<const Text*>(key[i]);
+        h = hash_bytes(h, t->bytes, t->len);
+      } else {
+        h = (h ^ key[i]) * 0xbf58476d1ce4e5b9ull;
+      }
+      h = hash_finish(h);
+    }
+    return h;
+  }
+  bool same_key(const Cell* row, const Cell* key) const {
+    if (text_key_) return texts_equal(reinterpret_cast<const Text*>(row[0]), reinterpret_cast<const Text*>(key[0]));
+    for (uint32_t i = 0; i < shape_->key_count; ++i) {
+      if (row[i] == key[i]) continue;  // equal ints, or the same text
+      if (shape_->cols[i] != ColType::Text ||
+          !texts_equal(reinterpret_cast<const Text*>(row[i]), reinterpret_cast<const Text*>(key[i])))
+        return false;
+    }
+    return true;
+  }
+  Cell* tree_find(const Cell* key) const;
+  Cell* tree_locate(const Cell* key, bool& inserted);
+  void index_add(Cell* row);
+  void index_drop() const;
+  void retain_fields(const Cell* row) const;
+  void release_fields(const Cell* row) const;
   void retain_row(const Cell* row) const;
   void release_row(const Cell* row) const;
 };

@@ -8,6 +8,7 @@
 namespace pure::rt {
 
 static thread_local int64_t g_live_texts = 0;  // this thread's allocations minus its frees
+static thread_local uint64_t g_bytes_allocated = 0;  // this thread's text bytes allocated, ever
 
 Text* text_alloc(uint32_t len, uint32_t cap) {
   if (cap < len) cap = len;
@@ -19,6 +20,7 @@ Text* text_alloc(uint32_t len, uint32_t cap) {
   t->len = len;
   t->cap = cap;
   ++g_live_texts;
+  g_bytes_allocated += cap;
   return t;
 }
 
@@ -71,6 +73,7 @@ void text_free_immortal(Text* t) {
 }
 
 int text_compare(const Text* a, const Text* b) {
+  if (a == b) return 0;
   uint32_t n = a->len < b->len ? a->len : b->len;
   int c = n ? std::memcmp(a->bytes, b->bytes, n) : 0;
   if (c != 0) return c < 0 ? -1 : 1;
@@ -82,5 +85,7 @@ bool text_equal(const Text* a, const Text* b) {
 }
 
 int64_t text_live_count() { return g_live_texts; }
+
+uint64_t text_bytes_allocated() { return g_bytes_allocated; }
 
 }  // namespace pure::rt

@@ -58,5 +58,8 @@ void text_free_immortal(Text* t);
 // Texts allocated minus texts freed on the calling thread (both kinds); tests use it to prove
 // nothing leaks. Per thread, so counting costs no atomics and threads do not share a line.
 int64_t text_live_count();
+// Bytes of text this thread ever allocated (capacity, headers not counted); tests use it to prove that
+// building a text by appending takes linear, not quadratic, work.
+uint64_t text_bytes_allocated();
 
 }  // namespace pure::rt

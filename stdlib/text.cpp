@@ -240,34 +240,46 @@ int compare(std::string_view left, std::string_view right) {
 
 // --- splitting and joining -----------------------------------------------------------------------
 
-std::vector<std::string> split(std::string_view text, std::string_view separator) {
-  std::vector<std::string> fields;
+std::vector<std::string_view> split_views(std::string_view text, std::string_view separator) {
+  std::vector<std::string_view> fields;
   if (separator.empty()) {
     for (std::size_t position = 0; position < text.size();) {
       std::string_view one = code_point_view(text, position);
-      fields.emplace_back(one);
+      fields.push_back(one);
       position += one.size();
     }
     return fields;
   }
   std::size_t start = 0;
   for (std::size_t match; (match = text.find(separator, start)) != npos; start = match + separator.size())
-    fields.emplace_back(text.substr(start, match - start));
-  fields.emplace_back(text.substr(start));
+    fields.push_back(text.substr(start, match - start));
+  fields.push_back(text.substr(start));
   return fields;
 }
 
-std::vector<std::string> split_whitespace(std::string_view text) {
-  std::vector<std::string> fields;
+std::vector<std::string_view> split_whitespace_views(std::string_view text) {
+  std::vector<std::string_view> fields;
   std::size_t position = 0;
   while (true) {
     while (position < text.size() && is_ascii_white_space(text[position])) ++position;
     if (position == text.size()) return fields;
     std::size_t start = position;
     while (position < text.size() && !is_ascii_white_space(text[position])) ++position;
-    fields.emplace_back(text.substr(start, position - start));
+    fields.push_back(text.substr(start, position - start));
   }
 }
+
+namespace {
+std::vector<std::string> strings_of(const std::vector<std::string_view>& views) {
+  return std::vector<std::string>(views.begin(), views.end());
+}
+}  // namespace
+
+std::vector<std::string> split(std::string_view text, std::string_view separator) {
+  return strings_of(split_views(text, separator));
+}
+
+std::vector<std::string> split_whitespace(std::string_view text) { return strings_of(split_whitespace_views(text)); }
 
 std::string join(const std::vector<std::string_view>& parts, std::string_view separator) {
   return join_parts(parts, separator);

@@ -51,6 +51,9 @@ int compare(std::string_view left, std::string_view right);
 std::vector<std::string> split(std::string_view text, std::string_view separator);
 // Fields separated by runs of ASCII whitespace (space \t \n \v \f \r), no empty fields (Python's str.split()).
 std::vector<std::string> split_whitespace(std::string_view text);
+// The same fields as views into `text` (no copies): for callers that copy each field once anyway.
+std::vector<std::string_view> split_views(std::string_view text, std::string_view separator);
+std::vector<std::string_view> split_whitespace_views(std::string_view text);
 std::string join(const std::vector<std::string_view>& parts, std::string_view separator);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 

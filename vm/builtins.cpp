@@ -18,9 +18,11 @@ rt::Text* make_text(const Instr* ip, std::string_view s) {
   return rt::text_new(s);
 }
 
-rt::EventList* text_list(VM& vm, const std::vector<std::string>& parts) {
+// A `seq text` of the parts, each copied once into a text of its own.
+rt::EventList* text_list(VM& vm, const std::vector<std::string_view>& parts) {
   auto* l = new rt::EventList(vm.prog.shapes[0].get());  // shape 0 is `seq text`
-  for (const std::string& p : parts) {
+  l->reserve(static_cast<int64_t>(parts.size()));
+  for (std::string_view p : parts) {
     rt::Cell c = reinterpret_cast<rt::Cell>(rt::text_new(p));
     l->push(&c);
     rt::text_release(reinterpret_cast<rt::Text*>(c));
@@ -251,10 +253,23 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         uint32_t first_arg = ip->c & 1 ? 0 : 1;
         RowWalker walk(vm, a, ip);
         std::vector<std::string_view> parts;
-        while (const rt::Cell* row = walk.next()) parts.push_back(reinterpret_cast<const rt::Text*>(row[0])->view());
-        std::string r = text::join(parts, sv(a[first_arg]));
+        uint64_t length = 0;
+        while (const rt::Cell* row = walk.next()) {
+          parts.push_back(reinterpret_cast<const rt::Text*>(row[0])->view());
+          length += parts.back().size();
+        }
+        std::string_view separator = sv(a[first_arg]);
+        if (!parts.empty()) length += separator.size() * (parts.size() - 1);
+        if (length > rt::kMaxTextBytes)
+          fault(ip, "join: the result would be longer than " + std::to_string(rt::kMaxTextBytes) + " bytes");
+        rt::Text* r = rt::text_alloc(static_cast<uint32_t>(length), static_cast<uint32_t>(length));  // joined in place
+        char* out = r->bytes;
+        for (size_t i = 0; i < parts.size(); ++i) {
+          if (i > 0 && !separator.empty()) out = std::copy(separator.begin(), separator.end(), out);
+          if (!parts[i].empty()) out = std::copy(parts[i].begin(), parts[i].end(), out);
+        }
         for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
-        a[0].t = make_text(ip, r);
+        a[0].t = r;
         return;
       }
       case Builtin::ParseInt: {
@@ -314,14 +329,14 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::TStartsWith: { bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TEndsWith: { bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TSplit: {
-        auto parts = text::split(sv(a[0]), sv(a[1]));
+        auto parts = text::split_views(sv(a[0]), sv(a[1]));  // views into a[0], copied before it is overwritten
         a[1].u = 0;
         a[0].l = text_list(vm, parts);
         return;
       }
-      case Builtin::TWords: a[0].l = text_list(vm, text::split_whitespace(sv(a[0]))); return;
+      case Builtin::TWords: a[0].l = text_list(vm, text::split_whitespace_views(sv(a[0]))); return;
       case Builtin::TLines: {
-        std::vector<std::string> lines;
+        std::vector<std::string_view> lines;
         std::string_view t = sv(a[0]);
         size_t start = 0;
         while (start < t.size()) {

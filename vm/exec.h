@@ -312,12 +312,33 @@ EXEC(SEQ_PUSH) {
 }
 EXEC(SEQ_POP) { return list_op(vm, s, ip); }
 EXEC(MAP_GET) { return list_op(vm, s, ip); }
-EXEC(MAP_GET_FIELD) { return list_op(vm, s, ip); }
+// Finding a row that exists takes no call (find_fast: the row found last, or the hash index);
+// a missing row, a text field or a list without an index goes through list_op.
+EXEC(MAP_GET_FIELD) {
+  rt::EventList* l = s[ip->b].l;
+  if (l->shape().cols[ip->imm] != rt::ColType::Text)
+    if (const rt::Cell* row = l->find_fast(reinterpret_cast<const rt::Cell*>(s + ip->c))) {
+      s[ip->a].u = row[ip->imm];
+      return ip + 1;
+    }
+  return list_op(vm, s, ip);
+}
 EXEC(MAP_LOOKUP) { return list_op(vm, s, ip); }
 EXEC(MAP_HAS) { return list_op(vm, s, ip); }
 EXEC(MAP_PUT) { return list_op(vm, s, ip); }
-EXEC(MAP_SET_FIELD) { return list_op(vm, s, ip); }
-EXEC(MAP_ENSURE) { return list_op(vm, s, ip); }
+EXEC(MAP_SET_FIELD) {
+  rt::EventList* l = s[ip->b].l;
+  if (l->shape().cols[ip->imm] != rt::ColType::Text)
+    if (rt::Cell* row = l->find_fast(reinterpret_cast<const rt::Cell*>(s + ip->c))) {
+      row[ip->imm] = s[ip->a].u;
+      return ip + 1;
+    }
+  return list_op(vm, s, ip);
+}
+EXEC(MAP_ENSURE) {
+  if (s[ip->b].l->find_fast(reinterpret_cast<const rt::Cell*>(s + ip->c))) return ip + 1;
+  return list_op(vm, s, ip);
+}
 EXEC(MAP_REMOVE) { return list_op(vm, s, ip); }
 EXEC(LIST_ITER) { return list_op(vm, s, ip); }
 

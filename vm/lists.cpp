@@ -170,7 +170,8 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
     case Op::ST_SET_FIELD: {
       rt::ListWriter& w = writer(vm, ip);
       uint32_t field = static_cast<uint32_t>(ip->imm) - kw;
-      if (!find() || !w.set_field(cells(key), field, s[ip->a].u)) missing();
+      // One search: set_field reports a missing row itself (positions are checked first, as find does).
+      if ((seq && (key[0].i < 0 || key[0].i >= w.count())) || !w.set_field(cells(key), field, s[ip->a].u)) missing();
       return ip + 1;
     }
     case Op::ST_ENSURE: {

@@ -1,4 +1,4 @@
-# bench/lib/kernels.py: the process-timed kernels (fib, mandelbrot, sieve, textbuild), their sizes, and the
+# bench/lib/kernels.py: the process-timed kernels (fib, mandelbrot, sieve, textbuild, textkeys), their sizes, and the
 # round-robin loop that runs every system once per round. Standard library only.
 import os
 
@@ -12,6 +12,7 @@ KERNELS = {
     "mandelbrot": {"full": ["400", "400", "1000"], "quick": ["60", "40", "200"]},  # W H max-iterations
     "sieve": {"full": ["5000000", "4"], "quick": ["100000", "1"]},      # primes below N, R times
     "textbuild": {"full": ["2000000"], "quick": ["20000"]},             # N numbers joined by commas
+    "textkeys": {"full": ["2000000", "5000"], "quick": ["20000", "500"]},  # N words from D distinct, counted
 }
 
 

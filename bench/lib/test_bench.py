@@ -12,10 +12,11 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import graph  # noqa: E402
 import report  # noqa: E402
-from kernels import Result  # noqa: E402
+from kernels import KERNELS, Result  # noqa: E402
 from measure import RunFailed, summarize  # noqa: E402
 
-RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "run")
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUN = os.path.join(BENCH, "run")
 
 
 class FakeSystem:
@@ -91,6 +92,11 @@ class ReportTest(unittest.TestCase):
         with self.assertRaises(RunFailed):
             result.record_check("2")
 
+    def test_every_kernel_has_a_program_for_every_system(self):
+        for name in KERNELS:
+            for extension in (".c", ".py", ".lua", ".pure"):
+                self.assertTrue(os.path.isfile(os.path.join(BENCH, "kernels", name + extension)), name + extension)
+
     def test_summarize(self):
         self.assertEqual(summarize([3.0, 1.0, 2.0])["median_ms"], 2.0)
 
@@ -116,6 +122,12 @@ class EndToEndTest(unittest.TestCase):
             for field in ("bench", "system", "median_ms", "runs", "ratio_to_c", "check", "machine", "engine"):
                 self.assertIn(field, line)
             self.assertEqual(line["check"], "46368")
+
+    def test_textkeys_counts_agree_between_c_and_cpython(self):
+        done = self.run_bench("--only", "textkeys", "--systems", "c,cpython")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        checks = {json.loads(text)["check"] for text in done.stdout.splitlines()}
+        self.assertEqual(checks, {"500 abctsaajs zzwsyfatd 4973021"})
 
     def test_a_wrong_check_makes_the_run_fail(self):
         with tempfile.TemporaryDirectory() as directory:

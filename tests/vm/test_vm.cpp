@@ -152,6 +152,61 @@ TEST_CASE("vm: keyed event lists in key order, defaults, has and remove") {
   CHECK(output_of(p) == "a 2\nb 3\nc 1\n2 false\n0:7 2:5 \n");
 }
 
+TEST_CASE("vm: keyed lists by text: writing an existing key again, reads and writes after removes") {
+  // m[k] = ... with a key equal to an existing one but another text: the row keeps the text the
+  // list orders by (it used to release it and keep comparing against it: a use after free).
+  const char* p = R"(fn main() {
+  let m = list by w: text { n: int, s: text = "" }
+  for i in 0 .. 60 {
+    m["k" + text(i % 7)] = { n: i }
+    m["k" + text(i % 7)] = { n: i + 1, s: "v" + text(i) }
+    m["k" + text(i % 5)].n += 100
+  }
+  m.remove("k3")
+  m["k" + text(3)] = { n: 5 }
+  var out = ""
+  for r in m { out = out + "{r.w}={r.n}{r.s} " }
+  print(out)
+  let counts = list by w: text { n: int = 0 }
+  for w in "x y x z x y ".split(" ") { counts[w].n += 1 }
+  for c in counts { print("[{c.w}] {c.n}") }
+}
+)";
+  RunConfig c;
+  Outcome o = run_program(p, c);
+  CHECK(o.signal == 0);
+  CHECK(o.output == "k0=57v56 k1=58v57 k2=59v58 k3=5 k4=254v53 k5=55v54 k6=56v55 \n[] 1\n[x] 3\n[y] 2\n[z] 1\n");
+  CHECK(o.leaked_texts == 0);
+}
+
+TEST_CASE("vm: writing a field of a missing stored row or position is an error, found in one search") {
+  const char* p = R"(list acc by id: int { bal: int }
+list log seq { v: int }
+event setup() {
+  acc[1] = { bal: 10 }
+  log.push({ v: 1 })
+  log.push({ v: 2 })
+}
+event set_bal(id: int, b: int) { acc[id].bal = b }
+event set_log(i: int, v: int) { log[i].v = v }
+query bal(id: int) -> int { return acc[id].bal }
+fn main() {
+  let s = setup()
+  let a = set_bal(1, 5)
+  let b = set_bal(7, 5)
+  let c = set_log(1, 9)
+  let d = set_log(2, 9)
+  let e = set_log(-1, 9)
+  print("{a.ok} {b.ok} {b.reason} | {c.ok} {d.ok} {d.reason} | {e.ok} {e.reason} | {bal(1)}")
+  for l in log { print(l.v) }
+}
+)";
+  CHECK(output_of(p) ==
+        "true false runtime error at 8:46: no item with key 7 in stored list 'acc' | true false runtime error at 9:42: "
+        "index 2 is out of range for a sequence of 2 items | false runtime error at 9:42: index -1 is out of range for "
+        "a sequence of 2 items | 5\n1\n9\n");
+}
+
 TEST_CASE("vm: args and input reach main") {
   RunConfig c;
   c.args = {"one", "two"};

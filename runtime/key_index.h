@@ -1,0 +1,154 @@
+// runtime/key_index.h — the hash index beside the tree of a keyed event list: from the hash of a
+// row's key cells to the row, so that finding a row costs one hash and (almost always) one key
+// comparison instead of a walk of log2(n) comparisons down the tree. The tree still gives every
+// order; the index only answers "where is the row with exactly this key".
+// Inline, because the VM's hot path (vm/exec.h) finds rows through it.
+// Depends on runtime/store.h (Cell) and runtime/text.h.
+//
+// The hash is fixed (no per-process seed): nothing printed depends on it, and instruction counts
+// stay reproducible. Being fixed, it can be attacked with chosen colliding keys; a probe longer
+// than kMaxProbe makes add() or find() report it, and the list then drops its index for good and
+// searches its tree alone (never worse than before the index existed).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "runtime/store.h"
+
+namespace pure::rt {
+
+inline uint64_t load_u64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+inline uint64_t load_u32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Byte equality without a call for the short texts keys usually are: 8 bytes at a time, the last
+// word read overlapping the one before.
+inline bool bytes_equal(const char* a, const char* b, uint32_t n) {
+  if (n >= 8) {
+    for (uint32_t i = 0; i + 8 < n; i += 8)
+      if (load_u64(a + i) != load_u64(b + i)) return false;
+    return load_u64(a + n - 8) == load_u64(b + n - 8);
+  }
+  if (n >= 4) return load_u32(a) == load_u32(b) && load_u32(a + n - 4) == load_u32(b + n - 4);
+  for (uint32_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+inline bool texts_equal(const Text* a, const Text* b) {
+  return a == b || (a->len == b->len && bytes_equal(a->bytes, b->bytes, a->len));
+}
+
+// Eight bytes at a time; the last 1-8 bytes are read as overlapping words (or, below 4 bytes, as
+// three single bytes), so every byte of the text is read and none outside it.
+inline uint64_t hash_bytes(uint64_t h, const char* p, uint32_t n) {
+  h = (h ^ n) * 0x9e3779b97f4a7c15ull;
+  for (; n > 8; p += 8, n -= 8) {
+    h = (h ^ load_u64(p)) * 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 31;
+  }
+  uint64_t tail = 0;
+  if (n >= 4) tail = load_u32(p) | load_u32(p + n - 4) << 32;
+  else if (n > 0)
+    tail = uint64_t{static_cast<uint8_t>(p[0])} << 16 | uint64_t{static_cast<uint8_t>(p[n >> 1])} << 8 |
+           static_cast<uint8_t>(p[n - 1]);
+  return (h ^ tail) * 0x94d049bb133111ebull;
+}
+
+// Folds the high bits into the low ones, which pick the table entry.
+inline uint64_t hash_finish(uint64_t h) {
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ull;
+  return h ^ h >> 32;
+}
+
+// Open addressing with linear probing over a power-of-two table kept at most half full; an
+// entry with row == nullptr is empty. Removal moves later entries of the run back (no
+// tombstones). Rows are addressed by pointer: the owner guarantees they do not move.
+class KeyIndex {
+ public:
+  static constexpr size_t kMaxProbe = 64;
+
+  // The row whose hash is `hash` and for which same(row) holds, or nullptr. too_long is set
+  // when the search went past kMaxProbe entries (the answer is then unknown).
+  template <class Same>
+  Cell* find(uint64_t hash, Same same, bool& too_long) const {
+    too_long = false;
+    if (entries_.empty()) return nullptr;
+    size_t mask = entries_.size() - 1;
+    size_t probe = 0;
+    for (size_t i = hash & mask; entries_[i].row; i = (i + 1) & mask) {
+      if (entries_[i].hash == hash && same(entries_[i].row)) return entries_[i].row;
+      if (++probe > kMaxProbe) {
+        too_long = true;
+        return nullptr;
+      }
+    }
+    return nullptr;
+  }
+
+  // Adds a row not yet present. False when its probe went past kMaxProbe (nothing added).
+  bool add(uint64_t hash, Cell* row) {
+    if ((used_ + 1) * 2 > entries_.size()) {
+      std::vector<Entry> old(std::max<size_t>(16, entries_.size() * 2), Entry{0, nullptr});
+      old.swap(entries_);
+      used_ = 0;
+      for (const Entry& e : old)
+        if (e.row && !place(e.hash, e.row)) return false;
+    }
+    return place(hash, row);
+  }
+
+  void remove(uint64_t hash, const Cell* row) {
+    size_t mask = entries_.size() - 1;
+    size_t i = hash & mask;
+    while (entries_[i].row != row) i = (i + 1) & mask;
+    for (size_t j = (i + 1) & mask; entries_[j].row; j = (j + 1) & mask) {
+      size_t home = entries_[j].hash & mask;
+      bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);  // home in (i, j]
+      if (!stays) {
+        entries_[i] = entries_[j];
+        i = j;
+      }
+    }
+    entries_[i].row = nullptr;
+    --used_;
+  }
+
+  void clear() {
+    std::vector<Entry>().swap(entries_);
+    used_ = 0;
+  }
+
+  size_t size() const { return used_; }
+
+ private:
+  struct Entry {
+    uint64_t hash;
+    Cell* row;
+  };
+  std::vector<Entry> entries_;
+  size_t used_ = 0;
+
+  bool place(uint64_t hash, Cell* row) {
+    size_t mask = entries_.size() - 1;
+    size_t i = hash & mask;
+    for (size_t probe = 0; entries_[i].row; i = (i + 1) & mask)
+      if (++probe > kMaxProbe) return false;
+    entries_[i] = Entry{hash, row};
+    ++used_;
+    return true;
+  }
+};
+
+}  // namespace pure::rt
