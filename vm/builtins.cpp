@@ -261,7 +261,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         std::string_view separator = sv(a[first_arg]);
         if (!parts.empty()) length += separator.size() * (parts.size() - 1);
         if (length > rt::kMaxTextBytes)
-          fault(ip, "join: the result would be longer than " + std::to_string(rt::kMaxTextBytes) + " bytes");
+          fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is 1 GiB)");
         rt::Text* r = rt::text_alloc(static_cast<uint32_t>(length), static_cast<uint32_t>(length));  // joined in place
         char* out = r->bytes;
         for (size_t i = 0; i < parts.size(); ++i) {
