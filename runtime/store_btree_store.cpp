@@ -5,7 +5,6 @@
 // (text_store_copy). A replaced or removed row (or field) moves into the undo log, which
 // releases it at commit, or puts it back at rollback; outside events it waits in `deferred_`
 // until the next commit, rollback or publish. Every text count changes on the owner thread.
-#include "base/assert.h"
 #include "runtime/store_btree_store.h"
 
 #include <stdexcept>
@@ -208,7 +207,6 @@ class BTreeStore final : public Store {
     in_event_ = true;
   }
   void commit() override {
-    PURE_ASSERT(in_event_);
     for (const UndoEntry& e : undo_) {
       BTreeList& list = *lists_[e.list];
       const Cell* cells = undo_cells_.data() + e.offset;
@@ -223,7 +221,6 @@ class BTreeStore final : public Store {
     finish_event();
   }
   void rollback() override {
-    PURE_ASSERT(in_event_);
     for (size_t i = undo_.size(); i-- > 0;) lists_[undo_[i].list]->undo(undo_[i], undo_cells_.data() + undo_[i].offset);
     finish_event();
   }
