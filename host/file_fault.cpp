@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace pure::host {
 
@@ -214,8 +215,24 @@ bool FaultFileSystem::stopped() const {
   return stopped_;
 }
 
-void FaultFileSystem::crash(uint64_t keep_unsynced, bool zero_fill) {
+void FaultFileSystem::crash(uint64_t keep_unsynced, bool zero_fill, int namespace_pick) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (namespace_pick) {
+    std::vector<std::string> pending;  // paths whose current binding differs from the durable one
+    for (auto& [path, node] : names_) {
+      auto it = durable_names_.find(path);
+      if (it == durable_names_.end() || it->second != node) pending.push_back(path);
+    }
+    for (auto& [path, node] : durable_names_)
+      if (!names_.count(path)) pending.push_back(path);
+    std::sort(pending.begin(), pending.end());
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (static_cast<int>(i % 2) != namespace_pick - 1) continue;
+      auto it = names_.find(pending[i]);
+      if (it == names_.end()) durable_names_.erase(pending[i]);
+      else durable_names_[pending[i]] = it->second;
+    }
+  }
   names_ = durable_names_;
   for (auto& [path, node] : names_) {
     std::string kept;
@@ -228,6 +245,13 @@ void FaultFileSystem::crash(uint64_t keep_unsynced, bool zero_fill) {
     node->data = node->durable + kept;
     node->durable = node->data;  // what survived a crash is what the disk holds
   }
+  armed_point_ = UINT64_MAX;
+  armed_ = Fault::None;
+  stopped_ = false;
+}
+
+void FaultFileSystem::restart_process() {
+  std::lock_guard<std::mutex> lock(mutex_);
   armed_point_ = UINT64_MAX;
   armed_ = Fault::None;
   stopped_ = false;

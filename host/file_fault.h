@@ -42,8 +42,13 @@ class FaultFileSystem final : public FileSystem {
   uint64_t points() const;                // fault points passed so far
   bool stopped() const;                   // a Crash or TearCrash fired
   // Drops what is not durable. keep_unsynced: bytes of each file's unsynced tail to keep (a torn
-  // write); zero_fill: the kept bytes read as zeros. Resets the armed fault and the stop.
-  void crash(uint64_t keep_unsynced = 0, bool zero_fill = false);
+  // write); zero_fill: the kept bytes read as zeros. A file system may also have written some of
+  // the directory changes made since the last sync_dir, in any order: namespace_pick 1 keeps the
+  // 1st, 3rd, ... of them (by path), 2 the 2nd, 4th, ...; 0 none. Resets the armed fault and the stop.
+  void crash(uint64_t keep_unsynced = 0, bool zero_fill = false, int namespace_pick = 0);
+  // The process died but the machine did not: every name and byte stays, synced or not.
+  // Resets the armed fault and the stop.
+  void restart_process();
 
   // Test access: the current bytes of a file ("" if absent), and overwrite them (durably).
   std::string contents(const std::string& path) const;

@@ -160,3 +160,31 @@ TEST_CASE("armed faults fire at their point") {
     CHECK(listing(fs, "/d").empty());
   }
 }
+
+TEST_CASE("a crash may keep some unsynced directory changes; a process restart keeps all") {
+  FaultFileSystem fs;
+  REQUIRE(fs.make_dir("/d").ok());
+  std::unique_ptr<File> f;
+  for (const char* name : {"/d/a", "/d/b", "/d/c"}) {
+    REQUIRE(fs.open(name, OpenMode::Create, &f).ok());
+    REQUIRE(f->append("x", 1).ok());
+    REQUIRE(f->datasync().ok());
+  }
+  SUBCASE("the first and third pending changes") {
+    fs.crash(0, false, 1);
+    CHECK(listing(fs, "/d") == std::vector<std::string>{"a", "c"});
+    CHECK(fs.contents("/d/c") == "x");
+  }
+  SUBCASE("the second pending change") {
+    fs.crash(0, false, 2);
+    CHECK(listing(fs, "/d") == std::vector<std::string>{"b"});
+  }
+  SUBCASE("a process restart") {
+    fs.arm(fs.points(), Fault::Crash);
+    CHECK(!f->append("y", 1).ok());
+    fs.restart_process();
+    CHECK(listing(fs, "/d") == std::vector<std::string>{"a", "b", "c"});
+    CHECK(f->append("y", 1).ok());
+    CHECK(fs.contents("/d/c") == "xy");
+  }
+}
