@@ -1,6 +1,7 @@
 // host/host.h — durable module state: the event log (group commit, segments, poisoning),
 // checkpoints written from store snapshots, and recovery (checkpoint, then log replay).
-// Depends on runtime/store.h only; the VM plugs in through ApplyEvent (vm/ never includes this).
+// Depends on runtime/store.h; the VM plugs in through EventRunner / ApplyEvent, and only
+// host/vm_runner.cpp includes vm/vm.h (vm/ never includes host/).
 //
 // The promise: an event whose sequence number the log has acknowledged (wait_durable returned
 // true, or the durable callback reported a sequence at or past it) survives a crash of the
@@ -22,6 +23,11 @@
 #include <vector>
 
 #include "runtime/store.h"
+
+namespace pure::vm {
+struct Program;
+struct Value;
+}  // namespace pure::vm
 
 namespace pure::host {
 
@@ -214,5 +220,21 @@ class Module {
   // Runs what is queued, waits for it to be durable, stops the threads. Idempotent.
   virtual Status close() = 0;
 };
+
+// ---- The VM glue (host/vm_runner.cpp) ----
+
+// The identity a compiled module's log and checkpoints carry: a 64-bit hash of its bytecode
+// (as --dump-bytecode prints it), its constant texts and its stored lists. Any change to the compiled module changes it.
+uint64_t module_identity(const vm::Program& program);
+
+// The log's encoding of event arguments. Per value: a kind byte (0 Int, 1 Num, 2 Bool, 3 Text,
+// 4 Item, 5 List), then Int and Bool as i64, Num as its IEEE bits, Text as u32 byte count and
+// bytes, Item and List as u32 count and the values. Little-endian.
+std::string encode_values(std::span<const vm::Value> values);
+Status decode_values(std::string_view bytes, std::vector<vm::Value>* out);
+
+// Runs events of program (event index = function index, arguments encode_values'd) through
+// vm::call_event, each with its own budget of max_steps. program outlives the runner.
+std::unique_ptr<EventRunner> make_vm_runner(const vm::Program& program, uint64_t max_steps = 10'000'000'000ull);
 
 }  // namespace pure::host
