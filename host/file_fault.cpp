@@ -186,7 +186,9 @@ Status FaultFileSystem::sync_dir(const std::string& dir) {
 
 Status FaultFileSystem::make_dir(const std::string& dir) {
   std::lock_guard<std::mutex> lock(mutex_);
-  dirs_.emplace(dir, true);  // directories themselves are durable at once (tests make one up front)
+  // Directories themselves are durable at once; their parent can be synced.
+  dirs_.emplace(dir, true);
+  dirs_.emplace(parent_of(dir).empty() ? std::string("/") : parent_of(dir), true);
   return {};
 }
 

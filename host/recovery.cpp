@@ -201,7 +201,15 @@ Status recover(FileSystem& fs, const std::string& dir, const OpenOptions& option
 
 Status open_module(FileSystem& fs, const std::string& dir, OpenOptions options, OpenedModule* out) {
   if (!options.apply) return Status::failure(dir + ": open_module needs an apply function");
-  if (Status s = fs.make_dir(dir); !s.ok()) return s;
+  std::vector<std::string> existing;
+  if (!fs.list_dir(dir, &existing).ok()) {
+    // A new data directory: its own entry must be durable before anything in it is promised.
+    if (Status s = fs.make_dir(dir); !s.ok()) return s;
+    size_t slash = dir.find_last_not_of('/') == std::string::npos ? std::string::npos
+                                                                  : dir.rfind('/', dir.find_last_not_of('/'));
+    std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+    if (Status s = fs.sync_dir(parent); !s.ok()) return s;
+  }
   LogStart start;
   if (Status s = recover_into(fs, dir, options, &out->store, &out->report, &start); !s.ok()) return s;
   return start_log(fs, dir, options.module_identity, options.log, std::move(options.on_durable), start, &out->log);

@@ -214,3 +214,18 @@ TEST_CASE("progress is reported during long replays; temporaries are removed") {
   CHECK(report.records_replayed == 100);
   CHECK(report.seconds >= 0);
 }
+
+TEST_CASE("a new data directory is made durable in its parent before anything is promised") {
+  FaultFileSystem fs;
+  fs.arm(0, Fault::Fail);  // the first operation of opening a new directory: fsync of its parent
+  OpenedModule m;
+  Status s = open_module(fs, "/data", options(), &m);
+  CHECK(s.error == "/: directory fsync failed: injected fault");
+  REQUIRE(open_module(fs, "/data", options(), &m).ok());
+  uint64_t points = fs.points();
+  REQUIRE(m.log->close().ok());
+  OpenedModule again;  // an existing directory: no parent fsync
+  fs.arm(points, Fault::Fail);
+  s = open_module(fs, "/data", options(), &again);
+  CHECK(s.ok());
+}
