@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh — quick start, command 2: install what is needed, build everything (Release)
 # and run every test with ctest.
-#   --full   also: unit tests under ASan+UBSan, store tests under TSan, a bounded fuzz run of the
+#   --full   also: unit tests under ASan+UBSan, store, host-call and durability tests under TSan, a bounded fuzz run of the
 #            frontend, and the AArch64 build run under qemu with a cross-device comparison of the
 #            examples (what CI runs)
 set -euo pipefail
@@ -28,10 +28,11 @@ if ((full)); then
   cmake --build build-asan -j "$jobs"
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "bench"
 
-  stage "store and host-call tests under ThreadSanitizer"
+  stage "store, host-call and durability tests under ThreadSanitizer"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_TSAN=ON > /dev/null
-  cmake --build build-tsan -j "$jobs" --target store_basic_test store_model_test store_snapshot_test store_threads_test test_invoke
-  ctest --test-dir build-tsan --output-on-failure -R "^runtime\.|^vm\.invoke$"
+  cmake --build build-tsan -j "$jobs" --target store_basic_test store_model_test store_snapshot_test store_threads_test test_invoke \
+    crc32c_test file_io_test log_test checkpoint_test recovery_test fault_test module_test vm_runner_test
+  ctest --test-dir build-tsan --output-on-failure -R "^runtime\.|^vm\.invoke$|^host\."
 
   stage "benchmark harness: its tests and a quick run (every system must agree on every check)"
   bash scripts/deps.sh --bench

@@ -1,0 +1,276 @@
+// host/file_fault.cpp — the fault-injecting in-memory FileSystem (see file_fault.h).
+// Depends on file_fault.h only.
+#include "host/file_fault.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace pure::host {
+
+namespace {
+
+std::string parent_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+std::string name_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Status injected(const std::string& path, const char* what) {
+  return Status::failure(path + ": " + what + ": injected fault");
+}
+
+Status stopped_error(const std::string& path) { return Status::failure(path + ": machine stopped (simulated crash)"); }
+
+}  // namespace
+
+class FaultFile final : public File {
+ public:
+  FaultFile(FaultFileSystem* fs, std::shared_ptr<FaultFileSystem::Node> node, std::string path, bool writable)
+      : fs_(fs), node_(std::move(node)), path_(std::move(path)), writable_(writable) {}
+
+  Status append(const void* data, size_t n) override {
+    std::lock_guard<std::mutex> lock(fs_->mutex_);
+    return write_locked(node_->data.size(), data, n);
+  }
+
+  Status write_at(uint64_t offset, const void* data, size_t n) override {
+    std::lock_guard<std::mutex> lock(fs_->mutex_);
+    return write_locked(offset, data, n);
+  }
+
+  Status read_at(uint64_t offset, void* data, size_t n, size_t* got) override {
+    std::lock_guard<std::mutex> lock(fs_->mutex_);
+    const std::string& d = node_->data;
+    size_t take = offset >= d.size() ? 0 : std::min<size_t>(n, d.size() - offset);
+    if (take) std::memcpy(data, d.data() + offset, take);
+    *got = take;
+    return {};
+  }
+
+  Status size(uint64_t* out) override {
+    std::lock_guard<std::mutex> lock(fs_->mutex_);
+    *out = node_->data.size();
+    return {};
+  }
+
+  Status truncate(uint64_t size) override {
+    std::lock_guard<std::mutex> lock(fs_->mutex_);
+    if (!writable_) return Status::failure(path_ + ": truncate of a file opened read-only");
+    switch (fs_->next_point_locked()) {
+      case Fault::None: break;
+      case Fault::Crash:
+      case Fault::TearCrash: return stopped_error(path_);
+      default: return injected(path_, "truncate failed");
+    }
+    node_->data.resize(size);
+    return {};
+  }
+
+  Status datasync() override {
+    std::lock_guard<std::mutex> lock(fs_->mutex_);
+    switch (fs_->next_point_locked()) {
+      case Fault::None: break;
+      case Fault::Crash:
+      case Fault::TearCrash: return stopped_error(path_);
+      default: return injected(path_, "fdatasync failed");
+    }
+    node_->durable = node_->data;
+    return {};
+  }
+
+ private:
+  Status write_locked(uint64_t offset, const void* data, size_t n) {
+    if (!writable_) return Status::failure(path_ + ": write to a file opened read-only");
+    Fault f = fs_->next_point_locked();
+    size_t land = n;
+    if (f == Fault::Fail || f == Fault::Crash) land = 0;
+    if (f == Fault::ShortWrite || f == Fault::TearCrash) land = n / 2;
+    std::string& d = node_->data;
+    if (land) {
+      if (d.size() < offset + land) d.resize(offset + land, '\0');
+      std::memcpy(d.data() + offset, data, land);
+    }
+    if (f == Fault::None) return {};
+    if (f == Fault::Crash || f == Fault::TearCrash) return stopped_error(path_);
+    return injected(path_, "write failed");
+  }
+
+  FaultFileSystem* fs_;
+  std::shared_ptr<FaultFileSystem::Node> node_;
+  std::string path_;
+  bool writable_;
+};
+
+Fault FaultFileSystem::next_point_locked() {
+  if (stopped_) return Fault::Crash;
+  uint64_t point = points_++;
+  if (point != armed_point_) return Fault::None;
+  if (armed_ == Fault::Crash || armed_ == Fault::TearCrash) stopped_ = true;
+  return armed_;
+}
+
+Status FaultFileSystem::open(const std::string& path, OpenMode mode, std::unique_ptr<File>* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = names_.find(path);
+  if (mode != OpenMode::Create) {
+    if (it == names_.end()) return Status::failure(path + ": cannot open: No such file or directory");
+    *out = std::make_unique<FaultFile>(this, it->second, path, mode == OpenMode::ReadWrite);
+    return {};
+  }
+  if (!dirs_.count(parent_of(path))) return Status::failure(path + ": cannot open: No such file or directory");
+  switch (next_point_locked()) {
+    case Fault::None: break;
+    case Fault::Crash:
+    case Fault::TearCrash: return stopped_error(path);
+    default: return injected(path, "cannot open");
+  }
+  if (it == names_.end()) it = names_.emplace(path, std::make_shared<Node>()).first;
+  it->second->data.clear();  // O_TRUNC: the durable bytes stay until the next datasync
+  *out = std::make_unique<FaultFile>(this, it->second, path, true);
+  return {};
+}
+
+Status FaultFileSystem::rename(const std::string& from, const std::string& to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = names_.find(from);
+  if (it == names_.end()) return Status::failure(from + ": cannot rename to " + to + ": No such file or directory");
+  switch (next_point_locked()) {
+    case Fault::None: break;
+    case Fault::Crash:
+    case Fault::TearCrash: return stopped_error(from);
+    default: return injected(from, "cannot rename");
+  }
+  auto node = it->second;
+  names_.erase(it);
+  names_[to] = node;
+  return {};
+}
+
+Status FaultFileSystem::unlink(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = names_.find(path);
+  if (it == names_.end()) return Status::failure(path + ": cannot delete: No such file or directory");
+  switch (next_point_locked()) {
+    case Fault::None: break;
+    case Fault::Crash:
+    case Fault::TearCrash: return stopped_error(path);
+    default: return injected(path, "cannot delete");
+  }
+  names_.erase(it);
+  return {};
+}
+
+Status FaultFileSystem::sync_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!dirs_.count(dir)) return Status::failure(dir + ": cannot open directory: No such file or directory");
+  switch (next_point_locked()) {
+    case Fault::None: break;
+    case Fault::Crash:
+    case Fault::TearCrash: return stopped_error(dir);
+    default: return injected(dir, "directory fsync failed");
+  }
+  for (auto it = durable_names_.begin(); it != durable_names_.end();) {
+    if (parent_of(it->first) == dir) it = durable_names_.erase(it);
+    else ++it;
+  }
+  for (auto& [path, node] : names_)
+    if (parent_of(path) == dir) durable_names_[path] = node;
+  dirs_[dir] = true;
+  return {};
+}
+
+Status FaultFileSystem::make_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Directories themselves are durable at once; their parent can be synced.
+  dirs_.emplace(dir, true);
+  dirs_.emplace(parent_of(dir).empty() ? std::string("/") : parent_of(dir), true);
+  return {};
+}
+
+Status FaultFileSystem::list_dir(const std::string& dir, std::vector<std::string>* names) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!dirs_.count(dir)) return Status::failure(dir + ": cannot list directory: No such file or directory");
+  names->clear();
+  for (auto& [path, node] : names_)
+    if (parent_of(path) == dir) names->push_back(name_of(path));
+  return {};
+}
+
+void FaultFileSystem::arm(uint64_t point, Fault fault) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  armed_point_ = point;
+  armed_ = fault;
+}
+
+uint64_t FaultFileSystem::points() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return points_;
+}
+
+bool FaultFileSystem::stopped() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stopped_;
+}
+
+void FaultFileSystem::crash(uint64_t keep_unsynced, bool zero_fill, int namespace_pick) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (namespace_pick) {
+    std::vector<std::string> pending;  // paths whose current binding differs from the durable one
+    for (auto& [path, node] : names_) {
+      auto it = durable_names_.find(path);
+      if (it == durable_names_.end() || it->second != node) pending.push_back(path);
+    }
+    for (auto& [path, node] : durable_names_)
+      if (!names_.count(path)) pending.push_back(path);
+    std::sort(pending.begin(), pending.end());
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (static_cast<int>(i % 2) != namespace_pick - 1) continue;
+      auto it = names_.find(pending[i]);
+      if (it == names_.end()) durable_names_.erase(pending[i]);
+      else durable_names_[pending[i]] = it->second;
+    }
+  }
+  names_ = durable_names_;
+  for (auto& [path, node] : names_) {
+    std::string kept;
+    const std::string& d = node->data;
+    // A torn write: part of what followed the durable bytes reached the disk anyway.
+    if (keep_unsynced && d.size() > node->durable.size() && d.compare(0, node->durable.size(), node->durable) == 0) {
+      kept = d.substr(node->durable.size(), keep_unsynced);
+      if (zero_fill) std::fill(kept.begin(), kept.end(), '\0');
+    }
+    node->data = node->durable + kept;
+    node->durable = node->data;  // what survived a crash is what the disk holds
+  }
+  armed_point_ = UINT64_MAX;
+  armed_ = Fault::None;
+  stopped_ = false;
+}
+
+void FaultFileSystem::restart_process() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  armed_point_ = UINT64_MAX;
+  armed_ = Fault::None;
+  stopped_ = false;
+}
+
+std::string FaultFileSystem::contents(const std::string& path) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = names_.find(path);
+  return it == names_.end() ? std::string() : it->second->data;
+}
+
+void FaultFileSystem::corrupt(const std::string& path, uint64_t offset, char byte) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = names_.find(path);
+  if (it == names_.end() || offset >= it->second->data.size()) return;
+  it->second->data[offset] = byte;
+  it->second->durable = it->second->data;
+}
+
+}  // namespace pure::host

@@ -1,0 +1,240 @@
+// host/host.h — durable module state: the event log (group commit, segments, poisoning),
+// checkpoints written from store snapshots, and recovery (checkpoint, then log replay).
+// Depends on runtime/store.h; the VM plugs in through EventRunner / ApplyEvent, and only
+// host/vm_runner.cpp includes vm/vm.h (vm/ never includes host/).
+//
+// The promise: an event whose sequence number the log has acknowledged (wait_durable returned
+// true, or the durable callback reported a sequence at or past it) survives a crash of the
+// process or the machine, given a disk that honours fdatasync. Nothing unacknowledged is ever
+// half-applied: recovery replays whole logged events or none. See docs/durability.md.
+//
+// What the log records is the call, not the changed rows: events are deterministic, so a replay
+// of (event index, encoded arguments) in sequence order rebuilds the state. How arguments are
+// encoded is the caller's business (the log stores bytes); ApplyEvent turns them back into a
+// transaction on the store.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/store.h"
+
+namespace pure::vm {
+struct Program;
+struct Value;
+}  // namespace pure::vm
+
+namespace pure::host {
+
+class FileSystem;  // host/file_io.h: every file operation goes through it
+
+// The file system of the machine (POSIX calls). Thread-safe.
+FileSystem& posix_file_system();
+
+// "" when it worked, else what failed and where ("DIR/FILE: offset N: ...").
+struct Status {
+  std::string error;
+  bool ok() const { return error.empty(); }
+  static Status failure(std::string message) { return Status{std::move(message)}; }
+};
+
+enum class Sync : uint8_t {
+  Always,  // one fdatasync per burst before anything in it is acknowledged (the default)
+  None,    // acknowledge after write(): a crash of the machine loses the unsynced tail
+};
+
+struct LogRecord {
+  uint64_t sequence = 0;  // 1, 2, 3, ... with no gaps across the whole life of a module
+  uint32_t event = 0;     // the event's index in the module (the caller's numbering)
+  std::string_view args;  // the encoded arguments, opaque to the log
+};
+
+// Runs one logged event on the store as one transaction (begin ... commit). Returns "" when it
+// committed, else why not: a logged event failing on replay means the log does not belong to
+// this module or the module is not deterministic, and recovery stops with that reason.
+using ApplyEvent = std::function<std::string(rt::Store& store, const LogRecord& record)>;
+
+struct LogOptions {
+  Sync sync = Sync::Always;
+  uint64_t segment_bytes = 64ull << 20;  // a segment rolls over before it would pass this
+};
+
+// Called on the log thread after each burst with the highest durable sequence number, or once
+// with poisoned = true and the reason when a write or fsync failed (no call follows that one).
+using DurableCallback = std::function<void(uint64_t durable_sequence, bool poisoned, const std::string& reason)>;
+
+struct EventIn {
+  uint32_t event = 0;
+  std::string_view args;
+};
+
+struct LogStats {
+  uint64_t records = 0;        // records written
+  uint64_t bursts = 0;         // group commits (one write run and one fdatasync each)
+  uint64_t bytes = 0;          // bytes appended to segments, headers included
+  uint64_t segments_created = 0;
+};
+
+// The log of one module: the owner appends, a log thread writes and syncs in bursts.
+class EventLog {
+ public:
+  virtual ~EventLog() = default;
+  // Owner thread. Queues the events as consecutive records; returns the sequence number of the
+  // last, or 0 when the log is poisoned or closed (nothing was queued then).
+  virtual uint64_t append(std::span<const EventIn> events) = 0;
+  uint64_t append(uint32_t event, std::string_view args) {
+    EventIn in{event, args};
+    return append(std::span<const EventIn>(&in, 1));
+  }
+  // Blocks until sequence is durable (true) or the log is poisoned or closed before it (false).
+  virtual bool wait_durable(uint64_t sequence) = 0;
+  virtual uint64_t durable_sequence() const = 0;
+  virtual uint64_t last_sequence() const = 0;  // the last one appended
+  virtual bool poisoned() const = 0;
+  virtual std::string poison_reason() const = 0;
+  // Writes what is queued (with sync=none: then one fdatasync), stops the log thread. After it,
+  // append returns 0. Returns the poison reason if the log is poisoned. Idempotent.
+  virtual Status close() = 0;
+  // Deletes the segments all of whose records have sequence <= through (never the segment being
+  // written), then fsyncs the directory. Called after a checkpoint through that sequence.
+  virtual Status drop_segments_through(uint64_t through) = 0;
+  virtual LogStats stats() const = 0;
+};
+
+struct RecoveryProgress {
+  uint64_t records_replayed = 0;
+  uint64_t bytes_read = 0;   // log bytes scanned so far
+  uint64_t bytes_total = 0;  // log bytes to scan
+};
+
+struct OpenOptions {
+  uint64_t module_identity = 0;          // a hash of the compiled module; the log and checkpoints carry it
+  std::vector<rt::ListSchema> schemas;   // the module's stored lists
+  ApplyEvent apply;                      // replays one logged event
+  LogOptions log;
+  DurableCallback on_durable;            // may be empty
+  std::function<void(const RecoveryProgress&)> progress;  // may be empty
+  uint64_t progress_every = 1u << 20;    // records between progress calls
+};
+
+struct RecoveryReport {
+  uint64_t checkpoint_sequence = 0;  // 0: started from an empty store
+  uint64_t records_replayed = 0;
+  uint64_t last_sequence = 0;        // the state includes events 1..last_sequence
+  uint64_t torn_bytes_cut = 0;       // bytes of a torn last record (or an unfinished segment) removed
+  double seconds = 0;
+  std::string summary() const;       // "recovered through sequence N: checkpoint M, K records replayed in S s"
+};
+
+struct OpenedModule {
+  std::unique_ptr<rt::Store> store;  // the recovered state; the owner's from now on
+  std::unique_ptr<EventLog> log;     // appends continue at report.last_sequence + 1
+  RecoveryReport report;
+};
+
+// Opens (creating if missing) the data directory of one module: recovers the state and starts the
+// log. On failure returns the reason (corruption names the file and byte offset; a log or
+// checkpoint of a different module is refused) and leaves the files as they were, except that a
+// torn last record is cut.
+Status open_module(FileSystem& fs, const std::string& dir, OpenOptions options, OpenedModule* out);
+
+// Recovery alone (open_module without starting a log). Tools and tests use it read-only apart
+// from cutting a torn tail.
+Status recover(FileSystem& fs, const std::string& dir, const OpenOptions& options, std::unique_ptr<rt::Store>* store,
+               RecoveryReport* report);
+
+struct CheckpointInfo {
+  uint64_t bytes = 0;       // file size
+  uint64_t rows = 0;
+  uint64_t state_bytes = 0; // cells * 8 + text bytes, for comparison with the file size
+  double seconds = 0;
+};
+
+// Writes snapshot (whose state includes exactly events 1..through) as the checkpoint of dir:
+// temporary file, fdatasync, rename, directory fsync; then deletes older checkpoints and, when
+// log is given, the log segments the checkpoint covers. Any thread; the owner need not wait.
+Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_identity, const rt::Snapshot& snapshot,
+                        uint64_t through, EventLog* log, CheckpointInfo* info = nullptr);
+
+// Reads one checkpoint file into a fresh store made from schemas (which must match the file's).
+Status read_checkpoint(FileSystem& fs, const std::string& path, uint64_t module_identity,
+                       const std::vector<rt::ListSchema>& schemas, std::unique_ptr<rt::Store>* store,
+                       uint64_t* through);
+
+// ---- The owner: one thread per module that runs events, logs them, publishes durable state ----
+
+// What one event call came to.
+struct EventOutcome {
+  bool ok = false;
+  std::string reason;     // why it failed (ok == false): the event's own failure, or the host's
+  std::string results;    // the runner's encoding of the event's results
+  uint64_t sequence = 0;  // its log sequence number when it committed
+};
+
+// Runs events for a Module; the VM glue implements it over vm::call_event (host/ never includes
+// vm/). Owner thread only.
+class EventRunner {
+ public:
+  virtual ~EventRunner() = default;
+  // Runs one event as one transaction on store. A failed event must leave the store unchanged.
+  virtual EventOutcome run(rt::Store& store, uint32_t event, std::string_view args) = 0;
+};
+
+struct ModuleOptions {
+  uint64_t module_identity = 0;
+  std::vector<rt::ListSchema> schemas;
+  EventRunner* runner = nullptr;             // outlives the Module
+  LogOptions log;
+  std::function<void(const RecoveryProgress&)> progress;
+  uint64_t progress_every = 1u << 20;
+  uint64_t checkpoint_log_bytes = 256ull << 20;  // log bytes between checkpoints; 0: only checkpoint()
+};
+
+// One durable module. Events from any thread go to the owner thread, which runs whatever has
+// arrived as a batch (each event its own transaction, in arrival order), appends the committed
+// ones to the log, and moves on to the next batch while the log syncs. A batch's snapshot is
+// published, and its callers get their outcomes (committed or failed, in order), only once the
+// log has made the batch durable: visible = durable. Queries read snapshot() on any thread.
+// A poisoned log makes the module unhealthy: pending and later events fail, queries go on
+// against the last durable state.
+class Module {
+ public:
+  static Status open(FileSystem& fs, const std::string& dir, ModuleOptions options, std::unique_ptr<Module>* out);
+  virtual ~Module() = default;
+
+  // Any thread. The future is ready when the event ran and, if it committed, is durable.
+  virtual std::future<EventOutcome> submit(uint32_t event, std::string args) = 0;
+  // Any thread: the latest published (durable) state and the sequence it includes.
+  virtual std::shared_ptr<const rt::Snapshot> snapshot() const = 0;
+  virtual uint64_t visible_sequence() const = 0;
+  virtual bool healthy() const = 0;
+  virtual std::string unhealthy_reason() const = 0;
+  virtual const RecoveryReport& recovery() const = 0;
+  // Writes a checkpoint of the current visible state now (on the calling thread).
+  virtual Status checkpoint(CheckpointInfo* info = nullptr) = 0;
+  // Runs what is queued, waits for it to be durable, stops the threads. Idempotent.
+  virtual Status close() = 0;
+};
+
+// ---- The VM glue (host/vm_runner.cpp) ----
+
+// The identity a compiled module's log and checkpoints carry: a 64-bit hash of its bytecode
+// (as --dump-bytecode prints it), its constant texts and its stored lists. Any change to the compiled module changes it.
+uint64_t module_identity(const vm::Program& program);
+
+// The log's encoding of event arguments. Per value: a kind byte (0 Int, 1 Num, 2 Bool, 3 Text,
+// 4 Item, 5 List), then Int and Bool as i64, Num as its IEEE bits, Text as u32 byte count and
+// bytes, Item and List as u32 count and the values. Little-endian.
+std::string encode_values(std::span<const vm::Value> values);
+Status decode_values(std::string_view bytes, std::vector<vm::Value>* out);
+
+// Runs events of program (event index = function index, arguments encode_values'd) through
+// vm::call_event, each with its own budget of max_steps. program outlives the runner.
+std::unique_ptr<EventRunner> make_vm_runner(const vm::Program& program, uint64_t max_steps = 10'000'000'000ull);
+
+}  // namespace pure::host

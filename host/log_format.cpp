@@ -1,0 +1,99 @@
+// host/log_format.cpp — encoding and decoding of segment headers and records, file names.
+// Depends on log_format.h, bytes.h, crc32c.h.
+#include "host/log_format.h"
+
+#include <cstring>
+
+#include "host/bytes.h"
+#include "host/crc32c.h"
+
+namespace pure::host {
+
+namespace {
+
+std::optional<uint64_t> parse_numbered(std::string_view name, std::string_view prefix, std::string_view suffix) {
+  if (name.size() != prefix.size() + 20 + suffix.size()) return std::nullopt;
+  if (name.substr(0, prefix.size()) != prefix || name.substr(prefix.size() + 20) != suffix) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : name.substr(prefix.size(), 20)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    uint64_t next = v * 10 + uint64_t(c - '0');
+    if (next / 10 != v) return std::nullopt;
+    v = next;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string segment_name(uint64_t first_sequence) { return "log-" + padded(first_sequence) + ".seg"; }
+std::string checkpoint_name(uint64_t sequence) { return "checkpoint-" + padded(sequence) + ".ckpt"; }
+std::string checkpoint_temp_name(uint64_t sequence) { return "checkpoint-" + padded(sequence) + ".tmp"; }
+std::optional<uint64_t> parse_segment_name(std::string_view name) { return parse_numbered(name, "log-", ".seg"); }
+std::optional<uint64_t> parse_checkpoint_name(std::string_view name) {
+  return parse_numbered(name, "checkpoint-", ".ckpt");
+}
+
+std::string encode_segment_header(uint64_t module_identity, uint64_t first_sequence) {
+  std::string h(kSegmentMagic, sizeof kSegmentMagic);
+  put_u32(h, kLogVersion);
+  put_u32(h, kSegmentHeaderBytes);
+  put_u64(h, module_identity);
+  put_u64(h, first_sequence);
+  put_u32(h, crc32c(0, h.data(), h.size()));
+  put_u32(h, 0);
+  return h;
+}
+
+std::string decode_segment_header(std::string_view bytes, SegmentHeader* out) {
+  if (bytes.size() < kSegmentHeaderBytes) return "incomplete segment header";
+  if (std::memcmp(bytes.data(), kSegmentMagic, sizeof kSegmentMagic) != 0) return "not a Pure log segment (bad magic)";
+  if (crc32c(0, bytes.data(), 32) != get_u32(bytes.data() + 32)) return "segment header checksum mismatch";
+  uint32_t version = get_u32(bytes.data() + 8);
+  if (version != kLogVersion) return "unsupported log version " + std::to_string(version);
+  if (get_u32(bytes.data() + 12) != kSegmentHeaderBytes) return "bad segment header size";
+  out->module_identity = get_u64(bytes.data() + 16);
+  out->first_sequence = get_u64(bytes.data() + 24);
+  return "";
+}
+
+void encode_record(std::string& out, uint64_t sequence, uint32_t event, std::string_view args) {
+  size_t at = out.size();
+  uint32_t length = kRecordFixedBytes + static_cast<uint32_t>(args.size());
+  put_u32(out, length);
+  put_u32(out, 0);
+  put_u64(out, sequence);
+  put_u32(out, event);
+  out.append(args);
+  uint32_t crc = crc32c(0, out.data() + at, 4);
+  crc = crc32c(crc, out.data() + at + kRecordPrefixBytes, length);
+  store_u32(out.data() + at + 4, crc);
+}
+
+RecordCheck decode_record(std::string_view bytes, uint64_t offset, DecodedRecord* out) {
+  if (offset + kRecordPrefixBytes > bytes.size()) return RecordCheck::Truncated;
+  const char* p = bytes.data() + offset;
+  uint32_t length = get_u32(p);
+  if (length < kRecordFixedBytes || length > kMaxRecordLength) return RecordCheck::BadLength;
+  if (offset + kRecordPrefixBytes + length > bytes.size()) return RecordCheck::Truncated;
+  uint32_t crc = crc32c(0, p, 4);
+  crc = crc32c(crc, p + kRecordPrefixBytes, length);
+  if (crc != get_u32(p + 4)) return RecordCheck::BadChecksum;
+  out->sequence = get_u64(p + 8);
+  out->event = get_u32(p + 16);
+  out->args = std::string_view(p + 20, length - kRecordFixedBytes);
+  out->size = kRecordPrefixBytes + length;
+  return RecordCheck::Ok;
+}
+
+const char* describe(RecordCheck check) {
+  switch (check) {
+    case RecordCheck::Ok: return "ok";
+    case RecordCheck::Truncated: return "record runs past the end of the file";
+    case RecordCheck::BadLength: return "impossible record length";
+    case RecordCheck::BadChecksum: return "record checksum mismatch";
+  }
+  return "?";
+}
+
+}  // namespace pure::host

@@ -1,0 +1,269 @@
+// host/log_writer.cpp — the event log: the owner queues encoded records, the log thread writes
+// every record queued so far as one burst, fdatasyncs once, then acknowledges the burst's last
+// sequence number. The first write or sync error poisons the log for good (no retry: after a
+// failed fsync the kernel may have dropped the dirty pages, so a later successful fsync proves
+// nothing). Depends on log_writer.h, log_format.h, file_io.h.
+#include "host/log_writer.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "host/log_format.h"
+
+namespace pure::host {
+
+namespace {
+
+struct PendingRecord {
+  size_t end;         // offset just past the record in the pending buffer
+  uint64_t sequence;
+};
+
+class LogWriter final : public EventLog {
+ public:
+  LogWriter(FileSystem& fs, std::string dir, uint64_t module_identity, LogOptions options, DurableCallback on_durable,
+            const LogStart& start)
+      : fs_(fs),
+        dir_(std::move(dir)),
+        module_identity_(module_identity),
+        options_(options),
+        on_durable_(std::move(on_durable)),
+        next_sequence_(start.next_sequence),
+        last_sequence_(start.next_sequence - 1),
+        durable_sequence_(start.next_sequence - 1),
+        segments_(start.segments) {}
+
+  ~LogWriter() override { close(); }
+
+  // Opens or creates the segment the first burst goes to; runs before the thread starts.
+  Status begin(const LogStart& start) {
+    if (start.continue_last && !start.segments.empty()) {
+      std::string path = join_path(dir_, start.segments.back().name);
+      if (Status s = fs_.open(path, OpenMode::ReadWrite, &active_); !s.ok()) return s;
+      active_path_ = path;
+      active_size_ = start.last_end;
+    } else if (Status s = roll(next_sequence_); !s.ok()) {
+      return s;
+    }
+    thread_ = std::thread([this] { run(); });
+    return {};
+  }
+
+  uint64_t append(std::span<const EventIn> events) override {
+    if (events.empty()) return 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (poisoned_ || closing_) return 0;
+    for (const EventIn& e : events) {
+      if (e.args.size() > kMaxRecordLength - kRecordFixedBytes)
+        throw std::length_error("event log: encoded arguments of " + std::to_string(e.args.size()) + " bytes");
+      encode_record(pending_, next_sequence_, e.event, e.args);
+      pending_records_.push_back({pending_.size(), next_sequence_});
+      last_sequence_ = next_sequence_++;
+    }
+    uint64_t last = last_sequence_;
+    lock.unlock();
+    work_.notify_one();
+    return last;
+  }
+
+  bool wait_durable(uint64_t sequence) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    durable_.wait(lock, [&] { return durable_sequence_ >= sequence || poisoned_ || thread_done_; });
+    return durable_sequence_ >= sequence;
+  }
+
+  uint64_t durable_sequence() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return durable_sequence_;
+  }
+  uint64_t last_sequence() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_sequence_;
+  }
+  bool poisoned() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return poisoned_;
+  }
+  std::string poison_reason() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return poison_reason_;
+  }
+  LogStats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+  Status close() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (closed_) return poisoned_ ? Status::failure(poison_reason_) : Status{};
+      closed_ = true;
+      closing_ = true;
+    }
+    work_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    // sync=none: a clean close still leaves everything on disk.
+    if (options_.sync == Sync::None && active_ && !poisoned()) {
+      if (Status s = active_->datasync(); !s.ok()) poison(s.error);
+    }
+    active_.reset();
+    std::lock_guard<std::mutex> lock(mutex_);
+    return poisoned_ ? Status::failure(poison_reason_) : Status{};
+  }
+
+  Status drop_segments_through(uint64_t through) override {
+    std::vector<std::string> doomed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      size_t keep_from = 0;
+      // Segment i holds sequences first(i) .. first(i+1)-1; the last segment is being written.
+      while (keep_from + 1 < segments_.size() && segments_[keep_from + 1].first_sequence - 1 <= through) ++keep_from;
+      for (size_t i = 0; i < keep_from; ++i) doomed.push_back(segments_[i].name);
+      segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(keep_from));
+    }
+    if (doomed.empty()) return {};
+    for (const std::string& name : doomed)
+      if (Status s = fs_.unlink(join_path(dir_, name)); !s.ok()) return s;
+    return fs_.sync_dir(dir_);
+  }
+
+ private:
+  void run() {
+    std::string burst;
+    std::vector<PendingRecord> records;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        work_.wait(lock, [&] { return !pending_.empty() || closing_; });
+        if (pending_.empty()) break;
+        burst.swap(pending_);
+        records.swap(pending_records_);
+        pending_.clear();
+        pending_records_.clear();
+      }
+      Status s = write_burst(burst, records);
+      if (s.ok() && options_.sync == Sync::Always) s = active_->datasync();
+      if (!s.ok()) {
+        poison(s.error);
+        break;
+      }
+      uint64_t durable = records.back().sequence;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        durable_sequence_ = durable;
+        stats_.records += records.size();
+        stats_.bursts += 1;
+        stats_.bytes += burst.size();
+      }
+      durable_.notify_all();
+      if (on_durable_) on_durable_(durable, false, std::string());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    thread_done_ = true;
+    durable_.notify_all();
+  }
+
+  // Writes the burst, rolling to a new segment where the next record would pass the bound.
+  Status write_burst(const std::string& burst, const std::vector<PendingRecord>& records) {
+    size_t index = 0;
+    size_t start = 0;
+    while (index < records.size()) {
+      uint64_t room = options_.segment_bytes > active_size_ ? options_.segment_bytes - active_size_ : 0;
+      size_t end = index;
+      while (end < records.size() && records[end].end - start <= room) ++end;
+      if (end == index) {
+        if (active_size_ > kSegmentHeaderBytes) {
+          if (Status s = roll(records[index].sequence); !s.ok()) return s;
+          continue;
+        }
+        end = index + 1;  // a record larger than a segment goes alone into one
+      }
+      size_t bytes = records[end - 1].end - start;
+      if (Status s = active_->write_at(active_size_, burst.data() + start, bytes); !s.ok()) return s;
+      active_size_ += bytes;
+      start = records[end - 1].end;
+      index = end;
+    }
+    return {};
+  }
+
+  // Finishes the active segment (synced even with sync=none, so only the last segment of a log
+  // can ever end torn) and starts a new one whose first record is first_sequence.
+  Status roll(uint64_t first_sequence) {
+    if (active_) {
+      if (Status s = active_->datasync(); !s.ok()) return s;
+      active_.reset();
+    }
+    std::string name = segment_name(first_sequence);
+    std::string path = join_path(dir_, name);
+    std::unique_ptr<File> file;
+    if (Status s = fs_.open(path, OpenMode::Create, &file); !s.ok()) return s;
+    std::string header = encode_segment_header(module_identity_, first_sequence);
+    if (Status s = file->write_at(0, header.data(), header.size()); !s.ok()) return s;
+    if (Status s = file->datasync(); !s.ok()) return s;
+    if (Status s = fs_.sync_dir(dir_); !s.ok()) return s;
+    active_ = std::move(file);
+    active_path_ = path;
+    active_size_ = header.size();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (segments_.empty() || segments_.back().name != name) segments_.push_back({first_sequence, name});
+    stats_.segments_created += 1;
+    stats_.bytes += header.size();
+    return {};
+  }
+
+  void poison(const std::string& reason) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (poisoned_) return;
+      poisoned_ = true;
+      poison_reason_ = "event log poisoned: " + reason;
+      pending_.clear();
+      pending_records_.clear();
+    }
+    durable_.notify_all();
+    if (on_durable_) on_durable_(durable_sequence(), true, poison_reason());
+  }
+
+  FileSystem& fs_;
+  const std::string dir_;
+  const uint64_t module_identity_;
+  const LogOptions options_;
+  const DurableCallback on_durable_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_;     // the log thread waits for records
+  std::condition_variable durable_;  // wait_durable waits for acknowledgements
+  std::string pending_;              // encoded records queued since the last burst began
+  std::vector<PendingRecord> pending_records_;
+  uint64_t next_sequence_;
+  uint64_t last_sequence_;
+  uint64_t durable_sequence_;
+  bool poisoned_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  bool thread_done_ = false;
+  std::string poison_reason_;
+  std::vector<SegmentRef> segments_;
+  LogStats stats_;
+
+  // The log thread's own (and begin()/close() before and after it runs).
+  std::unique_ptr<File> active_;
+  std::string active_path_;
+  uint64_t active_size_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Status start_log(FileSystem& fs, const std::string& dir, uint64_t module_identity, const LogOptions& options,
+                 DurableCallback on_durable, const LogStart& start, std::unique_ptr<EventLog>* out) {
+  auto log = std::make_unique<LogWriter>(fs, dir, module_identity, options, std::move(on_durable), start);
+  if (Status s = log->begin(start); !s.ok()) return s;
+  *out = std::move(log);
+  return {};
+}
+
+}  // namespace pure::host

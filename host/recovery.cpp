@@ -1,0 +1,218 @@
+// host/recovery.cpp — opening a data directory: the newest checkpoint, then a replay of the log
+// records after it; a torn last record is cut, any other damage stops the start with the file and
+// byte offset. Then the log starts where recovery left it.
+// Depends on host.h, file_io.h, log_format.h, log_writer.h, bytes.h.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "host/bytes.h"
+#include "host/file_io.h"
+#include "host/log_format.h"
+#include "host/log_writer.h"
+
+namespace pure::host {
+
+namespace {
+
+std::string at(const std::string& path, uint64_t offset) { return path + ": offset " + std::to_string(offset) + ": "; }
+
+// The offset of the first record after `from` that decodes and could belong to this log
+// (sequence above `after`), or -1. A damaged record followed by such a record is corruption; a
+// damaged record followed by nothing valid is a torn tail.
+int64_t find_later_record(std::string_view bytes, uint64_t from, uint64_t after, uint64_t* sequence) {
+  uint64_t size = bytes.size();
+  const uint64_t min_record = kRecordPrefixBytes + kRecordFixedBytes;
+  uint64_t plausible = after + (size - std::min(size, from)) / min_record + 1;
+  for (uint64_t y = from; y + min_record <= size; ++y) {
+    uint32_t length = get_u32(bytes.data() + y);
+    if (length < kRecordFixedBytes || length > size - y - kRecordPrefixBytes) continue;
+    uint64_t s = get_u64(bytes.data() + y + 8);
+    if (s <= after || s > plausible) continue;
+    DecodedRecord r;
+    if (decode_record(bytes, y, &r) == RecordCheck::Ok) {
+      *sequence = r.sequence;
+      return static_cast<int64_t>(y);
+    }
+  }
+  return -1;
+}
+
+Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& options,
+                    std::unique_ptr<rt::Store>* store_out, RecoveryReport* report, LogStart* start) {
+  auto started = std::chrono::steady_clock::now();
+  *report = RecoveryReport{};
+  std::vector<std::string> names;
+  if (Status s = fs.list_dir(dir, &names); !s.ok()) return s;
+  std::sort(names.begin(), names.end());
+
+  // A checkpoint that never got its final name was never promised to anyone.
+  bool removed = false;
+  std::vector<std::pair<uint64_t, std::string>> segments;
+  std::optional<uint64_t> newest_checkpoint;
+  for (const std::string& name : names) {
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 && name.rfind("checkpoint-", 0) == 0) {
+      if (Status s = fs.unlink(join_path(dir, name)); !s.ok()) return s;
+      removed = true;
+    } else if (auto seq = parse_segment_name(name)) {
+      segments.emplace_back(*seq, name);
+    } else if (auto ck = parse_checkpoint_name(name)) {
+      if (!newest_checkpoint || *ck > *newest_checkpoint) newest_checkpoint = ck;
+    }
+  }
+  if (removed)
+    if (Status s = fs.sync_dir(dir); !s.ok()) return s;
+
+  std::unique_ptr<rt::Store> store;
+  uint64_t checkpoint = 0;
+  if (newest_checkpoint) {
+    std::string path = join_path(dir, checkpoint_name(*newest_checkpoint));
+    if (Status s = read_checkpoint(fs, path, options.module_identity, options.schemas, &store, &checkpoint); !s.ok())
+      return s;
+    if (checkpoint != *newest_checkpoint)
+      return Status::failure(path + ": names sequence " + std::to_string(*newest_checkpoint) + " but its footer says " +
+                             std::to_string(checkpoint));
+  } else {
+    store = rt::make_store(options.schemas);
+  }
+  report->checkpoint_sequence = checkpoint;
+
+  RecoveryProgress progress;
+  for (auto& [first, name] : segments) {
+    std::unique_ptr<File> f;
+    if (Status s = fs.open(join_path(dir, name), OpenMode::Read, &f); !s.ok()) return s;
+    uint64_t size = 0;
+    if (Status s = f->size(&size); !s.ok()) return s;
+    progress.bytes_total += size;
+  }
+
+  uint64_t previous = 0;  // the last record's sequence so far
+  uint64_t next_report = options.progress_every;
+  std::string bytes;
+  start->segments.clear();
+  start->continue_last = false;
+  for (size_t i = 0; i < segments.size(); ++i) {
+    const auto& [first, name] = segments[i];
+    bool last = i + 1 == segments.size();
+    std::string path = join_path(dir, name);
+    if (Status s = read_file(fs, path, &bytes); !s.ok()) return s;
+    SegmentHeader header;
+    std::string problem = decode_segment_header(bytes, &header);
+    if (!problem.empty()) {
+      if (last && bytes.size() <= kSegmentHeaderBytes) {
+        // The crash came while the segment was being created: it never held a record.
+        if (Status s = fs.unlink(path); !s.ok()) return s;
+        if (Status s = fs.sync_dir(dir); !s.ok()) return s;
+        report->torn_bytes_cut += bytes.size();
+        break;
+      }
+      return Status::failure(at(path, 0) + problem);
+    }
+    if (header.module_identity != options.module_identity)
+      return Status::failure(path + ": this log was written by module " + hex64(header.module_identity) +
+                             ", not by this module (" + hex64(options.module_identity) +
+                             "); a changed module cannot continue an old log");
+    if (header.first_sequence != first)
+      return Status::failure(at(path, 24) + "header says the first sequence is " +
+                             std::to_string(header.first_sequence) + ", the file name says " + std::to_string(first));
+
+    uint64_t offset = kSegmentHeaderBytes;
+    bool first_record = true;
+    while (offset < bytes.size()) {
+      DecodedRecord r;
+      RecordCheck check = decode_record(bytes, offset, &r);
+      if (check != RecordCheck::Ok) {
+        if (!last) return Status::failure(at(path, offset) + describe(check) + " (not the last segment: the log is damaged)");
+        uint64_t later_sequence = 0;
+        int64_t later = find_later_record(bytes, offset + 1, previous, &later_sequence);
+        if (later >= 0)
+          return Status::failure(at(path, offset) + describe(check) + ", but a valid record (sequence " +
+                                 std::to_string(later_sequence) + ") follows at offset " + std::to_string(later) +
+                                 ": the log is damaged, not torn");
+        // A torn last record: cut it (and anything after it) so appends continue cleanly.
+        std::unique_ptr<File> f;
+        if (Status s = fs.open(path, OpenMode::ReadWrite, &f); !s.ok()) return s;
+        if (Status s = f->truncate(offset); !s.ok()) return s;
+        if (Status s = f->datasync(); !s.ok()) return s;
+        report->torn_bytes_cut += bytes.size() - offset;
+        bytes.resize(offset);
+        break;
+      }
+      if (first_record && r.sequence != header.first_sequence)
+        return Status::failure(at(path, offset) + "first record has sequence " + std::to_string(r.sequence) +
+                               ", the segment header says " + std::to_string(header.first_sequence));
+      first_record = false;
+      if (r.sequence <= previous)
+        return Status::failure(at(path, offset) + "sequence " + std::to_string(r.sequence) + " follows " +
+                               std::to_string(previous) + ": the log is damaged");
+      // Missing sequences are allowed only inside what the checkpoint already holds.
+      if (r.sequence != previous + 1 && r.sequence - 1 > checkpoint)
+        return Status::failure(at(path, offset) + "sequence gap: expected " + std::to_string(std::max(previous, checkpoint) + 1) +
+                               ", found " + std::to_string(r.sequence) + "; records are missing");
+      if (r.sequence > checkpoint) {
+        std::string error = options.apply(*store, LogRecord{r.sequence, r.event, r.args});
+        if (!error.empty())
+          return Status::failure(at(path, offset) + "replaying sequence " + std::to_string(r.sequence) + " (event " +
+                                 std::to_string(r.event) + ") failed: " + error);
+        ++report->records_replayed;
+        progress.records_replayed = report->records_replayed;
+        if (options.progress && report->records_replayed >= next_report) {
+          progress.bytes_read += offset;  // an estimate within the current segment
+          options.progress(progress);
+          progress.bytes_read -= offset;
+          next_report += options.progress_every;
+        }
+      }
+      previous = r.sequence;
+      offset += r.size;
+    }
+    progress.bytes_read += bytes.size();
+    start->segments.push_back({first, name});
+    if (last) {
+      uint64_t next_in_segment = first_record ? header.first_sequence : previous + 1;
+      start->continue_last = next_in_segment == std::max(previous, checkpoint) + 1 && offset < options.log.segment_bytes;
+      start->last_end = bytes.size();
+    }
+  }
+  start->next_sequence = std::max(previous, checkpoint) + 1;
+  report->last_sequence = start->next_sequence - 1;
+  report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  *store_out = std::move(store);
+  return {};
+}
+
+}  // namespace
+
+std::string RecoveryReport::summary() const {
+  char seconds_text[32];
+  std::snprintf(seconds_text, sizeof seconds_text, "%.3f", seconds);
+  std::string s = "recovered through sequence " + std::to_string(last_sequence) + ": ";
+  s += checkpoint_sequence ? "checkpoint " + std::to_string(checkpoint_sequence) : std::string("no checkpoint");
+  s += ", " + std::to_string(records_replayed) + " records replayed in " + seconds_text + " s";
+  if (torn_bytes_cut) s += ", " + std::to_string(torn_bytes_cut) + " bytes of a torn tail cut";
+  return s;
+}
+
+Status recover(FileSystem& fs, const std::string& dir, const OpenOptions& options, std::unique_ptr<rt::Store>* store,
+               RecoveryReport* report) {
+  LogStart start;
+  return recover_into(fs, dir, options, store, report, &start);
+}
+
+Status open_module(FileSystem& fs, const std::string& dir, OpenOptions options, OpenedModule* out) {
+  if (!options.apply) return Status::failure(dir + ": open_module needs an apply function");
+  std::vector<std::string> existing;
+  if (!fs.list_dir(dir, &existing).ok()) {
+    // A new data directory: its own entry must be durable before anything in it is promised.
+    if (Status s = fs.make_dir(dir); !s.ok()) return s;
+    size_t slash = dir.find_last_not_of('/') == std::string::npos ? std::string::npos
+                                                                  : dir.rfind('/', dir.find_last_not_of('/'));
+    std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+    if (Status s = fs.sync_dir(parent); !s.ok()) return s;
+  }
+  LogStart start;
+  if (Status s = recover_into(fs, dir, options, &out->store, &out->report, &start); !s.ok()) return s;
+  return start_log(fs, dir, options.module_identity, options.log, std::move(options.on_durable), start, &out->log);
+}
+
+}  // namespace pure::host
