@@ -519,7 +519,12 @@ Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Req
   vm::CallResult r = m.owner->query(index, args);
   if (!r.ok) {
     std::string body = "{\"reason\":";
-    append_json_string(body, r.error ? r.error->render(m.path) : r.reason);
+    // As an event's reason reads: "runtime error at LINE:COL: message".
+    std::string reason = r.reason;
+    if (r.error)
+      reason = "runtime error at " + std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col) + ": " +
+               r.error->message;
+    append_json_string(body, reason);
     return json_response(409, body + "}");
   }
   std::string body = "{\"result\":";
