@@ -460,7 +460,7 @@ class Overload(unittest.TestCase):
 
 
 class Load(unittest.TestCase):
-    CONNECTIONS = 32
+    CONNECTIONS = 64
     SECONDS = 3.0
 
     def test_every_200_event_reply_is_in_the_state(self):
