@@ -177,12 +177,14 @@ void Owner::run() {
 
 void Owner::on_durable(uint64_t sequence, bool poisoned, const std::string& reason) {
   std::vector<Waiting> ready;
+  std::string newly_unhealthy;
   {
     std::lock_guard<std::mutex> lock(waiting_mu_);
     if (poisoned) {
       if (!poisoned_.load(std::memory_order_relaxed)) {
         poison_reason_ = reason.empty() ? std::string("the log failed") : reason;
         poisoned_.store(true, std::memory_order_release);
+        newly_unhealthy = poison_reason_;
       }
       // Batches not yet durable will never be acknowledged.
       for (Waiting& w : waiting_) {
@@ -199,6 +201,7 @@ void Owner::on_durable(uint64_t sequence, bool poisoned, const std::string& reas
     }
     collect_ready(ready);
   }
+  if (!newly_unhealthy.empty() && options_.on_unhealthy) options_.on_unhealthy(newly_unhealthy);
   deliver(ready);
 }
 

@@ -71,6 +71,8 @@ using EventDone = std::function<void(EventReply)>;
 struct OwnerOptions {
   uint64_t max_steps = 10'000'000;  // step budget of each event and query
   size_t max_queue = 100'000;       // events waiting for the owner; more are Unavailable
+  // Called once, on the thread that learns it, when the log fails and the module turns unhealthy.
+  std::function<void(const std::string& reason)> on_unhealthy;
 };
 
 struct OwnerStats {

@@ -206,7 +206,10 @@ TEST_CASE("owner: a poisoned log: pending events unacknowledged, later ones refu
   auto program = compile(kCounter);
   auto log = std::make_unique<ManualLog>();
   ManualLog* lp = log.get();
-  pure::host::Owner owner("m", *program, pure::rt::make_store(program->stored), std::move(log));
+  std::vector<std::string> reported;
+  pure::host::OwnerOptions options;
+  options.on_unhealthy = [&](const std::string& why) { reported.push_back(why); };
+  pure::host::Owner owner("m", *program, pure::rt::make_store(program->stored), std::move(log), options);
   Replies replies;
   owner.submit(fn(*program, "hit"), {Value::of_text("a")}, replies.make(0));
   lp->wait_appended(1);
@@ -221,6 +224,7 @@ TEST_CASE("owner: a poisoned log: pending events unacknowledged, later ones refu
   CHECK(replies.got[1].second.reason.find("fsync failed: EIO") != std::string::npos);
   CHECK(!owner.healthy());
   CHECK(owner.unhealthy_reason() == "fsync failed: EIO");
+  CHECK(reported == std::vector<std::string>{"fsync failed: EIO"});
   owner.submit(fn(*program, "hit"), {Value::of_text("a")}, replies.make(2));
   replies.wait(3);
   CHECK(replies.got[2].second.kind == EventReply::Kind::Unavailable);

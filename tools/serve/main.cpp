@@ -188,6 +188,10 @@ int main(int argc, char** argv) {
   owner_options.max_queue = max_queue;
   std::vector<pure::serve::Module*> served;
   for (auto& m : modules) {
+    std::string name = m->name;
+    owner_options.on_unhealthy = [name](const std::string& why) {
+      log_line("log_poisoned", {{"module", jstr(name)}, {"reason", jstr(why)}});
+    };
     m->owner = std::make_unique<pure::host::Owner>(m->name, *m->program, pure::rt::make_store(m->program->stored),
                                                    pure::host::make_no_durability(), owner_options);
     log_line("module_ready", {{"module", jstr(m->name)}, {"path", jstr(m->path)},
