@@ -3,7 +3,9 @@
 # when everything is already installed it only checks and returns.
 #   --bench   also the benchmark baselines (Lua 5.4, LuaJIT, SQLite, valgrind)
 set -euo pipefail
-packages=(cmake ninja-build g++ python3 libcli11-dev doctest-dev libasmjit-dev clang libclang-rt-14-dev)
+# Boost 1.81 (Beast, Asio, JSON) for pure-serve: only the 1.81 packages, which conflict with libboost-dev (1.74).
+packages=(cmake ninja-build g++ python3 libcli11-dev doctest-dev libasmjit-dev clang libclang-rt-14-dev
+          libboost1.81-dev libboost-json1.81-dev)
 if [[ "${1:-}" == "--bench" ]]; then packages+=(lua5.4 luajit libsqlite3-dev valgrind); fi
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,270 @@
+// host/owner.cpp — the owner thread (see owner.h): a queue in, batches run with vm::call_event,
+// committed events to the Durability, replies and snapshots released once durable.
+#include "host/owner.h"
+
+#include <utility>
+
+namespace pure::host {
+
+namespace {
+
+class NoDurability final : public Durability {
+ public:
+  void set_listener(DurableListener listener) override { listener_ = std::move(listener); }
+  uint64_t last_sequence() const override { return 0; }
+  uint64_t append(std::span<const CommittedEvent> events) override {
+    if (closed_) return 0;
+    last_ += events.size();
+    if (listener_) listener_(last_, false, "");
+    return last_;
+  }
+  std::string close() override {
+    closed_ = true;
+    return "";
+  }
+
+ private:
+  DurableListener listener_;
+  uint64_t last_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Durability> make_no_durability() { return std::make_unique<NoDurability>(); }
+
+Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::Store> store,
+             std::unique_ptr<Durability> durability, OwnerOptions options)
+    : name_(std::move(name)),
+      program_(program),
+      store_(std::move(store)),
+      durability_(std::move(durability)),
+      options_(options) {
+  run_options_.max_steps = options_.max_steps;
+  uint64_t last = durability_->last_sequence();
+  next_sequence_ = last + 1;
+  durable_ = last;
+  visible_sequence_ = last;
+  visible_ = store_->publish();
+  rt::MemoryUse m = store_->memory();
+  state_bytes_ = m.state_bytes;
+  structure_bytes_ = m.structure_bytes;
+  durability_->set_listener(
+      [this](uint64_t sequence, bool poisoned, const std::string& reason) { on_durable(sequence, poisoned, reason); });
+  thread_ = std::thread([this] { run(); });
+}
+
+Owner::~Owner() { close(); }
+
+void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done) {
+  std::string refused;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (stopping_) {
+      refused = "module " + name_ + " is shutting down";
+    } else if (poisoned_.load(std::memory_order_acquire)) {
+      refused = "module " + name_ + " is unhealthy: " + unhealthy_reason();
+    } else if (queue_.size() >= options_.max_queue) {
+      refused = "module " + name_ + " has " + std::to_string(queue_.size()) + " events queued (the limit)";
+    } else {
+      queue_.push_back(Pending{fn, std::move(args), std::move(done)});
+      if (queue_.size() == 1) queue_cv_.notify_one();
+      return;
+    }
+  }
+  ++unavailable_;
+  done(EventReply{EventReply::Kind::Unavailable, 0, std::move(refused)});
+}
+
+std::shared_ptr<const rt::Snapshot> Owner::snapshot() const {
+  std::lock_guard<std::mutex> lock(visible_mu_);
+  return visible_;
+}
+
+vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args) const {
+  return vm::call_query(program_, snapshot(), fn, args, run_options_);
+}
+
+std::string Owner::unhealthy_reason() const {
+  std::lock_guard<std::mutex> lock(waiting_mu_);
+  return poison_reason_;
+}
+
+OwnerStats Owner::stats() const {
+  OwnerStats s;
+  s.committed = committed_.load();
+  s.failed = failed_.load();
+  s.unavailable = unavailable_.load();
+  s.batches = batches_.load();
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    s.queued = queue_.size();
+  }
+  s.visible_sequence = visible_sequence_.load();
+  s.state_bytes = state_bytes_.load();
+  s.structure_bytes = structure_bytes_.load();
+  return s;
+}
+
+void Owner::run() {
+  std::vector<Pending> batch;
+  std::vector<CommittedEvent> committed;
+  std::vector<size_t> committed_at;  // index in batch of each committed event
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(queue_mu_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left
+      batch.swap(queue_);
+    }
+    ++batches_;
+    Waiting w;
+    w.replies.reserve(batch.size());
+    committed.clear();
+    committed_at.clear();
+    if (poisoned_.load(std::memory_order_acquire)) {
+      std::string why = "module " + name_ + " is unhealthy: " + unhealthy_reason();
+      for (Pending& p : batch) w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Unavailable, 0, why});
+    } else {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        Pending& p = batch[i];
+        vm::CallResult r = vm::call_event(program_, *store_, p.fn, p.args, run_options_);
+        if (r.ok) {
+          committed.push_back(CommittedEvent{p.fn, p.args});
+          committed_at.push_back(i);
+          w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Committed, 0, ""});
+        } else {
+          w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Failed, 0, std::move(r.reason)});
+        }
+      }
+      if (!committed.empty()) {
+        uint64_t last = durability_->append(committed);
+        if (last == 0) {
+          // The log refused the batch: nothing of it is acknowledged; the live store now holds
+          // changes that will never be visible, so the module stays unhealthy.
+          on_durable(0, true, "the log refused a batch (poisoned or closed)");
+          for (auto& [done, reply] : w.replies) reply = EventReply{EventReply::Kind::Unavailable, 0,
+                                                                   "module " + name_ + " is unhealthy: " + unhealthy_reason()};
+        } else {
+          uint64_t first = last + 1 - committed.size();
+          for (size_t k = 0; k < committed_at.size(); ++k) w.replies[committed_at[k]].second.sequence = first + k;
+          next_sequence_ = last + 1;
+          w.snapshot = store_->publish();
+          rt::MemoryUse m = store_->memory();
+          state_bytes_ = m.state_bytes;
+          structure_bytes_ = m.structure_bytes;
+        }
+      }
+    }
+    batch.clear();
+    w.through = next_sequence_ - 1;
+    std::vector<Waiting> ready;
+    {
+      std::lock_guard<std::mutex> lock(waiting_mu_);
+      if (poisoned_.load(std::memory_order_relaxed)) {
+        for (auto& [done, reply] : w.replies)
+          if (reply.kind != EventReply::Kind::Unavailable)
+            reply = EventReply{EventReply::Kind::Unavailable, 0, "module " + name_ + " is unhealthy: " + poison_reason_};
+        w.snapshot.reset();
+        w.through = 0;
+      }
+      waiting_.push_back(std::move(w));
+      collect_ready(ready);
+    }
+    deliver(ready);
+  }
+}
+
+void Owner::on_durable(uint64_t sequence, bool poisoned, const std::string& reason) {
+  std::vector<Waiting> ready;
+  std::string newly_unhealthy;
+  {
+    std::lock_guard<std::mutex> lock(waiting_mu_);
+    if (poisoned) {
+      if (!poisoned_.load(std::memory_order_relaxed)) {
+        poison_reason_ = reason.empty() ? std::string("the log failed") : reason;
+        poisoned_.store(true, std::memory_order_release);
+        newly_unhealthy = poison_reason_;
+      }
+      // Batches not yet durable will never be acknowledged.
+      for (Waiting& w : waiting_) {
+        if (w.through <= durable_) continue;
+        for (auto& [done, reply] : w.replies)
+          reply = EventReply{EventReply::Kind::Unavailable, 0,
+                             "module " + name_ + " is unhealthy: " + poison_reason_ +
+                                 " (the event may or may not have been recorded)"};
+        w.snapshot.reset();
+        w.through = 0;
+      }
+    } else if (sequence > durable_) {
+      durable_ = sequence;
+    }
+    collect_ready(ready);
+  }
+  if (!newly_unhealthy.empty() && options_.on_unhealthy) options_.on_unhealthy(newly_unhealthy);
+  deliver(ready);
+}
+
+void Owner::collect_ready(std::vector<Waiting>& out) {
+  std::shared_ptr<const rt::Snapshot> newest;
+  uint64_t newest_through = 0;
+  while (!waiting_.empty() && waiting_.front().through <= durable_) {
+    Waiting& w = waiting_.front();
+    if (w.snapshot) {
+      newest = std::move(w.snapshot);
+      newest_through = w.through;
+    }
+    out.push_back(std::move(w));
+    waiting_.pop_front();
+  }
+  if (newest) {
+    {
+      std::lock_guard<std::mutex> lock(visible_mu_);
+      visible_.swap(newest);
+    }
+    visible_sequence_.store(newest_through, std::memory_order_release);
+  }
+  // the old snapshot (now in `newest`) is released here, outside visible_mu_
+}
+
+void Owner::deliver(std::vector<Waiting>& ready) {
+  for (Waiting& w : ready)
+    for (auto& [done, reply] : w.replies) {
+      switch (reply.kind) {
+        case EventReply::Kind::Committed: ++committed_; break;
+        case EventReply::Kind::Failed: ++failed_; break;
+        case EventReply::Kind::Unavailable: ++unavailable_; break;
+      }
+      done(std::move(reply));
+    }
+}
+
+std::string Owner::close() {
+  std::lock_guard<std::mutex> guard(close_mu_);
+  if (closed_) return close_result_;
+  closed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  close_result_ = durability_->close();
+  // Whatever the log did not confirm is not acknowledged.
+  std::vector<Waiting> left;
+  {
+    std::lock_guard<std::mutex> lock(waiting_mu_);
+    for (Waiting& w : waiting_) {
+      for (auto& [done, reply] : w.replies)
+        reply = EventReply{EventReply::Kind::Unavailable, 0,
+                           "module " + name_ + " closed before the event was durable" +
+                               (close_result_.empty() ? std::string() : ": " + close_result_)};
+      left.push_back(std::move(w));
+    }
+    waiting_.clear();
+  }
+  deliver(left);
+  return close_result_;
+}
+
+}  // namespace pure::host

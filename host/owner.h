@@ -1,0 +1,171 @@
+// host/owner.h — the owner thread of one hosted module: events from any thread are queued and run
+// by one thread, in arrival order, each its own transaction (vm::call_event), in batches of
+// whatever has arrived. A batch's committed events go to a Durability; only when it reports
+// them durable does the batch's snapshot become visible to queries and do the batch's callers
+// get their outcomes, in order (visible = durable). Queries run on the calling thread against
+// the latest visible snapshot. Several Owners (modules) may live in one process.
+//
+// The event log (host/ on the durability branch) implements Durability; NoDurability keeps
+// nothing and acknowledges at once (state lives as long as the process).
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/store.h"
+#include "vm/vm.h"
+
+namespace pure::host {
+
+// One committed event as the log records it: the event's function index and its arguments.
+// `args` is valid only during Durability::append (encode it there).
+struct CommittedEvent {
+  uint32_t fn = 0;
+  std::span<const vm::Value> args;
+};
+
+// Called when events up to `durable_sequence` are durable, or once with poisoned = true and the
+// reason when the log failed (no call follows that one). Any thread, possibly inside append().
+using DurableListener = std::function<void(uint64_t durable_sequence, bool poisoned, const std::string& reason)>;
+
+// Where an owner sends its batches. append() is called on the owner thread only.
+class Durability {
+ public:
+  virtual ~Durability() = default;
+  // Set once, before the first append.
+  virtual void set_listener(DurableListener listener) = 0;
+  // The sequence number of the last event already in the state when the owner starts (recovery).
+  virtual uint64_t last_sequence() const = 0;
+  // Queues the events as consecutive records; returns the sequence number of the last, or 0 when
+  // the log is poisoned or closed (nothing was queued then). events is never empty.
+  virtual uint64_t append(std::span<const CommittedEvent> events) = 0;
+  // Makes what was appended durable (reporting it through the listener) and stops. Returns "" or
+  // why it failed. Idempotent.
+  virtual std::string close() = 0;
+};
+
+// Keeps nothing: every append is acknowledged at once, inside append(). For in-memory serving.
+std::unique_ptr<Durability> make_no_durability();
+
+// What one event came to.
+struct EventReply {
+  enum class Kind : uint8_t {
+    Committed,    // applied and durable; sequence set
+    Failed,       // `fail` or a runtime error: rolled back; reason set
+    Unavailable,  // not run or not acknowledged: shutting down, queue full, or log poisoned; reason set
+  };
+  Kind kind = Kind::Failed;
+  uint64_t sequence = 0;
+  std::string reason;
+};
+using EventDone = std::function<void(EventReply)>;
+
+struct OwnerOptions {
+  uint64_t max_steps = 10'000'000;  // step budget of each event and query
+  size_t max_queue = 100'000;       // events waiting for the owner; more are Unavailable
+  // Called once, on the thread that learns it, when the log fails and the module turns unhealthy.
+  std::function<void(const std::string& reason)> on_unhealthy;
+};
+
+struct OwnerStats {
+  uint64_t committed = 0;       // events acknowledged as committed
+  uint64_t failed = 0;          // events that failed and were rolled back
+  uint64_t unavailable = 0;     // events refused or not acknowledged
+  uint64_t batches = 0;         // batches the owner ran
+  uint64_t queued = 0;          // events waiting now
+  uint64_t visible_sequence = 0;
+  uint64_t state_bytes = 0;     // rt::MemoryUse of the store after the last batch
+  uint64_t structure_bytes = 0;
+};
+
+class Owner {
+ public:
+  // program outlives the Owner; store holds the state (recovered, or fresh) that durability's
+  // last_sequence() describes. Starts the owner thread.
+  Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::Store> store,
+        std::unique_ptr<Durability> durability, OwnerOptions options = {});
+  ~Owner();  // close()
+  Owner(const Owner&) = delete;
+  Owner& operator=(const Owner&) = delete;
+
+  const std::string& name() const { return name_; }
+  const vm::Program& program() const { return program_; }
+
+  // Any thread. Queues event `fn` (an event of program(); args already checked by the caller or
+  // checked on the owner). done runs exactly once: on a durability or owner thread, or on this
+  // thread at once when the event is refused. It must not block.
+  void submit(uint32_t fn, std::vector<vm::Value> args, EventDone done);
+
+  // Any thread: the latest visible (durable) state.
+  std::shared_ptr<const rt::Snapshot> snapshot() const;
+  // Any thread: runs query fn against snapshot(), with the owner's step budget.
+  vm::CallResult query(uint32_t fn, std::span<const vm::Value> args) const;
+
+  bool healthy() const { return !poisoned_.load(std::memory_order_acquire); }
+  std::string unhealthy_reason() const;
+  OwnerStats stats() const;
+
+  // Stops taking events, runs what is queued, waits until it is durable (or the log fails), and
+  // stops the thread. Every pending callback has run when it returns. Idempotent.
+  std::string close();
+
+ private:
+  struct Pending {
+    uint32_t fn;
+    std::vector<vm::Value> args;
+    EventDone done;
+  };
+  // A batch run by the owner, waiting for its events to be durable.
+  struct Waiting {
+    uint64_t through = 0;  // visible once durable_sequence >= through
+    std::shared_ptr<const rt::Snapshot> snapshot;  // null when the batch changed nothing
+    std::vector<std::pair<EventDone, EventReply>> replies;
+  };
+
+  void run();
+  void on_durable(uint64_t sequence, bool poisoned, const std::string& reason);
+  // Moves batches that are durable out of waiting_ (with waiting_mu_ held), publishing the last
+  // snapshot among them.
+  void collect_ready(std::vector<Waiting>& out);
+  void deliver(std::vector<Waiting>& ready);  // runs the callbacks in order, counting outcomes
+
+  const std::string name_;
+  const vm::Program& program_;
+  std::unique_ptr<rt::Store> store_;  // owner thread only
+  std::unique_ptr<Durability> durability_;
+  const OwnerOptions options_;
+  vm::RunOptions run_options_;
+  uint64_t next_sequence_ = 1;  // owner thread only
+
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::vector<Pending> queue_;
+  bool stopping_ = false;
+
+  mutable std::mutex waiting_mu_;
+  std::deque<Waiting> waiting_;
+  uint64_t durable_ = 0;
+  std::string poison_reason_;
+  std::atomic<bool> poisoned_{false};
+
+  mutable std::mutex visible_mu_;  // held only to copy or swap the pointer
+  std::shared_ptr<const rt::Snapshot> visible_;
+
+  std::atomic<uint64_t> committed_{0}, failed_{0}, unavailable_{0}, batches_{0}, visible_sequence_{0};
+  std::atomic<uint64_t> state_bytes_{0}, structure_bytes_{0};
+
+  std::mutex close_mu_;
+  bool closed_ = false;
+  std::string close_result_;
+  std::thread thread_;
+};
+
+}  // namespace pure::host

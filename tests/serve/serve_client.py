@@ -1,0 +1,145 @@
+"""tests/serve/serve_client.py — helpers shared by the pure-serve tests and bench/serve: start a
+real server on 127.0.0.1 with a free port (it logs the port it got), and a small keep-alive HTTP
+client on a raw socket (fast enough to load the server from Python)."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+
+class Server:
+    """A pure-serve process listening on 127.0.0.1 at a free port, its stderr collected."""
+
+    def __init__(self, binary, modules, *extra, wait=20.0):
+        self.args = [binary, "--listen", "127.0.0.1:0", *extra, *modules]
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines = []
+        self._ready = threading.Event()
+        self.port = None
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self._ready.wait(wait) or self.port is None:
+            self.kill()
+            raise RuntimeError("pure-serve did not start: " + "\n".join(self.lines))
+
+    def _read(self):
+        for raw in self.proc.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            self.lines.append(line)
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("event") == "listening":
+                self.port = int(entry["address"].rsplit(":", 1)[1])
+                self._ready.set()
+        self._ready.set()
+
+    def log(self, event):
+        out = []
+        for line in list(self.lines):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("event") == event:
+                out.append(entry)
+        return out
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self, timeout=20.0):
+        """SIGTERM; returns the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.kill()
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Conn:
+    """One keep-alive HTTP/1.1 connection on a raw socket."""
+
+    def __init__(self, port, timeout=10.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send_raw(self, data):
+        self.sock.sendall(data)
+
+    def request(self, method, path, body=None, headers=None):
+        self.send_raw(build(method, path, body, headers))
+        return self.read_response()
+
+    def read_response(self):
+        """(status, headers dict lower-case, body bytes); raises ConnectionError when closed."""
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed before a response")
+            self.buf += chunk
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = {}
+        for line in lines[1:]:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+        n = int(headers.get("content-length", "0"))
+        while len(self.buf) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("closed mid-body")
+            self.buf += chunk
+        body, self.buf = self.buf[:n], self.buf[n:]
+        if status == 100:
+            return self.read_response()
+        return status, headers, body
+
+    def json(self, method, path, obj=None, headers=None):
+        body = None if obj is None else (obj if isinstance(obj, (bytes, str)) else json.dumps(obj))
+        status, _, data = self.request(method, path, body, headers)
+        return status, json.loads(data) if data else None
+
+
+def build(method, path, body=None, headers=None):
+    if isinstance(body, str):
+        body = body.encode()
+    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
+    for k, v in (headers or {}).items():
+        lines.append(f"{k}: {v}")
+    if body is not None:
+        lines.append("Content-Type: application/json")
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
+
+
+def find_binary():
+    binary = os.environ.get("PURE_SERVE")
+    if not binary or not os.path.exists(binary):
+        raise RuntimeError("set PURE_SERVE to the pure-serve binary")
+    return binary
+
+
+def wait_until(pred, timeout=10.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return False

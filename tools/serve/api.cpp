@@ -1,0 +1,849 @@
+// tools/serve/api.cpp — pure-serve's routes (api.h). Boost.JSON parses request bodies; replies
+// are written by hand so that nums come out in Pure's shortest round-trip style.
+#include "tools/serve/api.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
+
+#include "runtime/text.h"
+#include "stdlib/numtext.h"
+#include "tools/serve/log.h"
+
+namespace pure::serve {
+
+namespace json = boost::json;
+using Kind = ir::ValueType::Kind;
+using Clock = std::chrono::steady_clock;
+
+// ---- writing JSON -------------------------------------------------------------------------------
+
+void append_json_string(std::string& out, std::string_view s) {
+  static const char* const kHex = "0123456789abcdef";
+  out += '"';
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (c < 0x20 || c == 0x7f) {
+            out += "\\u00";
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: copied when well formed, else each bad byte becomes U+FFFD.
+    size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
+    bool ok = len != 0 && i + len <= n;
+    if (ok) {
+      for (size_t k = 1; k < len; ++k)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) ok = false;
+    }
+    if (ok) {
+      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 > 0x9f) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 > 0x8f))
+        ok = false;  // overlong, surrogate or past U+10FFFF
+    }
+    if (ok) {
+      out.append(s.data() + i, len);
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";
+      ++i;
+    }
+  }
+  out += '"';
+}
+
+void append_json_num(std::string& out, double d) {
+  std::string t = numtext::format_num(d);
+  if (t == "nan" || t == "inf" || t == "-inf") {
+    out += '"';
+    out += t;
+    out += '"';
+  } else {
+    out += t;
+  }
+}
+
+std::string error_body(std::string_view message) {
+  std::string out = "{\"error\":";
+  append_json_string(out, message);
+  out += '}';
+  return out;
+}
+
+namespace {
+
+void append_value(std::string& out, const ir::ValueType& t, const vm::Value& v);
+
+void append_row(std::string& out, const ir::ValueType& list, const vm::Value& row) {
+  if (list.kind == Kind::Seq && !list.row_is_item) return append_value(out, list.fields[0], row);
+  out += '{';
+  for (size_t c = 0; c < list.fields.size() && c < row.items.size(); ++c) {
+    if (c) out += ',';
+    append_json_string(out, list.field_names[c]);
+    out += ':';
+    append_value(out, list.fields[c], row.items[c]);
+  }
+  out += '}';
+}
+
+void append_value(std::string& out, const ir::ValueType& t, const vm::Value& v) {
+  switch (t.kind) {
+    case Kind::Void: out += "null"; return;
+    case Kind::Int: out += std::to_string(v.i); return;
+    case Kind::Num: append_json_num(out, v.n); return;
+    case Kind::Bool: out += v.i ? "true" : "false"; return;
+    case Kind::Text: append_json_string(out, v.text); return;
+    case Kind::Item:
+      out += '{';
+      for (size_t i = 0; i < t.fields.size() && i < v.items.size(); ++i) {
+        if (i) out += ',';
+        append_json_string(out, t.field_names[i]);
+        out += ':';
+        append_value(out, t.fields[i], v.items[i]);
+      }
+      out += '}';
+      return;
+    case Kind::Seq:
+    case Kind::Keyed:
+      out += '[';
+      for (size_t i = 0; i < v.items.size(); ++i) {
+        if (i) out += ',';
+        append_row(out, t, v.items[i]);
+      }
+      out += ']';
+      return;
+  }
+}
+
+const char* col_name(rt::ColType c) {
+  switch (c) {
+    case rt::ColType::Int: return "int";
+    case rt::ColType::Num: return "num";
+    case rt::ColType::Bool: return "bool";
+    case rt::ColType::Text: return "text";
+  }
+  return "?";
+}
+
+void append_cell(std::string& out, rt::ColType c, rt::Cell cell) {
+  switch (c) {
+    case rt::ColType::Int: out += std::to_string(static_cast<int64_t>(cell)); return;
+    case rt::ColType::Bool: out += cell ? "true" : "false"; return;
+    case rt::ColType::Num: {
+      double d;
+      std::memcpy(&d, &cell, sizeof d);
+      append_json_num(out, d);
+      return;
+    }
+    case rt::ColType::Text: append_json_string(out, reinterpret_cast<const rt::Text*>(cell)->view()); return;
+  }
+}
+
+// The type as JSON for the interface: {"name":..,"type":..} plus the fields of items and lists.
+void append_typed(std::string& out, std::string_view name, const ir::ValueType& t) {
+  out += "{\"name\":";
+  append_json_string(out, name);
+  out += ",\"type\":";
+  append_json_string(out, ir::value_type_name(t));
+  if (t.kind == Kind::Item || t.kind == Kind::Keyed || (t.kind == Kind::Seq && t.row_is_item)) {
+    if (t.kind == Kind::Keyed) out += ",\"key_count\":" + std::to_string(t.key_count);
+    out += ",\"fields\":[";
+    for (size_t i = 0; i < t.fields.size(); ++i) {
+      if (i) out += ',';
+      append_typed(out, t.field_names[i], t.fields[i]);
+    }
+    out += ']';
+  }
+  out += '}';
+}
+
+// ---- reading JSON arguments -----------------------------------------------------------------------
+
+std::string json_kind(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: return "null";
+    case json::kind::bool_: return v.get_bool() ? "true" : "false";
+    case json::kind::int64: return "the integer " + std::to_string(v.get_int64());
+    case json::kind::uint64: return "the integer " + std::to_string(v.get_uint64());
+    case json::kind::double_: {
+      std::string s = "the number ";
+      append_json_num(s, v.get_double());
+      return s;
+    }
+    case json::kind::string: return "a string";
+    case json::kind::array: return "an array";
+    case json::kind::object: return "an object";
+  }
+  return "?";
+}
+
+std::string expected(const std::string& what, const ir::ValueType& t, const json::value& v, const char* note = "") {
+  return what + ": expected " + ir::value_type_name(t) + note + ", got " + json_kind(v);
+}
+
+// Decodes v as a value of type t; "" or the problem (naming the parameter, e.g. 'l.label', and the
+// expected type).
+std::string decode(const std::string& path, const ir::ValueType& t, const json::value& v, vm::Value& out) {
+  const std::string what = "parameter '" + path + "'";
+  switch (t.kind) {
+    case Kind::Int:
+      if (v.is_int64()) {
+        out = vm::Value::of_int(v.get_int64());
+        return "";
+      }
+      if (v.is_uint64()) return what + ": " + std::to_string(v.get_uint64()) + " is beyond int's range (-2^63 .. 2^63-1)";
+      return expected(what, t, v, " (a JSON integer)");
+    case Kind::Num:
+      if (v.is_double()) out = vm::Value::of_num(v.get_double());
+      else if (v.is_int64()) out = vm::Value::of_num(static_cast<double>(v.get_int64()));
+      else if (v.is_uint64()) out = vm::Value::of_num(static_cast<double>(v.get_uint64()));
+      else if (v.is_string() && (v.get_string() == "nan" || v.get_string() == "inf" || v.get_string() == "-inf")) {
+        double d;
+        numtext::parse_num(std::string_view(v.get_string().data(), v.get_string().size()), d);
+        out = vm::Value::of_num(d);
+      } else {
+        return expected(what, t, v, " (a JSON number)");
+      }
+      return "";
+    case Kind::Bool:
+      if (!v.is_bool()) return expected(what, t, v, " (true or false)");
+      out = vm::Value::of_bool(v.get_bool());
+      return "";
+    case Kind::Text:
+      if (!v.is_string()) return expected(what, t, v, " (a JSON string)");
+      out = vm::Value::of_text(std::string(v.get_string().data(), v.get_string().size()));
+      return "";
+    case Kind::Item: {
+      if (!v.is_object()) return expected(what, t, v, " (an object with every field)");
+      const json::object& o = v.get_object();
+      out = vm::Value{};
+      out.kind = vm::Value::Kind::Item;
+      out.items.resize(t.fields.size());
+      for (size_t i = 0; i < t.fields.size(); ++i) {
+        const json::value* f = o.if_contains(t.field_names[i]);
+        if (!f) return what + ": missing field '" + t.field_names[i] + "' (" + ir::value_type_name(t.fields[i]) + ")";
+        std::string e = decode(path + "." + t.field_names[i], t.fields[i], *f, out.items[i]);
+        if (!e.empty()) return e;
+      }
+      for (const auto& kv : o)
+        if (std::find(t.field_names.begin(), t.field_names.end(), std::string_view(kv.key())) == t.field_names.end())
+          return what + ": " + t.name + " has no field '" + std::string(kv.key()) + "'";
+      return "";
+    }
+    default:
+      return what + ": parameters of type " + ir::value_type_name(t) + " cannot be passed over HTTP";
+  }
+}
+
+std::string signature(const vm::Function& fn) {
+  std::string s = fn.name + "(";
+  for (size_t i = 0; i < fn.param_names.size(); ++i) {
+    if (i) s += ", ";
+    s += fn.param_names[i] + ": " + ir::value_type_name(fn.param_types[i]);
+  }
+  return s + ")";
+}
+
+// Parses the body into the function's arguments; "" or the problem.
+std::string decode_args(const vm::Function& fn, std::string_view body, std::vector<vm::Value>& args) {
+  size_t first = body.find_first_not_of(" \t\r\n");
+  json::value doc;
+  if (first == std::string_view::npos) {
+    doc = json::object();  // an empty body is {}
+  } else {
+    json::parse_options opts;
+    opts.max_depth = 64;
+    json::stream_parser parser(json::storage_ptr(), opts);
+    boost::system::error_code ec;
+    size_t used = parser.write_some(body.data(), body.size(), ec);
+    if (!ec) {
+      if (used < body.size()) ec = json::error::extra_data;
+      else parser.finish(ec);
+    }
+    if (ec) return "bad JSON at byte " + std::to_string(used) + ": " + ec.message();
+    doc = parser.release();
+  }
+  if (!doc.is_object())
+    return "the body must be a JSON object with the parameters by name: " + signature(fn) + ", got " + json_kind(doc);
+  const json::object& o = doc.get_object();
+  args.resize(fn.param_names.size());
+  for (size_t i = 0; i < fn.param_names.size(); ++i) {
+    const json::value* v = o.if_contains(fn.param_names[i]);
+    if (!v) return "missing parameter '" + fn.param_names[i] + "' (" + ir::value_type_name(fn.param_types[i]) + ") of " + signature(fn);
+    std::string e = decode(fn.param_names[i], fn.param_types[i], *v, args[i]);
+    if (!e.empty()) return e;
+  }
+  for (const auto& kv : o)
+    if (std::find(fn.param_names.begin(), fn.param_names.end(), std::string_view(kv.key())) == fn.param_names.end())
+      return "unknown parameter '" + std::string(kv.key()) + "': " + signature(fn);
+  return "";
+}
+
+// ---- small helpers ----------------------------------------------------------------------------------
+
+int hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool percent_decode(std::string_view in, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '%') {
+      if (i + 2 >= in.size()) return false;
+      int h = hex(in[i + 1]), l = hex(in[i + 2]);
+      if (h < 0 || l < 0) return false;
+      out += static_cast<char>(h * 16 + l);
+      i += 2;
+    } else if (in[i] == '+') {
+      out += ' ';
+    } else {
+      out += in[i];
+    }
+  }
+  return true;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t at = s.find(sep, start);
+    parts.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+bool token_matches(std::string_view header, const std::string& token) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (header.size() < kBearer.size() || header.substr(0, kBearer.size()) != kBearer) return false;
+  std::string_view given = header.substr(kBearer.size());
+  // compare in time independent of where the first difference is
+  unsigned diff = given.size() != token.size();
+  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned>(token[i] ^ (i < given.size() ? given[i] : 0));
+  return diff == 0;
+}
+
+Response json_response(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+Response error(int status, std::string_view message) { return json_response(status, error_body(message)); }
+
+Response method_not_allowed(std::string_view method, std::string_view what, const char* allow) {
+  Response r = error(405, std::string(what) + " takes " + allow + ", not " + std::string(method));
+  r.allow = allow;
+  return r;
+}
+
+uint64_t resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+const char* route_label(Route r) {
+  switch (r) {
+    case Route::Event: return "event";
+    case Route::Query: return "query";
+    case Route::Interface: return "interface";
+    case Route::List: return "list";
+    case Route::Health: return "health";
+    case Route::Metrics: return "metrics";
+    case Route::Other: return "other";
+    case Route::Http: return "http";
+    case Route::kCount: break;
+  }
+  return "?";
+}
+
+}  // namespace
+
+// ---- the API ----------------------------------------------------------------------------------------
+
+void Api::Latency::add(uint64_t us) {
+  size_t b = 0;
+  while (b < kBoundsUs.size() && us > kBoundsUs[b]) ++b;
+  buckets[b].fetch_add(1, std::memory_order_relaxed);
+  count.fetch_add(1, std::memory_order_relaxed);
+  sum_us.fetch_add(us, std::memory_order_relaxed);
+}
+
+Api::Api(std::vector<Module*> modules, ApiOptions options) : modules_(std::move(modules)), options_(std::move(options)) {}
+
+size_t Api::status_index(int status) {
+  for (size_t i = 0; i + 1 < kStatuses.size(); ++i)
+    if (kStatuses[i] == status) return i;
+  return kStatuses.size() - 1;  // any other status
+}
+
+void Api::count(Route route, int status, uint64_t micros) {
+  requests_[static_cast<size_t>(route)][status_index(status)].fetch_add(1, std::memory_order_relaxed);
+}
+
+Module* Api::find(std::string_view name) const {
+  for (Module* m : modules_)
+    if (m->name == name) return m;
+  return nullptr;
+}
+
+void Api::finish(Route route, std::string_view target, const Response& r, Clock::time_point start) {
+  uint64_t us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+  count(route, r.status);
+  if (route == Route::Event) event_latency_.add(us);
+  if (route == Route::Query) query_latency_.add(us);
+  if (us >= options_.slow_us)
+    log_line("slow_request", {{"route", jstr(route_label(route))}, {"target", jstr(target)}, {"status", jint(r.status)},
+                              {"micros", jint(static_cast<int64_t>(us))}});
+  else if (options_.log_requests)
+    log_line("request", {{"route", jstr(route_label(route))}, {"target", jstr(target)}, {"status", jint(r.status)},
+                         {"micros", jint(static_cast<int64_t>(us))}});
+}
+
+void Api::handle(const Request& request, Respond respond) {
+  Clock::time_point start = Clock::now();
+  auto answer = [&](Route route, Response r) {
+    finish(route, request.target, r, start);
+    respond(std::move(r));
+  };
+  std::string_view target = request.target, query_string;
+  if (size_t q = target.find('?'); q != std::string_view::npos) {
+    query_string = target.substr(q + 1);
+    target = target.substr(0, q);
+  }
+  const std::string_view method = request.method;
+  bool get = method == "GET";
+  if (target == "/health") {
+    if (!get) return answer(Route::Health, method_not_allowed(method, "/health", "GET"));
+    return answer(Route::Health, health());
+  }
+  if (target == "/metrics") {
+    if (!get) return answer(Route::Metrics, method_not_allowed(method, "/metrics", "GET"));
+    Response r;
+    r.body = metrics();
+    r.content_type = "text/plain; version=0.0.4";
+    return answer(Route::Metrics, std::move(r));
+  }
+  constexpr std::string_view kPrefix = "/v1/";
+  if (target.substr(0, kPrefix.size()) != kPrefix)
+    return answer(Route::Other, error(404, "no route " + std::string(target) + ": the API is under /v1/MODULE, /health and /metrics"));
+  std::vector<std::string_view> parts = split(target.substr(kPrefix.size()), '/');
+  Module* m = find(parts[0]);
+  if (!m) {
+    std::string names;
+    for (Module* x : modules_) names += (names.empty() ? "" : ", ") + x->name;
+    return answer(Route::Other, error(404, "no module '" + std::string(parts[0]) + "' (serving: " + names + ")"));
+  }
+  if (parts.size() == 1) {
+    if (!get) return answer(Route::Interface, method_not_allowed(method, "/v1/" + m->name, "GET"));
+    return answer(Route::Interface, interface(*m));
+  }
+  if (parts.size() == 3 && parts[1] == "lists") {
+    if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET"));
+    return answer(Route::List, list_page(*m, parts[2], query_string));
+  }
+  if (parts.size() != 2)
+    return answer(Route::Other, error(404, "no route " + std::string(target) + ": use /v1/" + m->name + "/NAME or /v1/" +
+                                               m->name + "/lists/LIST"));
+  int index = parts[1].empty() ? -1 : vm::find_function(*m->program, parts[1]);
+  const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
+  if (!fn || (fn->kind != FuncKind::Event && fn->kind != FuncKind::Query))
+    return answer(Route::Other, error(404, "module " + m->name + " has no event or query '" + std::string(parts[1]) + "'"));
+  Route route = fn->kind == FuncKind::Event ? Route::Event : Route::Query;
+  if (method != "POST")
+    return answer(route, method_not_allowed(method, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name, "POST"));
+  if (route == Route::Query) return answer(route, query(*m, *fn, static_cast<uint32_t>(index), request));
+  event(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
+}
+
+void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+                Clock::time_point start) {
+  auto answer = [&](Response r) {
+    finish(Route::Event, request.target, r, start);
+    respond(std::move(r));
+  };
+  if (!options_.token.empty() && !token_matches(request.authorization, options_.token))
+    return answer(error(401, "event " + fn.name + " needs the token: send the header 'Authorization: Bearer TOKEN'"));
+  if (!m.owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
+  std::vector<vm::Value> args;
+  if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
+  m.owner->submit(index, std::move(args),
+                  [this, respond = std::move(respond), target = std::string(request.target), start](host::EventReply reply) {
+                    Response r;
+                    switch (reply.kind) {
+                      case host::EventReply::Kind::Committed:
+                        r = json_response(200, "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence) + "}");
+                        break;
+                      case host::EventReply::Kind::Failed: {
+                        std::string body = "{\"ok\":false,\"reason\":";
+                        append_json_string(body, reply.reason);
+                        r = json_response(409, body + "}");
+                        break;
+                      }
+                      case host::EventReply::Kind::Unavailable: r = error(503, reply.reason); break;
+                    }
+                    finish(Route::Event, target, r, start);
+                    respond(std::move(r));
+                  });
+}
+
+Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request& request) {
+  std::vector<vm::Value> args;
+  if (std::string e = decode_args(fn, request.body, args); !e.empty()) return error(400, e);
+  vm::CallResult r = m.owner->query(index, args);
+  if (!r.ok) {
+    std::string body = "{\"reason\":";
+    // As an event's reason reads: "runtime error at LINE:COL: message".
+    std::string reason = r.reason;
+    if (r.error)
+      reason = "runtime error at " + std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col) + ": " +
+               r.error->message;
+    append_json_string(body, reason);
+    return json_response(409, body + "}");
+  }
+  std::string body = "{\"result\":";
+  append_value(body, fn.result_type, r.value);
+  return json_response(200, body + "}");
+}
+
+Response Api::interface(const Module& m) const {
+  std::string out = "{\"module\":";
+  append_json_string(out, m.name);
+  for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
+    out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
+    bool first = true;
+    for (const vm::Function& fn : m.program->functions) {
+      if (fn.kind != kind) continue;
+      if (!first) out += ',';
+      first = false;
+      out += "{\"name\":";
+      append_json_string(out, fn.name);
+      out += ",\"params\":[";
+      for (size_t i = 0; i < fn.param_names.size(); ++i) {
+        if (i) out += ',';
+        append_typed(out, fn.param_names[i], fn.param_types[i]);
+      }
+      out += ']';
+      if (kind == FuncKind::Query) {
+        out += ",\"result\":";
+        append_typed(out, "result", fn.result_type);
+      }
+      out += '}';
+    }
+    out += ']';
+  }
+  out += ",\"lists\":[";
+  for (size_t i = 0; i < m.stored.size(); ++i) {
+    const ir::ListDesc& d = m.stored[i];
+    if (i) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, d.name);
+    out += d.sequence ? ",\"kind\":\"seq\"" : ",\"kind\":\"keyed\"";
+    for (int part = 0; part < 2; ++part) {
+      out += part == 0 ? ",\"key\":[" : ",\"fields\":[";
+      size_t from = part == 0 ? 0 : d.key_count, to = part == 0 ? d.key_count : d.cols.size();
+      for (size_t c = from; c < to; ++c) {
+        if (c != from) out += ',';
+        out += "{\"name\":";
+        append_json_string(out, d.names[c]);
+        out += ",\"type\":\"";
+        out += col_name(d.cols[c]);
+        out += "\"}";
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += "]}";
+  return json_response(200, std::move(out));
+}
+
+Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string) const {
+  size_t li = 0;
+  while (li < m.stored.size() && m.stored[li].name != list) ++li;
+  if (li == m.stored.size()) return error(404, "module " + m.name + " has no stored list '" + std::string(list) + "'");
+  const ir::ListDesc& d = m.stored[li];
+  int64_t limit = 100;
+  std::string after;
+  bool has_after = false;
+  if (!query_string.empty()) {
+    for (std::string_view kv : split(query_string, '&')) {
+      if (kv.empty()) continue;
+      size_t eq = kv.find('=');
+      std::string key, value;
+      if (!percent_decode(kv.substr(0, eq), key) ||
+          !percent_decode(eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1), value))
+        return error(400, "bad percent-encoding in the query string");
+      if (key == "limit") {
+        if (!numtext::parse_int(value, limit) || limit < 1 || limit > 1000)
+          return error(400, "limit: expected a whole number from 1 to 1000, got '" + value + "'");
+      } else if (key == "after") {
+        after = value;
+        has_after = true;
+      } else {
+        return error(400, "unknown query parameter '" + key + "': a list page takes limit and after");
+      }
+    }
+  }
+  // The key to start after: one key column as written; several as a JSON array; a sequence's
+  // position as an int.
+  std::vector<rt::Cell> after_key;
+  std::vector<rt::Text*> texts;
+  struct ReleaseTexts {
+    std::vector<rt::Text*>& t;
+    ~ReleaseTexts() {
+      for (rt::Text* x : t) rt::text_release(x);
+    }
+  } release{texts};
+  std::vector<rt::ColType> key_cols(d.cols.begin(), d.cols.begin() + d.key_count);
+  if (d.sequence) key_cols = {rt::ColType::Int};
+  if (has_after) {
+    auto cell_of = [&](rt::ColType c, const json::value* jv, std::string_view raw, std::string& e) -> rt::Cell {
+      int64_t i = 0;
+      switch (c) {
+        case rt::ColType::Int:
+          if (jv ? !jv->is_int64() : !numtext::parse_int(raw, i)) e = "after: expected int";
+          return static_cast<rt::Cell>(jv && jv->is_int64() ? jv->get_int64() : i);
+        case rt::ColType::Bool:
+          if (jv ? !jv->is_bool() : (raw != "true" && raw != "false")) e = "after: expected true or false";
+          return jv ? (jv->is_bool() && jv->get_bool()) : raw == "true";
+        case rt::ColType::Text: {
+          if (jv && !jv->is_string()) e = "after: expected text";
+          std::string_view s = jv && jv->is_string() ? std::string_view(jv->get_string().data(), jv->get_string().size()) : raw;
+          texts.push_back(rt::text_new(s));
+          return reinterpret_cast<rt::Cell>(texts.back());
+        }
+        case rt::ColType::Num: e = "after: num keys are not supported"; return 0;
+      }
+      return 0;
+    };
+    std::string e;
+    if (key_cols.size() == 1) {
+      after_key.push_back(cell_of(key_cols[0], nullptr, after, e));
+    } else {
+      boost::system::error_code ec;
+      json::value doc = json::parse(after, ec);
+      if (ec || !doc.is_array() || doc.get_array().size() != key_cols.size())
+        return error(400, "after: the list's key has " + std::to_string(key_cols.size()) +
+                              " columns; pass them as a JSON array, e.g. after=[1,\"a\"]");
+      for (size_t c = 0; c < key_cols.size() && e.empty(); ++c)
+        after_key.push_back(cell_of(key_cols[c], &doc.get_array()[c], "", e));
+    }
+    if (!e.empty()) return error(400, e + ", got '" + after + "'");
+  }
+
+  std::shared_ptr<const rt::Snapshot> snap = m.owner->snapshot();
+  const rt::ListReader& reader = snap->list(li);
+  const rt::ListShape& shape = *m.program->stored_shapes[li];
+  std::unique_ptr<rt::Cursor> cursor;
+  bool skip_keys = false;  // rows at or before after_key still to be skipped
+  if (!has_after) {
+    cursor = reader.scan();
+  } else if (d.sequence) {
+    int64_t p = static_cast<int64_t>(after_key[0]);
+    cursor = reader.range(p == std::numeric_limits<int64_t>::max() ? p : p + 1, std::numeric_limits<int64_t>::max());
+  } else if (key_cols[0] == rt::ColType::Int && static_cast<int64_t>(after_key[0]) != std::numeric_limits<int64_t>::max()) {
+    cursor = reader.range(static_cast<int64_t>(after_key[0]), std::numeric_limits<int64_t>::max());
+    skip_keys = true;
+  } else {
+    cursor = reader.scan();  // no seek by a text key yet: skip from the start
+    skip_keys = true;
+  }
+  std::string out = "{\"list\":";
+  append_json_string(out, d.name);
+  out += ",\"count\":" + std::to_string(reader.count()) + ",\"rows\":[";
+  int64_t n = 0;
+  const rt::Cell* last = nullptr;
+  int64_t last_position = -1;
+  bool more = false;
+  for (; cursor->valid(); cursor->next()) {
+    const rt::Cell* row = cursor->row();
+    if (skip_keys) {
+      if (shape.compare_keys(row, after_key.data(), d.key_count) <= 0) continue;
+      skip_keys = false;
+    }
+    if (n == limit) {
+      more = true;
+      break;
+    }
+    if (n++) out += ',';
+    out += '{';
+    for (size_t c = 0; c < d.cols.size(); ++c) {
+      if (c) out += ',';
+      append_json_string(out, d.names[c]);
+      out += ':';
+      append_cell(out, d.cols[c], row[c]);
+    }
+    out += '}';
+    last = row;
+    last_position = cursor->position();
+  }
+  // Int keys beyond the range's end (INT64_MAX itself) are not in range(); they come from prefix.
+  if (!more && !d.sequence && has_after && key_cols[0] == rt::ColType::Int &&
+      static_cast<int64_t>(after_key[0]) != std::numeric_limits<int64_t>::max()) {
+    rt::Cell top = static_cast<rt::Cell>(std::numeric_limits<int64_t>::max());
+    for (auto c = reader.prefix(&top, 1); c->valid(); c->next()) {
+      const rt::Cell* row = c->row();
+      if (n == limit) {
+        more = true;
+        break;
+      }
+      if (n++) out += ',';
+      out += '{';
+      for (size_t k = 0; k < d.cols.size(); ++k) {
+        if (k) out += ',';
+        append_json_string(out, d.names[k]);
+        out += ':';
+        append_cell(out, d.cols[k], row[k]);
+      }
+      out += '}';
+      last = row;
+    }
+  }
+  out += "],\"next\":";
+  if (!more || !last) {
+    out += "null";
+  } else if (d.sequence) {
+    append_json_string(out, std::to_string(last_position));
+  } else if (d.key_count == 1) {
+    std::string k;
+    if (d.cols[0] == rt::ColType::Text) k = std::string(reinterpret_cast<const rt::Text*>(last[0])->view());
+    else if (d.cols[0] == rt::ColType::Bool) k = last[0] ? "true" : "false";
+    else k = std::to_string(static_cast<int64_t>(last[0]));
+    append_json_string(out, k);
+  } else {
+    std::string k = "[";
+    for (size_t c = 0; c < d.key_count; ++c) {
+      if (c) k += ',';
+      append_cell(k, d.cols[c], last[c]);
+    }
+    append_json_string(out, k + "]");
+  }
+  out += '}';
+  return json_response(200, std::move(out));
+}
+
+Response Api::health() const {
+  bool all = true;
+  std::string mods = "{";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const Module& m = *modules_[i];
+    if (i) mods += ',';
+    append_json_string(mods, m.name);
+    mods += ':';
+    if (m.owner->healthy()) {
+      mods += "\"serving\"";
+    } else {
+      all = false;
+      append_json_string(mods, "unhealthy: " + m.owner->unhealthy_reason());
+    }
+  }
+  mods += '}';
+  return json_response(all ? 200 : 503, std::string("{\"ok\":") + (all ? "true" : "false") + ",\"modules\":" + mods + "}");
+}
+
+bool Api::healthy() const {
+  for (const Module* m : modules_)
+    if (!m->owner->healthy()) return false;
+  return true;
+}
+
+std::string Api::metrics() const {
+  std::string out;
+  auto line = [&](const std::string& name, const std::string& labels, uint64_t value) {
+    out += name;
+    if (!labels.empty()) out += "{" + labels + "}";
+    out += ' ';
+    out += std::to_string(value);
+    out += '\n';
+  };
+  out += "# HELP pure_requests_total HTTP requests answered, by route and status.\n# TYPE pure_requests_total counter\n";
+  for (size_t r = 0; r < static_cast<size_t>(Route::kCount); ++r)
+    for (size_t s = 0; s < kStatuses.size(); ++s) {
+      uint64_t v = requests_[r][s].load(std::memory_order_relaxed);
+      if (v == 0) continue;
+      std::string status = kStatuses[s] ? std::to_string(kStatuses[s]) : "other";
+      line("pure_requests_total", std::string("route=\"") + route_label(static_cast<Route>(r)) + "\",status=\"" + status + "\"", v);
+    }
+  auto histogram = [&](const char* name, const char* help, const Latency& h) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " histogram\n";
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < h.buckets.size(); ++b) {
+      cumulative += h.buckets[b].load(std::memory_order_relaxed);
+      std::string le;
+      if (b < Latency::kBoundsUs.size()) {
+        le = numtext::format_num(static_cast<double>(Latency::kBoundsUs[b]) / 1e6);
+      } else {
+        le = "+Inf";
+      }
+      out += std::string(name) + "_bucket{le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
+    }
+    char sum[64];
+    std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(h.sum_us.load()) / 1e6);
+    out += std::string(name) + "_sum " + sum + "\n";
+    out += std::string(name) + "_count " + std::to_string(h.count.load()) + "\n";
+  };
+  histogram("pure_event_seconds", "Time from an event request to its reply (durable), seconds.", event_latency_);
+  histogram("pure_query_seconds", "Time to answer a query request, seconds.", query_latency_);
+  out += "# HELP pure_events_total Events by outcome: committed (durable), failed (rolled back), unavailable (refused).\n"
+         "# TYPE pure_events_total counter\n";
+  for (const Module* m : modules_) {
+    host::OwnerStats s = m->owner->stats();
+    std::string mod = "module=\"" + m->name + "\"";
+    line("pure_events_total", mod + ",outcome=\"committed\"", s.committed);
+    line("pure_events_total", mod + ",outcome=\"failed\"", s.failed);
+    line("pure_events_total", mod + ",outcome=\"unavailable\"", s.unavailable);
+  }
+  auto gauge_per_module = [&](const char* name, const char* help, const char* type, auto get) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    for (const Module* m : modules_) line(name, "module=\"" + m->name + "\"", get(m->owner->stats(), *m));
+  };
+  gauge_per_module("pure_batches_total", "Batches the owner ran (each: the events that had arrived).", "counter",
+                   [](const host::OwnerStats& s, const Module&) { return s.batches; });
+  gauge_per_module("pure_queue_events", "Events waiting for the owner.", "gauge",
+                   [](const host::OwnerStats& s, const Module&) { return s.queued; });
+  gauge_per_module("pure_visible_sequence", "Sequence number of the last event visible to queries.", "gauge",
+                   [](const host::OwnerStats& s, const Module&) { return s.visible_sequence; });
+  gauge_per_module("pure_state_bytes", "Bytes the stored rows need (cells and texts).", "gauge",
+                   [](const host::OwnerStats& s, const Module&) { return s.state_bytes; });
+  gauge_per_module("pure_structure_bytes", "Bytes of store structure beyond the rows (nodes, slack, pools).", "gauge",
+                   [](const host::OwnerStats& s, const Module&) { return s.structure_bytes; });
+  gauge_per_module("pure_module_healthy", "1 when the module takes events, 0 when its log failed.", "gauge",
+                   [](const host::OwnerStats&, const Module& m) { return static_cast<uint64_t>(m.owner->healthy()); });
+  out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
+  line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));
+  out += "# HELP pure_resident_bytes Resident memory of the process.\n# TYPE pure_resident_bytes gauge\n";
+  line("pure_resident_bytes", "", resident_bytes());
+  out += "# HELP pure_uptime_seconds Seconds since the server started.\n# TYPE pure_uptime_seconds gauge\n";
+  line("pure_uptime_seconds", "",
+       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count()));
+  return out;
+}
+
+}  // namespace pure::serve

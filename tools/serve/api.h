@@ -1,0 +1,103 @@
+// tools/serve/api.h — pure-serve's HTTP API without the HTTP: routes a request (method, target,
+// body, token) to a module's events, queries, interface and stored lists, and answers with a
+// status and a JSON body (docs/serve.md). The Beast layer (http.cpp) parses and writes HTTP;
+// this layer (api.cpp, with Boost.JSON for parsing) is everything else, plus the metrics.
+#pragma once
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/owner.h"
+#include "ir/ir.h"
+#include "vm/vm.h"
+
+namespace pure::serve {
+
+// One served module.
+struct Module {
+  std::string name;                    // the file's name without .pure: /v1/NAME/...
+  std::string path;
+  std::unique_ptr<vm::Program> program;
+  std::vector<ir::ListDesc> stored;    // the stored lists' column names (the Program keeps types)
+  std::unique_ptr<host::Owner> owner;
+};
+
+struct Request {
+  std::string_view method;         // "GET", "POST", ...
+  std::string_view target;         // path and query, as sent
+  std::string_view body;
+  std::string_view authorization;  // the Authorization header, or ""
+};
+
+struct Response {
+  int status = 200;
+  std::string body;                // JSON, or Prometheus text for /metrics
+  std::string content_type = "application/json";
+  std::string allow;               // for 405: the methods the route takes
+};
+using Respond = std::function<void(Response)>;
+
+struct ApiOptions {
+  std::string token;               // events need "Authorization: Bearer TOKEN" when not empty
+  uint64_t slow_us = 1'000'000;    // requests slower than this are logged
+  bool log_requests = false;       // one log line per request
+};
+
+// Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
+enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, kCount };
+
+// `{"error":"..."}` with message escaped.
+std::string error_body(std::string_view message);
+// JSON text of s (quoted, escaped; invalid UTF-8 bytes become U+FFFD).
+void append_json_string(std::string& out, std::string_view s);
+// A num in Pure's shortest round-trip style; nan, inf and -inf as the strings "nan", "inf", "-inf".
+void append_json_num(std::string& out, double d);
+
+class Api {
+ public:
+  Api(std::vector<Module*> modules, ApiOptions options);
+  // Answers through respond exactly once: at once for most routes, from the module's owner
+  // (another thread) for events. Never blocks on the owner.
+  void handle(const Request& request, Respond respond);
+  // Counts a reply the HTTP layer made without calling handle().
+  void count(Route route, int status, uint64_t micros = 0);
+  std::string metrics() const;
+  bool healthy() const;
+  size_t connections_open() const { return connections_.load(); }
+  std::atomic<int64_t>& connections() { return connections_; }
+
+ private:
+  struct Latency {
+    static constexpr std::array<uint64_t, 14> kBoundsUs = {50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000,
+                                                           50000, 100000, 250000, 1000000, 5000000};
+    std::array<std::atomic<uint64_t>, kBoundsUs.size() + 1> buckets{};
+    std::atomic<uint64_t> count{0}, sum_us{0};
+    void add(uint64_t us);
+  };
+  static constexpr std::array<int, 13> kStatuses = {200, 400, 401, 404, 405, 408, 409, 413, 431, 500, 503, 505, 0};
+
+  void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+             std::chrono::steady_clock::time_point start);
+  Response query(Module& m, const vm::Function& fn, uint32_t index, const Request& request);
+  Response interface(const Module& m) const;
+  Response list_page(const Module& m, std::string_view list, std::string_view query) const;
+  Response health() const;
+  Module* find(std::string_view name) const;
+  void finish(Route route, std::string_view target, const Response& r, std::chrono::steady_clock::time_point start);
+  static size_t status_index(int status);
+
+  std::vector<Module*> modules_;
+  ApiOptions options_;
+  std::array<std::array<std::atomic<uint64_t>, kStatuses.size()>, static_cast<size_t>(Route::kCount)> requests_{};
+  Latency event_latency_, query_latency_;
+  std::atomic<int64_t> connections_{0};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace pure::serve

@@ -1,0 +1,363 @@
+// tools/serve/http.cpp — the Beast side of pure-serve (http.h). One session per connection on
+// its own strand: read a request (header limit, body limit, one deadline for the whole request),
+// hand it to the Api, and write the reply when the Api answers. Event replies come from the
+// owner's thread and are dispatched back onto the session's strand, so no I/O thread waits for
+// an owner. After a protocol error the reply says Connection: close, the session stops sending,
+// and reads (discarding) for a moment so that the client sees the reply rather than a reset.
+#include "tools/serve/http.h"
+
+#include <boost/asio.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/serve/log.h"
+
+namespace pure::serve {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+
+class Session;
+
+// The sessions alive, so that shutdown can close the idle ones.
+struct Registry {
+  std::mutex mu;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
+  std::atomic<bool> draining{false};
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket&& socket, Api& api, const HttpOptions& options, Registry& registry)
+      : stream_(std::move(socket)), timer_(stream_.get_executor()), api_(api), options_(options), registry_(registry) {
+    ++api_.connections();
+  }
+  ~Session() {
+    --api_.connections();
+    std::lock_guard<std::mutex> lock(registry_.mu);
+    registry_.sessions.erase(this);
+  }
+
+  void start() {
+    {
+      std::lock_guard<std::mutex> lock(registry_.mu);
+      registry_.sessions.emplace(this, weak_from_this());
+    }
+    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+  }
+
+  // On the strand: shutting down. An idle or half-read connection closes now; one whose event
+  // is in flight closes after its reply.
+  void drain() {
+    if (state_ == State::Reading) {
+      state_ = State::Closed;
+      close();
+    }
+  }
+
+  net::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  enum class State : uint8_t { Reading, Handling, Writing, Lingering, Closed };
+
+  void read_request() {
+    if (registry_.draining.load()) return close();
+    state_ = State::Reading;
+    timed_out_ = false;
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
+    parser_->body_limit(options_.body_limit);
+    stream_.expires_never();
+    timer_.expires_after(options_.request_timeout);
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->state_ != State::Reading) return;
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
+    http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      self->on_header(ec);
+    });
+  }
+
+  void on_header(beast::error_code ec) {
+    if (ec) return on_read_error(ec);
+    auto& req = parser_->get();
+    auto expect = req.find(http::field::expect);
+    if (expect != req.end() && beast::iequals(expect->value(), "100-continue") && !parser_->is_done()) {
+      // The client waits for this before it sends the body.
+      continue_.emplace(http::status::continue_, 11);
+      http::async_write(stream_, *continue_, [self = shared_from_this()](beast::error_code ec, size_t) {
+        if (ec) return self->close();
+        self->read_body();
+      });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      self->on_body(ec);
+    });
+  }
+
+  void on_read_error(beast::error_code ec) {
+    timer_.cancel();
+    if (state_ != State::Reading) return;
+    bool got_some = parser_->got_some() || buffer_.size() > 0;
+    if (timed_out_) {
+      if (!got_some) return close();  // an idle keep-alive connection
+      return reply_error(http::status::request_timeout, "the request did not arrive whole within " +
+                                                            std::to_string(options_.request_timeout.count()) + " ms", Route::Http);
+    }
+    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
+        ec == net::error::operation_aborted || ec == net::error::broken_pipe || ec == http::error::partial_message)
+      return close();  // the client went away (perhaps mid-body): nothing was run
+    if (ec == http::error::header_limit)
+      return reply_error(http::status::request_header_fields_too_large,
+                         "the request line and headers are over the limit of " + std::to_string(options_.header_limit) + " bytes",
+                         Route::Http);
+    if (ec == http::error::body_limit)
+      return reply_error(http::status::payload_too_large,
+                         "the body is over the limit of " + std::to_string(options_.body_limit) + " bytes", Route::Http);
+    if (ec == http::error::buffer_overflow)
+      return reply_error(http::status::request_header_fields_too_large, "the request head is too large", Route::Http);
+    return reply_error(http::status::bad_request, "bad HTTP request: " + ec.message(), Route::Http);
+  }
+
+  void on_body(beast::error_code ec) {
+    if (ec) return on_read_error(ec);
+    timer_.cancel();
+    state_ = State::Handling;
+    auto& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    Request request;
+    request.method = std::string_view(req.method_string().data(), req.method_string().size());
+    request.target = std::string_view(req.target().data(), req.target().size());
+    request.body = req.body();
+    if (auto auth = req.find(http::field::authorization); auth != req.end())
+      request.authorization = std::string_view(auth->value().data(), auth->value().size());
+    api_.handle(request, [self = shared_from_this()](Response r) {
+      // From the owner's thread for events, inline for the rest: onto the strand either way.
+      net::dispatch(self->executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r), false); });
+    });
+  }
+
+  void reply_error(http::status status, const std::string& message, Route route) {
+    api_.count(route, static_cast<int>(status));
+    Response r;
+    r.status = static_cast<int>(status);
+    r.body = error_body(message);
+    write(std::move(r), true);
+  }
+
+  void write(Response r, bool close_after) {
+    if (state_ == State::Closed) return;
+    state_ = State::Writing;
+    bool keep = keep_alive_ && !close_after && !registry_.draining.load();
+    response_.emplace(static_cast<http::status>(r.status), 11);
+    response_->set(http::field::server, "pure-serve");
+    response_->set(http::field::content_type, r.content_type);
+    if (!r.allow.empty()) response_->set(http::field::allow, r.allow);
+    response_->keep_alive(keep);
+    response_->body() = std::move(r.body);
+    response_->prepare_payload();
+    stream_.expires_after(options_.write_timeout);
+    http::async_write(stream_, *response_, [self = shared_from_this(), keep, close_after](beast::error_code ec, size_t) {
+      self->response_.reset();
+      if (ec) return self->close();
+      if (keep) return self->read_request();
+      if (close_after) return self->linger();
+      self->close();
+    });
+  }
+
+  // After an error reply: stop sending, read and discard what the client still sends for a
+  // short while, then close. Closing at once with unread bytes would reset the connection and
+  // the client might never see the reply.
+  void linger() {
+    state_ = State::Lingering;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.expires_after(std::chrono::seconds(1));
+    discard();
+  }
+
+  void discard() {
+    stream_.async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      self->discarded_ += n;
+      if (ec || self->discarded_ > (8u << 20)) return self->close();
+      self->discard();
+    });
+  }
+
+  void close() {
+    state_ = State::Closed;
+    timer_.cancel();
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
+
+  beast::tcp_stream stream_;
+  net::steady_timer timer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::response<http::string_body>> response_;
+  std::optional<http::response<http::empty_body>> continue_;
+  Api& api_;
+  const HttpOptions& options_;
+  Registry& registry_;
+  State state_ = State::Reading;
+  bool keep_alive_ = true;
+  bool timed_out_ = false;
+  size_t discarded_ = 0;
+  char scratch_[16384];
+};
+
+class Listener : public std::enable_shared_from_this<Listener> {
+ public:
+  Listener(net::io_context& ioc, Api& api, const HttpOptions& options, Registry& registry)
+      : ioc_(ioc), acceptor_(net::make_strand(ioc)), api_(api), options_(options), registry_(registry) {}
+
+  bool listen(const tcp::endpoint& endpoint, std::string& error) {
+    beast::error_code ec;
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (ec) {
+      error = "cannot listen on " + endpoint.address().to_string() + ":" + std::to_string(endpoint.port()) + ": " + ec.message();
+      return false;
+    }
+    return true;
+  }
+  tcp::endpoint local() const { return acceptor_.local_endpoint(); }
+
+  void accept() {
+    acceptor_.async_accept(net::make_strand(ioc_), [self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
+      if (!ec) {
+        beast::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        std::make_shared<Session>(std::move(socket), self->api_, self->options_, self->registry_)->start();
+      } else if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space) {
+        // Out of file descriptors: wait a little instead of spinning.
+        log_line("accept_failed", {{"error", jstr(ec.message())}});
+        auto timer = std::make_shared<net::steady_timer>(self->acceptor_.get_executor(), std::chrono::milliseconds(100));
+        timer->async_wait([self, timer](beast::error_code) { self->accept(); });
+        return;
+      }
+      self->accept();
+    });
+  }
+
+  void stop() {
+    net::dispatch(acceptor_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ignored;
+      self->acceptor_.close(ignored);
+    });
+  }
+
+ private:
+  net::io_context& ioc_;
+  tcp::acceptor acceptor_;
+  Api& api_;
+  const HttpOptions& options_;
+  Registry& registry_;
+};
+
+}  // namespace
+
+int run_http(Api& api, const HttpOptions& options, const std::function<void(const std::string&)>& on_listening,
+             const std::function<void()>& drain, std::string& error) {
+  int threads = options.io_threads < 1 ? 1 : options.io_threads;
+  Registry registry;  // outlives the io_context: sessions it destroys unregister themselves
+  net::io_context ioc{threads};
+  beast::error_code ec;
+  net::ip::address address = net::ip::make_address(options.address, ec);
+  if (ec) {
+    error = "bad listen address '" + options.address + "': " + ec.message();
+    return 1;
+  }
+  auto listener = std::make_shared<Listener>(ioc, api, options, registry);
+  if (!listener->listen(tcp::endpoint(address, options.port), error)) return 1;
+  tcp::endpoint bound = listener->local();
+  std::string where = (bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string()) +
+                      ":" + std::to_string(bound.port());
+  auto work = net::make_work_guard(ioc);
+  net::signal_set signals(ioc, SIGINT, SIGTERM);
+  std::thread drainer;
+  signals.async_wait([&](beast::error_code ec, int signo) {
+    if (ec) return;
+    log_line("shutdown_started", {{"signal", jstr(signo == SIGTERM ? "SIGTERM" : "SIGINT")},
+                                  {"connections", jint(api.connections().load())}});
+    registry.draining = true;
+    listener->stop();
+    {
+      std::lock_guard<std::mutex> lock(registry.mu);
+      for (auto& [raw, weak] : registry.sessions)
+        if (auto s = weak.lock()) net::dispatch(s->executor(), [s] { s->drain(); });
+    }
+    // Closing the owners waits for their in-flight events; their replies come back through the
+    // strands, so this cannot run on an I/O thread.
+    drainer = std::thread([&] {
+      drain();
+      net::post(ioc, [&] {
+        work.reset();
+        // Replies still being written get a bounded time; then everything stops.
+        auto deadline = std::make_shared<net::steady_timer>(ioc, options.write_timeout);
+        deadline->async_wait([&ioc, deadline](beast::error_code ec) {
+          if (!ec) ioc.stop();
+        });
+        // When the last session is gone the deadline is the only work left: stop at once.
+        auto poll = std::make_shared<std::function<void()>>();
+        std::weak_ptr<std::function<void()>> weak = poll;  // only a pending wait keeps it alive
+        auto timer = std::make_shared<net::steady_timer>(ioc);
+        *poll = [&, weak, timer, deadline] {
+          bool empty;
+          {
+            std::lock_guard<std::mutex> lock(registry.mu);
+            empty = registry.sessions.empty();
+          }
+          if (empty) {
+            deadline->cancel();
+            return;
+          }
+          timer->expires_after(std::chrono::milliseconds(10));
+          timer->async_wait([again = weak.lock()](beast::error_code ec) {
+            if (!ec && again) (*again)();
+          });
+        };
+        (*poll)();
+      });
+    });
+  });
+  listener->accept();
+  on_listening(where);
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back([&] { ioc.run(); });
+  ioc.run();
+  for (std::thread& t : pool) t.join();
+  if (drainer.joinable()) drainer.join();
+  return 0;
+}
+
+}  // namespace pure::serve
