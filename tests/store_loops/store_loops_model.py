@@ -111,6 +111,11 @@ class IntKeyed(Kind):
             return True
         return form[1] <= key[0] < form[2]
 
+    def inner_form(self):
+        w = 4 * self.step
+        return (f"L.range(o.id, o.id + {w})", lambda k, outer: outer["id"] <= k[0] < outer["id"] + w,
+                lambda outer: [(i,) for i in range(outer["id"], outer["id"] + w)])
+
     def range_query(self):
         return (f"query q_sum(lo: int) -> int {{\n  var t = 0\n  for x in L.range(lo, lo + {WINDOW}) {{ t += x.v }}\n  return t\n}}\n",
                 lambda st, lo: sum(v[0] for k, v in st.items() if lo <= k[0] < lo + WINDOW))
@@ -165,6 +170,9 @@ class TextKeyed(Kind):
 
     def in_form(self, key, form):
         return form is None or key[0] == form[1]
+
+    def inner_form(self):
+        return ("L", lambda k, outer: True, None) if self.rows <= 40 else None
 
     def range_query(self):
         return None
@@ -243,6 +251,11 @@ class CompKeyed(Kind):
             return key[0] == form[1]
         return form[1] <= key[0] < form[2]
 
+    def inner_form(self):
+        # every b an event can write: int b in 0..7, text b "t0".."t9" (e_bulk's "t{v % 8}" too)
+        bs = [f"t{b}" for b in range(10)] if self.text_b else list(range(8))
+        return "L[o.a]", lambda k, outer: k[0] == outer["a"], lambda outer: [(outer["a"], b) for b in bs]
+
     def range_query(self):
         return ("query q_sum(lo: int) -> int {\n  var t = 0\n  for x in L[lo] { t += x.v }\n  return t\n}\n",
                 lambda st, lo: sum(v[0] for k, v in st.items() if k[0] == lo))
@@ -279,40 +292,59 @@ def text_cols(text_field, v):
     return [v[1]] if text_field else []
 
 
-def add_loops(rng, p, kind, st, fields, queries, events, walked_rows, key_args, index_args, text_field):
-    """Main's loops: each walks walked_rows(form) (the state at its start) and calls queries and events."""
-    for _ in range(rng.choice([1, 1, 2])):
-        form_text, form = rng.choice(kind.loop_forms(rng))
-        with_index = isinstance(kind, Sequence) and rng.random() < 0.5  # `for i, r in` is for sequences
-        stop = rng.randint(1, max(1, kind.rows)) if rng.random() < 0.15 else None
-        calls = []
-        for _ in range(rng.randint(0, 3)):
-            name, keyed, model = rng.choice(queries)
-            args = key_args(rng) if keyed else ([index_args(rng)] if keyed is False else [])
-            calls.append(("q", name, keyed, model, args, None))
-        for _ in range(rng.randint(0, 3)):
-            name, keyed, model = rng.choice(events)
-            args = key_args(rng) if keyed else [index_args(rng)]
-            calls.append(("e", name, keyed, model, args, small_expr(rng)))
-        rng.shuffle(calls)
-        p.main.append(f"  for {'i, r' if with_index else 'r'} in {form_text} {{")
-        p.main.append("    c += 1")
-        shown = ["{c}"] + (["{i}"] if with_index else []) + ["{r." + f + "}" for f in fields] + ["{r.v}"] + (["{r.s}"] if text_field else [])
-        for j, (what, name, keyed, model, args, d) in enumerate(calls):
-            arg_text = ", ".join([a.text for a in args] + ([d.text] if d else []))
-            p.main.append(f"    let {'v' if what == 'q' else 'o'}{j} = {name}({arg_text})")
-            shown.append(("{v%d}" if what == "q" else "{o%d.ok}") % j)
-        p.main.append('    print("' + " ".join(shown) + '")')
-        if stop:
-            p.main.append(f"    if c >= {stop} {{ break }}")
-        p.main.append("  }")
-        for index, (key, v) in enumerate(walked_rows(form)):  # a copy: the state as of the start
+def make_calls(rng, queries, events, key_args, index_args):
+    calls = []
+    for _ in range(rng.randint(0, 3)):
+        name, keyed, model = rng.choice(queries)
+        args = key_args(rng) if keyed else ([index_args(rng)] if keyed is False else [])
+        calls.append(("q", name, keyed, model, args, None))
+    for _ in range(rng.randint(0, 3)):
+        name, keyed, model = rng.choice(events)
+        args = key_args(rng) if keyed else [index_args(rng)]
+        calls.append(("e", name, keyed, model, args, small_expr(rng)))
+    rng.shuffle(calls)
+    return calls
+
+
+class Loop:
+    """One loop of main: its Pure text, and the model running it."""
+
+    def __init__(self, rng, kind, fields, text_field, calls, form_text, keep, var, with_index, stop, inner=None, candidates=None):
+        self.kind, self.fields, self.text_field, self.calls = kind, fields, text_field, calls
+        self.candidates = candidates
+        self.form_text, self.keep, self.var, self.with_index, self.stop, self.inner = form_text, keep, var, with_index, stop, inner
+
+    def lines(self, indent, tag):
+        pad = "  " * indent
+        v = self.var
+        index = f"i{tag}"
+        out = [f"{pad}for {index + ', ' if self.with_index else ''}{v} in {self.form_text} {{", f"{pad}  c += 1"]
+        shown = ["{c}"] + (["{%s}" % index] if self.with_index else []) + ["{%s.%s}" % (v, f) for f in self.fields] + ["{%s.v}" % v]
+        shown += ["{%s.s}" % v] if self.text_field else []
+        for j, (what, name, keyed, model, args, d) in enumerate(self.calls):
+            arg_text = ", ".join([a.text.replace("r.", v + ".") for a in args] + ([d.text] if d else []))
+            out.append(f"{pad}  let {'v' if what == 'q' else 'o'}{tag}{j} = {name}({arg_text})")
+            shown.append(("{v%s%d}" if what == "q" else "{o%s%d.ok}") % (tag, j))
+        out.append(f'{pad}  print("' + " ".join(shown) + '")')
+        if self.inner:
+            out += self.inner.lines(indent + 1, tag + "n")
+        if self.stop:
+            out.append(f"{pad}  if c >= {self.stop} {{ break }}")
+        out.append(pad + "}")
+        return out
+
+    def run(self, p, st, walked_rows, outer=None):
+        keep = (lambda k: self.keep(k, outer))
+        if self.candidates and outer is not None:
+            keep.candidates = self.candidates(outer)  # the keys worth looking at, so a nested loop is not O(n log n)
+        for index, (key, v) in enumerate(walked_rows(keep)):  # the state as of the start
             p.c += 1
-            r = dict(zip(fields, key))
+            r = dict(zip(self.fields, key))
             r["v"] = v[0]
             env = {"r": r, "c": p.c}
-            line = [str(p.c)] + ([str(index)] if with_index else []) + [str(x) for x in key] + [str(v[0])] + text_cols(text_field, v)
-            for what, name, keyed, model, args, d in calls:
+            line = [str(p.c)] + ([str(index)] if self.with_index else []) + [str(x) for x in key] + [str(v[0])]
+            line += text_cols(self.text_field, v)
+            for what, name, keyed, model, args, d in self.calls:
                 vals = [a.fn(env) for a in args]
                 arg = tuple(vals) if keyed else (vals[0] if vals else None)
                 if what == "q":
@@ -320,8 +352,32 @@ def add_loops(rng, p, kind, st, fields, queries, events, walked_rows, key_args, 
                 else:
                     line.append("true" if model(st, p.out, arg, d.fn(env)) else "false")
             p.out.append(" ".join(line))
-            if stop and p.c >= stop:
+            if self.inner:
+                self.inner.run(p, st, walked_rows, r)
+            if self.stop and p.c >= self.stop:
                 break
+
+
+def add_loops(rng, p, kind, st, fields, queries, events, walked_rows, key_args, index_args, text_field):
+    """Main's loops, one after the other, some with a loop nested inside: each walks the state as of
+    its own start (walked_rows(keep)) and calls queries and events on every pass."""
+    for _ in range(rng.choice([1, 1, 2])):
+        form_text, form = rng.choice(kind.loop_forms(rng))
+        seq = isinstance(kind, Sequence)
+        stop = rng.randint(1, max(1, kind.rows)) if rng.random() < 0.15 else None
+        inner = None
+        nested = kind.inner_form() if rng.random() < 0.25 else None
+        if nested:
+            inner_text, inner_keep, candidates = nested
+            # An inner loop over the whole list (text keys, sequences) walks what the events before it
+            # added: it always stops, or the list could grow without end.
+            inner_stop = rng.randint(1, 3 * max(1, kind.rows)) if rng.random() < 0.2 or not candidates else None
+            inner = Loop(rng, kind, fields, text_field, make_calls(rng, queries, events, key_args, index_args), inner_text,
+                         inner_keep, "r", seq and rng.random() < 0.5, inner_stop, candidates=candidates)
+        loop = Loop(rng, kind, fields, text_field, make_calls(rng, queries, events, key_args, index_args), form_text,
+                    lambda k, outer, form=form: kind.in_form(k, form), "o" if inner else "r", seq and rng.random() < 0.5, stop, inner)
+        p.main += loop.lines(1, str(len(p.main)))
+        loop.run(p, st, walked_rows)
 
 
 def keyed_program(rng, kind):
@@ -378,7 +434,8 @@ def keyed_program(rng, kind):
 
     p.main += ["fn main() {", f"  let loaded = load({kind.rows})", "  var c = 0"]
     add_loops(rng, p, kind, st, fields, queries, events,
-              lambda form: [(k, list(v)) for k, v in sorted(st.items()) if kind.in_form(k, form)],
+              lambda keep: ([(k, list(st[k])) for k in sorted(keep.candidates) if k in st] if hasattr(keep, "candidates")
+                            else [(k, list(v)) for k, v in sorted(st.items()) if keep(k)]),
               kind.key_args, lambda rng: int_expr(rng, fields[0] if not isinstance(kind, TextKeyed) else "v", kind.modulo),
               text_field)
     p.main.append('  print("count {q_count()}")')
@@ -397,6 +454,12 @@ class Sequence(Kind):
 
     def loop_forms(self, rng):
         return [("L", None)]
+
+    def in_form(self, key, form):
+        return True
+
+    def inner_form(self):
+        return ("L", lambda k, outer: True, None) if self.rows <= 40 else None
 
 
 def seq_program(rng, kind):
@@ -460,7 +523,7 @@ def seq_program(rng, kind):
     p.main += ["fn main() {", f"  let loaded = load({kind.rows})", "  var c = 0"]
     index = lambda rng: int_expr(rng, "v", kind.modulo)
     add_loops(rng, p, kind, st, [], queries, events,
-              lambda form: [((), list(v)) for v in st], None, index, True)
+              lambda keep: [((), list(v)) for v in st], None, index, True)
     p.main.append('  print("count {q_count()}")')
     p.main.append('  for r in L { print("{r.v} {r.s}") }')
     p.main.append("}")
