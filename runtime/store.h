@@ -134,6 +134,8 @@ class Store {
   virtual bool in_event() const = 0;
 
   // O(1): the current committed state, readable from any thread while held. Call outside events.
+  // Until the next write or begin(), the store itself holds the newest snapshot, and publish()
+  // returns that one again: nothing has changed since.
   virtual std::shared_ptr<const Snapshot> publish() = 0;
   virtual MemoryUse memory() const = 0;
 };

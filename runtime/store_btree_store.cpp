@@ -203,6 +203,7 @@ class BTreeStore final : public Store {
 
   void begin() override {
     if (in_event_) throw std::logic_error("store: begin() inside an event");
+    newest_.reset();  // an event usually writes; what the snapshot alone held comes back now
     core_->nodes.drain_returned();  // nodes released snapshots handed back serve this event's copies
     in_event_ = true;
   }
@@ -230,8 +231,12 @@ class BTreeStore final : public Store {
     if (in_event_) throw std::logic_error("store: publish() inside an event");
     release_deferred();
     core_->nodes.drain_returned();
+    // Nothing was written since the newest snapshot: it is the current state. (Each loop in
+    // main publishes one; loops and queries between two events share it.)
+    if (newest_) return newest_;
     auto snapshot = std::make_shared<BTreeSnapshot>(core_);
     core_->nodes.publish(&snapshot->record());
+    newest_ = snapshot;
     return snapshot;
   }
 
@@ -266,6 +271,12 @@ class BTreeStore final : public Store {
     if (nb) undo_cells_.insert(undo_cells_.end(), b, b + nb);
   }
   void defer(Text* t) { deferred_.push_back(t); }
+  // Before every write: the newest snapshot no longer shows the current state. Holding it until
+  // now cost nothing (publishing already made every node shared); letting it go before the
+  // write means the nodes the write replaces need not wait for it.
+  void wrote() {
+    if (newest_) newest_.reset();
+  }
 
  private:
   void finish_event() {
@@ -286,6 +297,7 @@ class BTreeStore final : public Store {
   std::vector<Cell> undo_cells_;
   std::vector<Text*> deferred_;
   bool in_event_ = false;
+  std::shared_ptr<const Snapshot> newest_;  // the last snapshot published, until the next write
 };
 
 // A row left the live list outside an event: its texts wait for the next commit/rollback/publish.
@@ -294,6 +306,7 @@ void BTreeList::row_left(const Cell* row, bool) {
 }
 
 bool BTreeList::put(const Cell* row) {
+  store_.wrote();
   if (shape_.sequence) throw std::logic_error("store: put on a sequence");
   uint32_t w = shape_.row_width;
   Cell* owned = owned_.data();
@@ -314,6 +327,7 @@ bool BTreeList::put(const Cell* row) {
 }
 
 bool BTreeList::set_field(const Cell* key, uint32_t field, Cell value) {
+  store_.wrote();
   if (field >= shape_.schema.fields.size()) throw std::out_of_range("store: set_field past the last field");
   uint32_t column = shape_.key_width + field;
   bool text = is_text(column);
@@ -336,6 +350,7 @@ bool BTreeList::set_field(const Cell* key, uint32_t field, Cell value) {
 }
 
 bool BTreeList::remove(const Cell* key) {
+  store_.wrote();
   if (shape_.sequence) throw std::logic_error("store: remove on a sequence");
   uint32_t w = shape_.row_width;
   Cell* old = old_.data();
@@ -348,6 +363,7 @@ bool BTreeList::remove(const Cell* key) {
 }
 
 int64_t BTreeList::append(const Cell* fields) {
+  store_.wrote();
   if (!shape_.sequence) throw std::logic_error("store: append on a keyed list");
   uint32_t w = shape_.row_width;
   Cell* owned = owned_.data();
@@ -361,6 +377,7 @@ int64_t BTreeList::append(const Cell* fields) {
 }
 
 bool BTreeList::pop() {
+  store_.wrote();
   if (!shape_.sequence) throw std::logic_error("store: pop on a keyed list");
   uint32_t w = shape_.row_width;
   Cell* old = old_.data();

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh — quick start, command 2: install what is needed, build everything (Release)
 # and run every test with ctest.
-#   --full   also: unit tests under ASan+UBSan, store, host-call and durability tests under TSan, a bounded fuzz run of the
-#            frontend, and the AArch64 build run under qemu with a cross-device comparison of the
+#   --full   also: unit tests under ASan+UBSan, store, host-call and durability tests under TSan, bounded fuzz runs of the
+#            frontend and of running (fuzz_run), and the AArch64 build run under qemu with a cross-device comparison of the
 #            examples (what CI runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +42,8 @@ if ((full)); then
   if [[ -x tests/fuzz/run.sh ]]; then
     stage "fuzzing the frontend (bounded)"
     bash tests/fuzz/run.sh 60
+    stage "fuzzing runs: B+tree store against the reference store (bounded)"
+    PURE_FUZZ_TARGET=fuzz_run bash tests/fuzz/run.sh 60
   fi
 
   if [[ -x scripts/ci-aarch64.sh ]]; then

@@ -202,18 +202,27 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
       s[ip->a].i = static_cast<int64_t>(vm.iters.size());
       Iterator& it = vm.iters.emplace_back();
       it.stored = li;
-      it.from_snapshot = vm.snapshot != nullptr;
       it.shape = &shape;
-      if (!it.from_snapshot) {
+      const rt::ListReader* from = &r;
+      if (vm.snapshot) {
+        it.from_snapshot = true;  // a query's loop: its snapshot outlives the loop
+      } else if (vm.transaction_depth == 0) {
+        // A loop in main walks the state as of its start: the events it calls change the live
+        // lists, never what it walks (see "Loops over stored lists" in docs/language.md).
+        it.snapshot = vm.store->publish();
+        it.from_snapshot = true;
+        from = &it.snapshot->list(li);
+      } else {
+        // Inside an event: the live list; an insert or removal while walking it is an error.
         it.live = &vm.store->list(li);
         it.version = it.live->shape_version();
       }
       if (ip->imm > 0) {
         it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
-        it.cursor = r.prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
+        it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
       }
-      else if (ip->imm < 0) it.cursor = r.range(key[0].i, key[1].i);
-      else it.cursor = r.scan();
+      else if (ip->imm < 0) it.cursor = from->range(key[0].i, key[1].i);
+      else it.cursor = from->scan();
       return ip + 1;
     }
     default: fault(ip, "bad stored-list instruction");
@@ -246,6 +255,17 @@ const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
   }
   const rt::Cell* row = it.cursor->take();
   if (!row) return ip + ip->imm;
+  if (it.live) {
+    // An event's loop sees the event's own field writes. The cursor may stand in a leaf that a
+    // write has since copied (the first write after a snapshot copies it), so the row is read
+    // where it is now; no insert or removal happened, so it is there.
+    if (it.shape->sequence) {
+      rt::Cell pos = static_cast<rt::Cell>(it.cursor->position() - 1);
+      row = it.live->find(&pos);
+    } else {
+      row = it.live->find(row);
+    }
+  }
   if (!shape.any_text)
     for (uint32_t i = 0, w = shape.width(); i < w; ++i) s[ip->a + i].u = row[i];
   else row_to_slots(vm, s + ip->a, row, shape.cols, 0, shape.width());

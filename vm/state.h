@@ -33,9 +33,13 @@ struct alignas(256) Iterator {
   int64_t lo = 0, hi = 0;
   uint64_t version = 0;
   uint32_t stored = UINT32_MAX;    // stored lists: which one
-  bool from_snapshot = false;      // reads a query's snapshot, which never changes
+  bool from_snapshot = false;      // reads a snapshot (a query's or its own), which never changes
+  // A loop outside events and queries (in main) holds a snapshot of its own, published when the
+  // loop starts: it walks the state as of that moment, and the nodes and texts it reads stay
+  // alive whatever events and queries the loop body calls.
+  std::shared_ptr<const rt::Snapshot> snapshot;
   std::unique_ptr<rt::Cursor> cursor;
-  const rt::ListWriter* live = nullptr;  // the live list, whose shape_version is checked
+  const rt::ListWriter* live = nullptr;  // inside an event: the live list, whose shape_version is checked
   const rt::ListShape* shape = nullptr;  // row layout of the stored list
   // Rows of a snapshot taken in one run (text-free rows only): ITER_NEXT serves them inline.
   const rt::Cell* run = nullptr;

@@ -18,7 +18,7 @@ ninja -C "$build" -j "$jobs" "$target"
 
 corpus=$build/corpus-$target
 mkdir -p "$corpus" "$build/artifacts"
-for f in "$root"/examples/*.pure "$root"/tests/malformed/seeds/*.pure "$root"/tests/fuzz/crashes/*; do
+for f in "$root"/examples/*.pure "$root"/tests/malformed/seeds/*.pure "$root"/tests/fuzz/seeds/*.pure "$root"/tests/fuzz/crashes/*; do
   [ -f "$f" ] && cp "$f" "$corpus/" || true
 done
 
