@@ -1,6 +1,7 @@
 // jit-llvm/backend.h — private to jit-llvm/: what the tier (jit.cpp) asks of the LLVM backend
 // (llvm_backend.cpp), without LLVM types, and which instructions are compiled natively.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,13 @@ enum class Lowering : uint8_t {
 };
 Lowering lowering_of(vm::Op op);
 
+// What the event-list runtime calls return: a cell, and whether the common case applied
+// (returned in two registers, as LLVM's {i64, i64}).
+struct CellResult {
+  uint64_t value;
+  uint64_t ok;
+};
+
 class Backend {
  public:
   Backend();
@@ -29,3 +37,15 @@ class Backend {
 };
 
 }  // namespace pure::jit
+
+namespace pure::rt {
+class EventList;
+}
+extern "C" {
+pure::jit::CellResult pure_jit_seq_get(pure::rt::EventList* l, int64_t pos) noexcept;
+pure::jit::CellResult pure_jit_seq_get_field(pure::rt::EventList* l, int64_t pos, int64_t field) noexcept;
+uint64_t pure_jit_seq_set(pure::rt::EventList* l, int64_t pos, uint64_t value) noexcept;
+uint64_t pure_jit_seq_set_field(pure::rt::EventList* l, int64_t pos, int64_t field, uint64_t value) noexcept;
+int64_t pure_jit_list_count(pure::rt::EventList* l) noexcept;
+double pure_jit_fmod(double a, double b) noexcept;
+}

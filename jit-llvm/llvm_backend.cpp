@@ -51,6 +51,8 @@ Lowering lowering_of(Op op) {
     case Op::JLT_INT: case Op::JGE_INT: case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
     case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
     case Op::LOOP:
+    // the common case inline through a runtime call, the rest through pure_step
+    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
       return Lowering::Native;
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
@@ -73,7 +75,7 @@ SlotUse slot_use(Op op) {
   switch (op) {
     case Op::CONST: return {true, false, false};
     case Op::MOVE: case Op::TAKE: case Op::ADDI_INT: case Op::NEG_INT: case Op::NEG_NUM: case Op::NOT:
-    case Op::INT_TO_NUM: case Op::NUM_TO_INT:
+    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT:
       return {true, true, false};
     case Op::JUMP: case Op::LOOP: return {};
     case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
@@ -107,6 +109,17 @@ class LoopLowering {
     fmod_fn = M.getOrInsertFunction("pure_jit_fmod", FunctionType::get(f64, {f64, f64}, false));
     cast<Function>(fmod_fn.getCallee())->setDoesNotThrow();
     cast<Function>(fmod_fn.getCallee())->setDoesNotAccessMemory();
+    StructType* cell_result = StructType::get(C, {i64, i64});
+    auto runtime = [&](const char* name, Type* result, std::vector<Type*> params) {
+      FunctionCallee f = M.getOrInsertFunction(name, FunctionType::get(result, params, false));
+      cast<Function>(f.getCallee())->setDoesNotThrow();
+      return f;
+    };
+    seq_get_fn = runtime("pure_jit_seq_get", cell_result, {ptr, i64});
+    seq_get_field_fn = runtime("pure_jit_seq_get_field", cell_result, {ptr, i64, i64});
+    seq_set_fn = runtime("pure_jit_seq_set", i64, {ptr, i64, i64});
+    seq_set_field_fn = runtime("pure_jit_seq_set_field", i64, {ptr, i64, i64, i64});
+    list_count_fn = runtime("pure_jit_list_count", i64, {ptr});
   }
 
   void build() {
@@ -185,7 +198,7 @@ class LoopLowering {
   Type *i64, *f64, *ptr;
   Function* F;
   Value *core, *base;
-  FunctionCallee step_fn, fmod_fn;
+  FunctionCallee step_fn, fmod_fn, seq_get_fn, seq_get_field_fn, seq_set_fn, seq_set_field_fn, list_count_fn;
   AllocaInst* base_var_ = nullptr;
   std::vector<AllocaInst*> slots_;
   std::vector<uint32_t> tracked_;
@@ -350,10 +363,41 @@ class LoopLowering {
         B.CreateStore(B.CreateSub(steps, k(1)), steps_at);
         return next(pc);
       }
+      case Op::LIST_COUNT: set(in.a, B.CreateCall(list_count_fn, {list(in.b)})); return next(pc);
+      case Op::SEQ_GET: {
+        Value* r = B.CreateCall(seq_get_fn, {list(in.b), get(in.c)});
+        common_case(B.CreateExtractValue(r, 1), pc);
+        set(in.a, B.CreateExtractValue(r, 0));
+        return next(pc);
+      }
+      case Op::SEQ_GET_FIELD: {
+        Value* r = B.CreateCall(seq_get_field_fn, {list(in.b), get(in.c), k(in.imm)});
+        common_case(B.CreateExtractValue(r, 1), pc);
+        set(in.a, B.CreateExtractValue(r, 0));
+        return next(pc);
+      }
+      case Op::SEQ_SET:
+        common_case(B.CreateCall(seq_set_fn, {list(in.b), get(in.c), get(in.a)}), pc);
+        return next(pc);
+      case Op::SEQ_SET_FIELD:
+        common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
+        return next(pc);
       default:
         B.CreateBr(leave_at(pc));  // not reached: lowering_of and this switch agree
         return;
     }
+  }
+
+  Value* list(uint32_t s) { return B.CreateIntToPtr(get(s), ptr); }
+  // Goes on here when the runtime call's common case applied (ok != 0); else runs the
+  // instruction through pure_step, which does the rest or raises the interpreter's fault.
+  void common_case(Value* ok, uint32_t pc) {
+    BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
+    BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
+    B.CreateCondBr(B.CreateICmpNE(ok, k(0)), fast, slow);
+    B.SetInsertPoint(slow);
+    lower_step(pc);
+    B.SetInsertPoint(fast);
   }
 
   // One instruction through pure_step: the frame in memory is current around the call.
@@ -429,6 +473,11 @@ Backend::Backend() : state_(std::make_unique<State>()) {
   auto flags = JITSymbolFlags::Exported | JITSymbolFlags::Callable;
   symbols[state_->jit->mangleAndIntern("pure_step")] = {orc::ExecutorAddr::fromPtr(&pure_step), flags};
   symbols[state_->jit->mangleAndIntern("pure_jit_fmod")] = {orc::ExecutorAddr::fromPtr(&pure_jit_fmod), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_get")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_get), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_get_field")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_get_field), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_set")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_set_field")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set_field), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_list_count")] = {orc::ExecutorAddr::fromPtr(&pure_jit_list_count), flags};
   if (Error e = state_->jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)))) {
     state_->setup_error = take_message(std::move(e));
     state_->jit.reset();

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
              "Environment: PURE_JIT=0 forces the interpreter; PURE_JIT=1 (the default) compiles hot loops with LLVM\n"
              "on a background thread. PURE_JIT_THRESHOLD=N: loop passes before a loop is compiled (default 1000;\n"
              "0 = on first entry). PURE_JIT_STATS=1 prints to stderr at exit the loops compiled and rejected,\n"
-             "the share of their instructions compiled natively and the compile milliseconds.");
+             "the share of their instructions compiled natively and the compile milliseconds. PURE_JIT_MIN_SHARE=S\n"
+             "(default 0.8): compile only loops with at least that share of native instructions.");
 #else
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "PURE_JIT=0 forces the interpreter (the only engine in this build).");
@@ -119,6 +120,16 @@ int main(int argc, char** argv) {
     }
     jit_threshold = static_cast<uint32_t>(std::stoul(v));
   }
+  double jit_min_share = -1;  // PURE_JIT_MIN_SHARE: tests set 0 to compile every loop, however little is native
+  if (const char* m = std::getenv("PURE_JIT_MIN_SHARE"); m && *m) {
+    char* end = nullptr;
+    jit_min_share = std::strtod(m, &end);
+    if (*end || !(jit_min_share >= 0 && jit_min_share <= 1)) {
+      std::fprintf(stderr, "pure-run: PURE_JIT_MIN_SHARE=%s: expected a share between 0 and 1\n", m);
+      return kExitUsage;
+    }
+  }
+  (void)jit_min_share;
   bool jit_stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
   (void)jit_sync;
   (void)jit_threshold;
@@ -167,6 +178,7 @@ int main(int argc, char** argv) {
     pure::jit::Options jit_options;
     jit_options.threshold = jit_threshold;
     jit_options.synchronous = jit_sync;
+    if (jit_min_share >= 0) jit_options.min_native_share = jit_min_share;
     jit = std::make_unique<pure::jit::Jit>(jit_options);
     options.tier = jit.get();
   }
