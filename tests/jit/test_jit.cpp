@@ -229,18 +229,31 @@ fn main() {
   print(t)
 }
 )";
-  uint64_t first_success = 0;
-  for (uint64_t budget = 1; budget <= 120; ++budget) {
-    CAPTURE(budget);
+  auto with_budget = [&](uint64_t budget, pure::vm::Tier* tier) {
     Config c;
     c.max_steps = budget;
-    Run a = run(p, nullptr, c);
-    Run b = run(p, &eager_jit(), c);
+    return run(p, tier, c);
+  };
+  uint64_t lo = 1, hi = 10000;  // the interpreter's exact need
+  while (lo < hi) {
+    uint64_t mid = (lo + hi) / 2;
+    if (with_budget(mid, nullptr).failed) lo = mid + 1;
+    else hi = mid;
+  }
+  uint64_t need = lo;
+  CHECK(need > 50);
+  // every budget up to 25 (spent in the first passes) and every one just below and at the need
+  std::vector<uint64_t> budgets;
+  for (uint64_t b = 1; b <= 25; ++b) budgets.push_back(b);
+  for (uint64_t b = need - 20; b <= need + 1; ++b) budgets.push_back(b);
+  for (uint64_t budget : budgets) {
+    CAPTURE(budget);
+    Run a = with_budget(budget, nullptr);
+    Run b = with_budget(budget, &eager_jit());
     check_same(a, b);
-    if (!a.failed && !first_success) first_success = budget;
+    CHECK(a.failed == (budget < need));
     if (a.failed) CHECK(contains(a.error, "step budget spent"));
   }
-  CHECK(first_success > 50);  // the sweep crossed the program's exact need
   // an event that spends its budget inside a compiled loop fails alone; main goes on
   const char* ev = R"(list counts by k: int { n: int = 0 }
 event spin(n: int) {
