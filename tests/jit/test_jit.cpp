@@ -440,7 +440,7 @@ class Gen {
   }
   std::string stmt(int depth, int loops) {
     std::string ind(static_cast<size_t>(depth + 1), ' ');
-    int choice = pick(depth >= 3 ? 8 : 11);
+    int choice = pick(depth >= 3 ? 8 : 13);
     switch (choice) {
       case 0: case 1: return ind + int_var() + " = " + int_expr(2) + "\n";
       case 2: return ind + int_var() + (pick(2) ? " += " : " -= ") + int_expr(1) + "\n";
@@ -462,6 +462,16 @@ class Gen {
         std::string v = "j" + std::to_string(counter_++);
         return ind + "for " + v + " in 0 .. " + std::to_string(pick(25)) + " {\n" + ind + " a += " + v + "\n" +
                block(depth + 1, loops + 1, 1 + pick(4)) + ind + "}\n";
+      }
+      case 11: case 12: {
+        // values that grow each pass until + - * overflow inside the (by then compiled) loop
+        std::string v = "g" + std::to_string(counter_++);
+        const char* grow[] = {" * 3 - ", " * 2 + ", " + 1000000000000000000 + ", " - 3000000000000000000 - ",
+                              " * -5 + "};
+        std::string w = int_var();
+        return ind + "for " + v + " in 0 .. " + std::to_string(pick(90)) + " {\n" + ind + " " + w + " = " + w +
+               grow[pick(5)] + v + "\n" + ind + " " + num_var() + " = " + num_var() + " * 1.7 - num(" + v + ")\n" +
+               ind + "}\n";
       }
       default: {
         std::string v = "w" + std::to_string(counter_++);
