@@ -57,7 +57,8 @@ Lowering lowering_of(Op op) {
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
     default:
-      return Lowering::Step;
+      // calls (CALL_PLAIN too) and returns change the frame: always leave to the interpreter
+      return ir::op_changes_frame(op) ? Lowering::Exit : Lowering::Step;
   }
 }
 

@@ -18,6 +18,7 @@
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
+#include "jit-llvm/backend.h"
 #include "jit-llvm/jit.h"
 #include "runtime/store.h"
 #include "vm/vm.h"
@@ -118,6 +119,20 @@ Run both(const std::string& text, const Config& config = {}) {
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
+
+TEST_CASE("jit: every instruction that changes the frame leaves to the interpreter; none runs through pure_step") {
+  // CALL_PLAIN (a loader-fused call) once ran through pure_step and returned inside the callee
+  int frame_ops = 0;
+#define PURE_OP(name, flags, inverse, doc)                                                  \
+  if (pure::ir::op_changes_frame(pure::ir::Op::name)) {                                     \
+    ++frame_ops;                                                                           \
+    CHECK_MESSAGE(pure::jit::lowering_of(pure::ir::Op::name) == pure::jit::Lowering::Exit, #name); \
+  }
+#include "ir/ops.def"
+#undef PURE_OP
+  CHECK(frame_ops >= 3);
+  CHECK(pure::jit::lowering_of(pure::ir::Op::FAIL) == pure::jit::Lowering::Exit);
+}
 
 TEST_CASE("jit: loops compile to native code and give the interpreter's results") {
   const char* sum = "fn main() {\n var t = 0\n for i in 0 .. 1000 { t += i * i % 7 }\n print(t)\n}\n";
