@@ -131,6 +131,7 @@ int main(int argc, char** argv) {
   }
   (void)jit_min_share;
   bool jit_stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
+  (void)use_jit;
   (void)jit_sync;
   (void)jit_threshold;
   (void)jit_stats;
