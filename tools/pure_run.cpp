@@ -13,6 +13,9 @@
 #include "ir/ir.h"
 #include "runtime/store.h"
 #include "vm/vm.h"
+#ifdef PURE_HAVE_LLVM_JIT
+#include "jit-llvm/jit.h"
+#endif
 
 namespace {
 
@@ -61,8 +64,17 @@ int main(int argc, char** argv) {
           [](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos && v.find_first_not_of('0') != std::string::npos ? std::string() : std::string("--max-steps needs a whole number of at least 1"); },
           "N >= 1"));
   app.set_version_flag("--version", "pure-run 0.1");
+#ifdef PURE_HAVE_LLVM_JIT
+  app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
+             "Environment: PURE_JIT=0 forces the interpreter; PURE_JIT=1 (the default) compiles hot loops with LLVM\n"
+             "on a background thread. PURE_JIT_THRESHOLD=N: loop passes before a loop is compiled (default 1000;\n"
+             "0 = on first entry). PURE_JIT_STATS=1 prints to stderr at exit the loops compiled and rejected,\n"
+             "the share of their instructions compiled natively and the compile milliseconds. PURE_JIT_MIN_SHARE=S\n"
+             "(default 0.8): compile only loops with at least that share of native instructions.");
+#else
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "PURE_JIT=0 forces the interpreter (the only engine in this build).");
+#endif
   // Options come before FILE; everything after FILE belongs to main, whatever it looks like.
   int split = 1;
   while (split < argc) {
@@ -80,10 +92,49 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  if (const char* jit = std::getenv("PURE_JIT"); jit && std::string(jit) != "0") {
-    std::fprintf(stderr, "pure-run: PURE_JIT=%s asks for a JIT, and this build has only the interpreter (use PURE_JIT=0)\n", jit);
+  // PURE_JIT: 0/off = the interpreter; 1/on/llvm (the default where the JIT is built) = the
+  // JIT; sync = the JIT compiling on the running thread (deterministic tests only).
+  std::string jit_mode = std::getenv("PURE_JIT") ? std::getenv("PURE_JIT") : "";
+  bool use_jit = false, jit_sync = false;
+  if (jit_mode == "0" || jit_mode == "off" || jit_mode == "interp") {
+  } else if (jit_mode.empty() || jit_mode == "1" || jit_mode == "on" || jit_mode == "llvm" || jit_mode == "sync") {
+#ifdef PURE_HAVE_LLVM_JIT
+    use_jit = true;
+    jit_sync = jit_mode == "sync";
+#else
+    if (!jit_mode.empty()) {
+      std::fprintf(stderr, "pure-run: PURE_JIT=%s asks for a JIT, and this build has only the interpreter (use PURE_JIT=0)\n", jit_mode.c_str());
+      return kExitUsage;
+    }
+#endif
+  } else {
+    std::fprintf(stderr, "pure-run: PURE_JIT=%s: expected 0 (interpreter), 1 (JIT) or sync\n", jit_mode.c_str());
     return kExitUsage;
   }
+  uint32_t jit_threshold = 1000;
+  if (const char* t = std::getenv("PURE_JIT_THRESHOLD"); t && *t) {
+    std::string v = t;
+    if (v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+      std::fprintf(stderr, "pure-run: PURE_JIT_THRESHOLD=%s: expected a whole number of loop passes\n", t);
+      return kExitUsage;
+    }
+    jit_threshold = static_cast<uint32_t>(std::stoul(v));
+  }
+  double jit_min_share = -1;  // PURE_JIT_MIN_SHARE: tests set 0 to compile every loop, however little is native
+  if (const char* m = std::getenv("PURE_JIT_MIN_SHARE"); m && *m) {
+    char* end = nullptr;
+    jit_min_share = std::strtod(m, &end);
+    if (*end || !(jit_min_share >= 0 && jit_min_share <= 1)) {
+      std::fprintf(stderr, "pure-run: PURE_JIT_MIN_SHARE=%s: expected a share between 0 and 1\n", m);
+      return kExitUsage;
+    }
+  }
+  (void)jit_min_share;
+  bool jit_stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
+  (void)use_jit;
+  (void)jit_sync;
+  (void)jit_threshold;
+  (void)jit_stats;
   std::string text, why;
   if (!read_file(path, text, why)) {
     std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
@@ -122,8 +173,32 @@ int main(int argc, char** argv) {
   options.max_steps = max_steps;
   options.args = std::move(args);
   options.read_input = read_all_stdin;
+#ifdef PURE_HAVE_LLVM_JIT
+  std::unique_ptr<pure::jit::Jit> jit;  // after the program: its code dies before the program
+  if (use_jit) {
+    pure::jit::Options jit_options;
+    jit_options.threshold = jit_threshold;
+    jit_options.synchronous = jit_sync;
+    if (jit_min_share >= 0) jit_options.min_native_share = jit_min_share;
+    jit = std::make_unique<pure::jit::Jit>(jit_options);
+    options.tier = jit.get();
+  }
+#endif
   std::optional<pure::vm::RuntimeError> failure = pure::vm::run_main(*program, *store, options);
   std::fflush(stdout);
+#ifdef PURE_HAVE_LLVM_JIT
+  if (jit) {
+    jit->stop();  // cancels queued compiles, waits for the one in flight
+    if (jit_stats) {
+      pure::jit::Stats st = jit->stats();
+      double share = st.instructions ? 100.0 * static_cast<double>(st.native_instructions) / static_cast<double>(st.instructions) : 0.0;
+      std::string per_loop;
+      for (double ms : st.loop_ms) per_loop += (per_loop.empty() ? "" : " ") + std::to_string(ms).substr(0, std::to_string(ms).find('.') + 2);
+      std::fprintf(stderr, "pure-jit: %u loops compiled, %u rejected; %.0f%% of their instructions native; compile %.1f ms CPU (per loop: %s)\n",
+                   st.compiled, st.rejected, share, st.compile_ms, per_loop.c_str());
+    }
+  }
+#endif
   store.reset();
   if (failure) {
     std::fputs(failure->render(path).c_str(), stderr);

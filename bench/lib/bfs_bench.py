@@ -61,7 +61,7 @@ def run_bfs(systems, options, build_dir, log):
                 continue
             prefix = prefixes[result.system.name]
             try:
-                if result.system.key == "pure":
+                if result.system.key in ("pure", "pure-jit"):
                     samples = run_pure(result, prefix, options.bfs_pure_rounds, starts, graph_path, edges,
                                        options, round_number)
                 else:

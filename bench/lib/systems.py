@@ -6,7 +6,7 @@ import platform
 import subprocess
 import sys
 
-ALL_SYSTEMS = ["pure", "c", "cpython", "lua5.4", "luajit"]
+ALL_SYSTEMS = ["pure", "pure-jit", "c", "cpython", "lua5.4", "luajit"]
 C_FLAGS = ["-O2", "-ffp-contract=off"]
 INTERPRETER_ENGINES = ("", "0", "off", "no", "none", "interp")
 
@@ -70,13 +70,19 @@ class ScriptSystem(System):
 
 
 class PureSystem(System):
+    """pure-run with its engine set explicitly: `pure` is the interpreter (or, when PURE_JIT is set to an engine,
+    that engine, named pure-jit as before), `pure-jit` the JIT (PURE_JIT=1, compile time included)."""
     extension = ".pure"
 
-    def __init__(self, program):
-        engine = os.environ.get("PURE_JIT", "").strip()
+    def __init__(self, program, key="pure"):
+        engine = "1" if key == "pure-jit" else os.environ.get("PURE_JIT", "").strip()
         interpreted = engine.lower() in INTERPRETER_ENGINES
-        super().__init__("pure", "pure" if interpreted else "pure-jit", program)
-        self.engine = "interp" if interpreted else engine
+        super().__init__(key, "pure" if interpreted else "pure-jit", program)
+        self.engine = "interp" if interpreted else ("llvm" if engine == "1" else engine)
+        self.setting = "0" if interpreted else engine
+
+    def prepare(self, source, build_dir):
+        return ["env", "PURE_JIT=" + self.setting, self.program, source]
 
 
 def find_system(key, pure_run):
@@ -97,8 +103,8 @@ def find_system(key, pure_run):
         return ScriptSystem("cpython", need("python3"), ".py", "--version")
     if key in ("lua5.4", "luajit"):
         return ScriptSystem(key, need(key), ".lua", "-v")
-    if key == "pure":
+    if key in ("pure", "pure-jit"):
         if not (os.path.isfile(pure_run) and os.access(pure_run, os.X_OK)):
-            raise SystemMissing("pure: %s does not exist or is not executable (build it, or pass --pure-run)" % pure_run)
-        return PureSystem(os.path.abspath(pure_run))
+            raise SystemMissing("%s: %s does not exist or is not executable (build it, or pass --pure-run)" % (key, pure_run))
+        return PureSystem(os.path.abspath(pure_run), key)
     raise ValueError("unknown system %r (known: %s)" % (key, ",".join(ALL_SYSTEMS)))

@@ -1,0 +1,154 @@
+// jit-llvm/jit.cpp — the tier: decides which hot loops to compile, runs the compiles on one
+// background thread (or inline when asked, for tests) and publishes their entries. No LLVM here.
+#include "jit-llvm/jit.h"
+
+#include <time.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "jit-llvm/backend.h"
+
+namespace pure::jit {
+
+double native_share(const vm::Function& function, const vm::LoopInfo& loop) {
+  uint64_t total = 0, native = 0;
+  for (uint32_t b : loop.blocks)
+    for (uint32_t pc = function.blocks[b].start_pc; pc < function.blocks[b].end_pc; ++pc) {
+      ++total;
+      native += lowering_of(function.code[pc].op) == Lowering::Native;
+    }
+  return total ? static_cast<double>(native) / static_cast<double>(total) : 0.0;
+}
+
+namespace {
+
+double thread_cpu_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+uint64_t loop_instructions(const vm::Function& function, const vm::LoopInfo& loop) {
+  uint64_t n = 0;
+  for (uint32_t b : loop.blocks) n += function.blocks[b].end_pc - function.blocks[b].start_pc;
+  return n;
+}
+
+struct Job {
+  const vm::Function* function;
+  uint32_t loop;
+};
+
+}  // namespace
+
+struct Jit::Impl {
+  Options options;
+  std::mutex lock;
+  std::condition_variable wake, idle;
+  std::deque<Job> queue;
+  bool busy = false, stopping = false;
+  std::thread worker;
+  std::unique_ptr<Backend> backend;  // created by the first compile, on the thread that compiles
+  Stats stats;                        // under lock
+  bool debug = std::getenv("PURE_JIT_DEBUG") != nullptr;
+
+  void compile(const Job& job) {
+    const vm::LoopInfo& loop = job.function->loops[job.loop];
+    double start = thread_cpu_ms();
+    if (!backend) backend = std::make_unique<Backend>();
+    std::string error;
+    vm::NativeLoop entry = backend->compile(*job.function, job.loop, error);
+    double ms = thread_cpu_ms() - start;
+    if (entry) {
+      loop.entry.store(entry, std::memory_order_release);
+      loop.state.store(static_cast<uint8_t>(vm::LoopState::Compiled), std::memory_order_release);
+    } else {
+      loop.state.store(static_cast<uint8_t>(vm::LoopState::Rejected), std::memory_order_release);
+      if (debug) std::fprintf(stderr, "pure-jit: %s loop %u not compiled: %s\n", job.function->name.c_str(), job.loop, error.c_str());
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    stats.compile_ms += ms;
+    if (entry) {
+      ++stats.compiled;
+      stats.loop_ms.push_back(ms);
+      uint64_t n = loop_instructions(*job.function, loop);
+      stats.instructions += n;
+      stats.native_instructions += static_cast<uint64_t>(native_share(*job.function, loop) * static_cast<double>(n) + 0.5);
+    } else {
+      ++stats.rejected;
+    }
+  }
+
+  void run() {
+    std::unique_lock<std::mutex> guard(lock);
+    while (true) {
+      wake.wait(guard, [&] { return stopping || !queue.empty(); });
+      if (stopping) break;
+      Job job = queue.front();
+      queue.pop_front();
+      busy = true;
+      guard.unlock();
+      compile(job);
+      guard.lock();
+      busy = false;
+      if (queue.empty()) idle.notify_all();
+    }
+    busy = false;
+    idle.notify_all();
+  }
+};
+
+Jit::Jit(const Options& options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  threshold = options.threshold;
+}
+
+Jit::~Jit() { stop(); }
+
+void Jit::stop() {
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    impl_->stopping = true;
+    impl_->queue.clear();  // compiles nobody will use
+  }
+  impl_->wake.notify_all();
+  if (impl_->worker.joinable()) impl_->worker.join();
+}
+
+void Jit::hot(const vm::Program&, const vm::Function& function, uint32_t loop) {
+  const vm::LoopInfo& info = function.loops[loop];
+  if (native_share(function, info) < impl_->options.min_native_share) {
+    info.state.store(static_cast<uint8_t>(vm::LoopState::Rejected), std::memory_order_release);
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    ++impl_->stats.rejected;
+    return;
+  }
+  if (impl_->options.synchronous) {
+    impl_->compile(Job{&function, loop});
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    if (impl_->stopping) return;
+    impl_->queue.push_back(Job{&function, loop});
+    if (!impl_->worker.joinable()) impl_->worker = std::thread([this] { impl_->run(); });
+  }
+  impl_->wake.notify_one();
+}
+
+void Jit::drain() {
+  std::unique_lock<std::mutex> guard(impl_->lock);
+  impl_->idle.wait(guard, [&] { return impl_->queue.empty() && !impl_->busy; });
+}
+
+Stats Jit::stats() const {
+  std::lock_guard<std::mutex> guard(impl_->lock);
+  return impl_->stats;
+}
+
+}  // namespace pure::jit

@@ -1,0 +1,537 @@
+// jit-llvm/llvm_backend.cpp — the only translation unit that includes LLVM: lowers one loop of
+// bytecode to LLVM IR, runs the O2 pipeline and links it with ORC's LLJIT.
+//
+// The native function has vm::NativeLoop's signature: (VMCore* core, Slot* base, const Instr* ip)
+// -> the pc where the interpreter resumes. The slots the natively compiled instructions use live
+// in allocas (SSA values after SROA/mem2reg): loaded from the frame at entry, stored back at
+// every exit and around every pure_step call (which reads and writes the frame in memory).
+// Exits: to a block outside the loop (its first pc), to an instruction that leaves to the
+// interpreter (CALL, RET, FAIL), and to a faulting instruction (overflow, division by zero, num
+// to int out of range), which the interpreter executes again and faults on with the same message.
+// A spent budget at a LOOP runs that LOOP through pure_step, which raises the interpreter's own
+// fault (returning the LOOP's pc would enter this native code again at once).
+#include <atomic>
+#include <cmath>
+#include <mutex>
+
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "jit-llvm/backend.h"
+#include "vm/engine.h"
+
+extern "C" double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
+
+namespace pure::jit {
+
+using vm::Instr;
+using vm::Op;
+
+Lowering lowering_of(Op op) {
+  switch (op) {
+    case Op::CONST: case Op::MOVE: case Op::TAKE:
+    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
+    case Op::ADDI_INT: case Op::NEG_INT:
+    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: case Op::NEG_NUM:
+    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
+    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM:
+    case Op::NOT: case Op::INT_TO_NUM: case Op::NUM_TO_INT:
+    case Op::JUMP: case Op::JUMP_IF: case Op::JUMP_IFNOT:
+    case Op::JLT_INT: case Op::JGE_INT: case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
+    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
+    case Op::LOOP:
+    // the common case inline through a runtime call, the rest through pure_step
+    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
+      return Lowering::Native;
+    case Op::CALL: case Op::RET: case Op::FAIL:
+      return Lowering::Exit;
+    default:
+      // calls (CALL_PLAIN too) and returns change the frame: always leave to the interpreter
+      return ir::op_changes_frame(op) ? Lowering::Exit : Lowering::Step;
+  }
+}
+
+namespace {
+
+using namespace llvm;
+using llvm::Module;  // not pure::Module
+using llvm::Type;    // not pure::Type
+
+// Which of A, B, C are slots the native lowering of an instruction reads or writes.
+struct SlotUse {
+  bool a = false, b = false, c = false;
+};
+SlotUse slot_use(Op op) {
+  switch (op) {
+    case Op::CONST: return {true, false, false};
+    case Op::MOVE: case Op::TAKE: case Op::ADDI_INT: case Op::NEG_INT: case Op::NEG_NUM: case Op::NOT:
+    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT:
+      return {true, true, false};
+    case Op::JUMP: case Op::LOOP: return {};
+    case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
+    case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT:
+    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
+      return {false, true, true};
+    default: return {true, true, true};  // binary arithmetic and comparisons
+  }
+}
+
+Constant* pc_const(Type* ptr, Type* i64, const void* pc) {
+  return ConstantExpr::getIntToPtr(ConstantInt::get(i64, reinterpret_cast<uintptr_t>(pc)), ptr);
+}
+
+class LoopLowering {
+ public:
+  LoopLowering(LLVMContext& ctx, Module& module, const vm::Function& fn, uint32_t loop_id, const std::string& name)
+      : C(ctx), M(module), B(ctx), fn_(fn), loop_(fn.loops[loop_id]), loop_id_(loop_id) {
+    i64 = Type::getInt64Ty(C);
+    f64 = Type::getDoubleTy(C);
+    ptr = PointerType::getUnqual(C);
+    FunctionType* type = FunctionType::get(ptr, {ptr, ptr, ptr}, false);
+    F = Function::Create(type, Function::ExternalLinkage, name, M);
+    F->setDoesNotThrow();
+    F->addParamAttr(0, Attribute::NoAlias);
+    F->addParamAttr(1, Attribute::NoAlias);
+    core = F->getArg(0);
+    base = F->getArg(1);
+    step_fn = M.getOrInsertFunction("pure_step", FunctionType::get(ptr, {ptr, ptr, ptr}, false));
+    cast<Function>(step_fn.getCallee())->setDoesNotThrow();
+    fmod_fn = M.getOrInsertFunction("pure_jit_fmod", FunctionType::get(f64, {f64, f64}, false));
+    cast<Function>(fmod_fn.getCallee())->setDoesNotThrow();
+    cast<Function>(fmod_fn.getCallee())->setDoesNotAccessMemory();
+    StructType* cell_result = StructType::get(C, {i64, i64});
+    auto runtime = [&](const char* name, Type* result, std::vector<Type*> params) {
+      FunctionCallee f = M.getOrInsertFunction(name, FunctionType::get(result, params, false));
+      cast<Function>(f.getCallee())->setDoesNotThrow();
+      return f;
+    };
+    seq_get_fn = runtime("pure_jit_seq_get", cell_result, {ptr, i64});
+    seq_get_field_fn = runtime("pure_jit_seq_get_field", cell_result, {ptr, i64, i64});
+    seq_set_fn = runtime("pure_jit_seq_set", i64, {ptr, i64, i64});
+    seq_set_field_fn = runtime("pure_jit_seq_set_field", i64, {ptr, i64, i64, i64});
+    list_count_fn = runtime("pure_jit_list_count", i64, {ptr});
+  }
+
+  void build() {
+    const std::vector<Instr>& code = fn_.code;
+    in_region_.assign(code.size(), false);
+    for (uint32_t b : loop_.blocks)
+      for (uint32_t pc = fn_.blocks[b].start_pc; pc < fn_.blocks[b].end_pc; ++pc) in_region_[pc] = true;
+    // the slots natively compiled instructions use
+    slots_.assign(fn_.stack_need + 1, nullptr);
+    std::vector<bool> used(fn_.stack_need + 1, false);
+    for (uint32_t pc = 0; pc < code.size(); ++pc) {
+      if (!in_region_[pc] || lowering_of(code[pc].op) != Lowering::Native) continue;
+      SlotUse u = slot_use(code[pc].op);
+      if (u.a) used.at(code[pc].a) = true;
+      if (u.b) used.at(code[pc].b) = true;
+      if (u.c) used.at(code[pc].c) = true;
+    }
+    BasicBlock* entry = BasicBlock::Create(C, "entry", F);
+    B.SetInsertPoint(entry);
+    base_var_ = B.CreateAlloca(ptr, nullptr, "basevar");
+    for (uint32_t s = 0; s < used.size(); ++s)
+      if (used[s]) {
+        slots_[s] = B.CreateAlloca(i64, nullptr, "s" + std::to_string(s));
+        tracked_.push_back(s);
+      }
+    B.CreateStore(base, base_var_);
+    reload();
+
+    leave_bb_ = BasicBlock::Create(C, "leave", F);
+    budget_bb_ = BasicBlock::Create(C, "budget", F);
+    faulted_bb_ = BasicBlock::Create(C, "faulted", F);
+    bb_.assign(code.size(), nullptr);
+    for (uint32_t pc = 0; pc < code.size(); ++pc)
+      if (in_region_[pc]) bb_[pc] = BasicBlock::Create(C, "pc" + std::to_string(pc), F);
+
+    // enter at one of the loop's LOOP / ITER_NEXT instructions
+    Value* ip = B.CreatePtrToInt(F->getArg(2), i64);
+    BasicBlock* unknown = BasicBlock::Create(C, "unknown_entry", F);
+    SwitchInst* sw = B.CreateSwitch(ip, unknown);
+    for (uint32_t pc = 0; pc < code.size(); ++pc) {
+      if (!in_region_[pc]) continue;
+      const Instr& in = code[pc];
+      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
+      if (head) sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
+    }
+    B.SetInsertPoint(unknown);  // never taken: the interpreter enters only at those
+    B.CreateRet(F->getArg(2));
+
+    B.SetInsertPoint(leave_bb_);
+    leave_pc_ = B.CreatePHI(ptr, 4, "resume");
+    store_back();
+    B.CreateRet(leave_pc_);
+
+    B.SetInsertPoint(budget_bb_);
+    budget_pc_ = B.CreatePHI(ptr, 2, "budget_pc");
+    store_back();
+    B.CreateRet(B.CreateCall(step_fn, {core, base_var_, budget_pc_}));
+
+    B.SetInsertPoint(faulted_bb_);
+    B.CreateRet(pc_const(ptr, i64, vm::kFaulted));
+
+    for (uint32_t pc = 0; pc < code.size(); ++pc)
+      if (in_region_[pc]) {
+        B.SetInsertPoint(bb_[pc]);
+        lower(pc);
+      }
+  }
+
+ private:
+  LLVMContext& C;
+  Module& M;
+  IRBuilder<> B;
+  const vm::Function& fn_;
+  const vm::LoopInfo& loop_;
+  int64_t loop_id_;
+  Type *i64, *f64, *ptr;
+  Function* F;
+  Value *core, *base;
+  FunctionCallee step_fn, fmod_fn, seq_get_fn, seq_get_field_fn, seq_set_fn, seq_set_field_fn, list_count_fn;
+  AllocaInst* base_var_ = nullptr;
+  std::vector<AllocaInst*> slots_;
+  std::vector<uint32_t> tracked_;
+  std::vector<bool> in_region_;
+  std::vector<BasicBlock*> bb_;
+  std::vector<std::pair<uint32_t, BasicBlock*>> exits_;
+  BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
+  PHINode *leave_pc_, *budget_pc_;
+
+  const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
+  Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
+  void store_back() {
+    for (uint32_t s : tracked_) B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s));
+  }
+  void reload() {
+    for (uint32_t s : tracked_) B.CreateStore(B.CreateLoad(i64, slot_ptr(s)), slots_[s]);
+  }
+  Value* get(uint32_t s) { return B.CreateLoad(i64, slots_[s]); }
+  Value* num(uint32_t s) { return B.CreateBitCast(get(s), f64); }
+  void set(uint32_t s, Value* v) {
+    if (v->getType() == f64) v = B.CreateBitCast(v, i64);
+    else if (v->getType() != i64) v = B.CreateZExt(v, i64);
+    B.CreateStore(v, slots_[s]);
+  }
+  Value* k(int64_t v) { return ConstantInt::get(i64, static_cast<uint64_t>(v), true); }
+
+  // The block control goes to at pc: inside the loop, or an exit that resumes the interpreter.
+  BasicBlock* target(uint32_t pc) {
+    if (pc < in_region_.size() && in_region_[pc]) return bb_[pc];
+    for (auto& [p, b] : exits_)
+      if (p == pc) return b;
+    BasicBlock* b = BasicBlock::Create(C, "exit" + std::to_string(pc), F);
+    IRBuilder<> eb(b);
+    eb.CreateBr(leave_bb_);
+    leave_pc_->addIncoming(pc_const(ptr, i64, at(pc)), b);
+    exits_.push_back({pc, b});
+    return b;
+  }
+  // Leaves to the interpreter at pc (it executes that instruction next).
+  BasicBlock* leave_at(uint32_t pc) {
+    BasicBlock* b = BasicBlock::Create(C, "fault" + std::to_string(pc), F);
+    IRBuilder<> eb(b);
+    eb.CreateBr(leave_bb_);
+    leave_pc_->addIncoming(pc_const(ptr, i64, at(pc)), b);
+    return b;
+  }
+  void next(uint32_t pc) { B.CreateBr(target(pc + 1)); }
+  void branch(Value* cond, uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    B.CreateCondBr(cond, target(pc + static_cast<uint32_t>(in.imm)), target(pc + 1));
+  }
+  // Goes on at the next instruction when ok, else leaves at pc.
+  void check(Value* ok, uint32_t pc) {
+    BasicBlock* cont = BasicBlock::Create(C, "ok" + std::to_string(pc), F);
+    B.CreateCondBr(ok, cont, leave_at(pc));
+    B.SetInsertPoint(cont);
+  }
+  void checked_int(Intrinsic::ID id, uint32_t pc, Value* x, Value* y) {
+    Value* r = B.CreateBinaryIntrinsic(id, x, y);
+    check(B.CreateNot(B.CreateExtractValue(r, 1)), pc);
+    set(fn_.code[pc].a, B.CreateExtractValue(r, 0));
+    next(pc);
+  }
+
+  void lower(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    switch (lowering_of(in.op)) {
+      case Lowering::Exit:
+        B.CreateBr(leave_at(pc));
+        return;
+      case Lowering::Step:
+        lower_step(pc);
+        return;
+      case Lowering::Native:
+        break;
+    }
+    switch (in.op) {
+      case Op::CONST: set(in.a, k(in.imm)); return next(pc);
+      case Op::MOVE: set(in.a, get(in.b)); return next(pc);
+      case Op::TAKE: {
+        Value* v = get(in.b);
+        set(in.a, v);
+        set(in.b, k(0));
+        return next(pc);
+      }
+      case Op::ADD_INT: return checked_int(Intrinsic::sadd_with_overflow, pc, get(in.b), get(in.c));
+      case Op::SUB_INT: return checked_int(Intrinsic::ssub_with_overflow, pc, get(in.b), get(in.c));
+      case Op::MUL_INT: return checked_int(Intrinsic::smul_with_overflow, pc, get(in.b), get(in.c));
+      case Op::ADDI_INT: return checked_int(Intrinsic::sadd_with_overflow, pc, get(in.b), k(in.imm));
+      case Op::DIV_INT: {
+        Value* x = get(in.b);
+        Value* y = get(in.c);
+        Value* bad = B.CreateOr(B.CreateICmpEQ(y, k(0)),
+                                B.CreateAnd(B.CreateICmpEQ(x, k(INT64_MIN)), B.CreateICmpEQ(y, k(-1))));
+        check(B.CreateNot(bad), pc);
+        set(in.a, B.CreateSDiv(x, y));
+        return next(pc);
+      }
+      case Op::MOD_INT: {
+        Value* x = get(in.b);
+        Value* y = get(in.c);
+        check(B.CreateICmpNE(y, k(0)), pc);
+        Value* minus_one = B.CreateICmpEQ(y, k(-1));
+        Value* r = B.CreateSRem(x, B.CreateSelect(minus_one, k(1), y));  // never INT64_MIN % -1
+        set(in.a, r);
+        return next(pc);
+      }
+      case Op::NEG_INT: {
+        Value* x = get(in.b);
+        check(B.CreateICmpNE(x, k(INT64_MIN)), pc);
+        set(in.a, B.CreateSub(k(0), x));
+        return next(pc);
+      }
+      case Op::ADD_NUM: set(in.a, B.CreateFAdd(num(in.b), num(in.c))); return next(pc);
+      case Op::SUB_NUM: set(in.a, B.CreateFSub(num(in.b), num(in.c))); return next(pc);
+      case Op::MUL_NUM: set(in.a, B.CreateFMul(num(in.b), num(in.c))); return next(pc);
+      case Op::DIV_NUM: set(in.a, B.CreateFDiv(num(in.b), num(in.c))); return next(pc);
+      case Op::MOD_NUM: set(in.a, B.CreateCall(fmod_fn, {num(in.b), num(in.c)})); return next(pc);
+      case Op::NEG_NUM: set(in.a, B.CreateFNeg(num(in.b))); return next(pc);
+      case Op::EQ_INT: set(in.a, B.CreateICmpEQ(get(in.b), get(in.c))); return next(pc);
+      case Op::NE_INT: set(in.a, B.CreateICmpNE(get(in.b), get(in.c))); return next(pc);
+      case Op::LT_INT: set(in.a, B.CreateICmpSLT(get(in.b), get(in.c))); return next(pc);
+      case Op::LE_INT: set(in.a, B.CreateICmpSLE(get(in.b), get(in.c))); return next(pc);
+      case Op::EQ_NUM: set(in.a, B.CreateFCmpOEQ(num(in.b), num(in.c))); return next(pc);
+      case Op::NE_NUM: set(in.a, B.CreateFCmpUNE(num(in.b), num(in.c))); return next(pc);
+      case Op::LT_NUM: set(in.a, B.CreateFCmpOLT(num(in.b), num(in.c))); return next(pc);
+      case Op::LE_NUM: set(in.a, B.CreateFCmpOLE(num(in.b), num(in.c))); return next(pc);
+      case Op::NOT: set(in.a, B.CreateICmpEQ(get(in.b), k(0))); return next(pc);
+      case Op::INT_TO_NUM: set(in.a, B.CreateSIToFP(get(in.b), f64)); return next(pc);
+      case Op::NUM_TO_INT: {
+        Value* x = num(in.b);
+        Value* ok = B.CreateAnd(B.CreateFCmpOGE(x, ConstantFP::get(f64, -9223372036854775808.0)),
+                                B.CreateFCmpOLT(x, ConstantFP::get(f64, 9223372036854775808.0)));
+        check(ok, pc);
+        set(in.a, B.CreateFPToSI(x, i64));
+        return next(pc);
+      }
+      case Op::JUMP: B.CreateBr(target(pc + static_cast<uint32_t>(in.imm))); return;
+      case Op::JUMP_IF: return branch(B.CreateICmpNE(get(in.b), k(0)), pc);
+      case Op::JUMP_IFNOT: return branch(B.CreateICmpEQ(get(in.b), k(0)), pc);
+      case Op::JLT_INT: return branch(B.CreateICmpSLT(get(in.b), get(in.c)), pc);
+      case Op::JGE_INT: return branch(B.CreateICmpSGE(get(in.b), get(in.c)), pc);
+      case Op::JLT_INT_K: return branch(B.CreateICmpSLT(get(in.b), k(static_cast<int16_t>(in.c))), pc);
+      case Op::JGE_INT_K: return branch(B.CreateICmpSGE(get(in.b), k(static_cast<int16_t>(in.c))), pc);
+      case Op::JEQ_INT: return branch(B.CreateICmpEQ(get(in.b), get(in.c)), pc);
+      case Op::JNE_INT: return branch(B.CreateICmpNE(get(in.b), get(in.c)), pc);
+      case Op::JLT_NUM: return branch(B.CreateFCmpOLT(num(in.b), num(in.c)), pc);
+      case Op::JLE_NUM: return branch(B.CreateFCmpOLE(num(in.b), num(in.c)), pc);
+      case Op::JNLT_NUM: return branch(B.CreateFCmpUGE(num(in.b), num(in.c)), pc);
+      case Op::JNLE_NUM: return branch(B.CreateFCmpUGT(num(in.b), num(in.c)), pc);
+      case Op::LOOP: {
+        // exactly exec_LOOP: spend one step; below zero, the interpreter's own fault
+        Value* steps_at = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStepsLeft);
+        Value* steps = B.CreateLoad(i64, steps_at);
+        BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
+        BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
+        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent);
+        B.SetInsertPoint(spent);
+        budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
+        B.CreateBr(budget_bb_);
+        B.SetInsertPoint(cont);
+        B.CreateStore(B.CreateSub(steps, k(1)), steps_at);
+        return next(pc);
+      }
+      case Op::LIST_COUNT: set(in.a, B.CreateCall(list_count_fn, {list(in.b)})); return next(pc);
+      case Op::SEQ_GET: {
+        Value* r = B.CreateCall(seq_get_fn, {list(in.b), get(in.c)});
+        common_case(B.CreateExtractValue(r, 1), pc);
+        set(in.a, B.CreateExtractValue(r, 0));
+        return next(pc);
+      }
+      case Op::SEQ_GET_FIELD: {
+        Value* r = B.CreateCall(seq_get_field_fn, {list(in.b), get(in.c), k(in.imm)});
+        common_case(B.CreateExtractValue(r, 1), pc);
+        set(in.a, B.CreateExtractValue(r, 0));
+        return next(pc);
+      }
+      case Op::SEQ_SET:
+        common_case(B.CreateCall(seq_set_fn, {list(in.b), get(in.c), get(in.a)}), pc);
+        return next(pc);
+      case Op::SEQ_SET_FIELD:
+        common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
+        return next(pc);
+      default:
+        B.CreateBr(leave_at(pc));  // not reached: lowering_of and this switch agree
+        return;
+    }
+  }
+
+  Value* list(uint32_t s) { return B.CreateIntToPtr(get(s), ptr); }
+  // Goes on here when the runtime call's common case applied (ok != 0); else runs the
+  // instruction through pure_step, which does the rest or raises the interpreter's fault.
+  void common_case(Value* ok, uint32_t pc) {
+    BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
+    BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
+    B.CreateCondBr(B.CreateICmpNE(ok, k(0)), fast, slow);
+    B.SetInsertPoint(slow);
+    lower_step(pc);
+    B.SetInsertPoint(fast);
+  }
+
+  // One instruction through pure_step: the frame in memory is current around the call.
+  void lower_step(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    store_back();
+    Value* nextpc = B.CreateCall(step_fn, {core, base_var_, pc_const(ptr, i64, &in)});
+    BasicBlock* ok = BasicBlock::Create(C, "stepped" + std::to_string(pc), F);
+    B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(ptr, i64, vm::kFaulted)), faulted_bb_, ok);
+    B.SetInsertPoint(ok);
+    reload();
+    BasicBlock* other = BasicBlock::Create(C, "elsewhere" + std::to_string(pc), F);
+    SwitchInst* sw = B.CreateSwitch(B.CreatePtrToInt(nextpc, i64), other);
+    auto add = [&](uint32_t to) {
+      sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(at(to))), target(to));
+    };
+    if (pc + 1 < fn_.code.size()) add(pc + 1);
+    if (ir::op_jumps(in.op) && in.imm != 1) add(pc + static_cast<uint32_t>(in.imm));
+    B.SetInsertPoint(other);
+    leave_pc_->addIncoming(nextpc, other);
+    B.CreateBr(leave_bb_);
+  }
+};
+
+}  // namespace
+
+struct Backend::State {
+  std::mutex lock;
+  std::unique_ptr<orc::LLJIT> jit;
+  std::unique_ptr<TargetMachine> machine;  // for the optimiser's cost model
+  std::string setup_error;
+  uint64_t next_id = 0;
+};
+
+static std::string take_message(Error e) {
+  std::string s;
+  raw_string_ostream os(s);
+  os << e;
+  return os.str();
+}
+
+Backend::Backend() : state_(std::make_unique<State>()) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    InitializeNativeTarget();
+    InitializeNativeTargetAsmPrinter();
+  });
+  auto jtmb = orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) {
+    state_->setup_error = take_message(jtmb.takeError());
+    return;
+  }
+  jtmb->getOptions().AllowFPOpFusion = FPOpFusion::Strict;  // never fuse a*b+c: the interpreter's bytes
+  jtmb->setCodeGenOptLevel(CodeGenOptLevel::Default);
+  auto machine = jtmb->createTargetMachine();
+  if (!machine) {
+    state_->setup_error = take_message(machine.takeError());
+    return;
+  }
+  state_->machine = std::move(*machine);
+  auto jit = orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(*jtmb)
+                 .setPlatformSetUp(orc::setUpInactivePlatform)  // no static initializers to run
+                 .setLinkProcessSymbolsByDefault(false)         // native code calls only what is defined below
+                 .create();
+  if (!jit) {
+    state_->setup_error = take_message(jit.takeError());
+    return;
+  }
+  state_->jit = std::move(*jit);
+  // the closed set of functions native code calls
+  orc::SymbolMap symbols;
+  auto flags = JITSymbolFlags::Exported | JITSymbolFlags::Callable;
+  symbols[state_->jit->mangleAndIntern("pure_step")] = {orc::ExecutorAddr::fromPtr(&pure_step), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_fmod")] = {orc::ExecutorAddr::fromPtr(&pure_jit_fmod), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_get")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_get), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_get_field")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_get_field), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_set")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_seq_set_field")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set_field), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_list_count")] = {orc::ExecutorAddr::fromPtr(&pure_jit_list_count), flags};
+  if (Error e = state_->jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)))) {
+    state_->setup_error = take_message(std::move(e));
+    state_->jit.reset();
+  }
+}
+
+Backend::~Backend() = default;
+
+vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std::string& error) {
+  std::lock_guard<std::mutex> guard(state_->lock);
+  if (!state_->jit) {
+    error = "LLVM setup failed: " + state_->setup_error;
+    return nullptr;
+  }
+  orc::LLJIT& jit = *state_->jit;
+  auto ctx = std::make_unique<LLVMContext>();
+  auto module = std::make_unique<Module>("pure_loop", *ctx);
+  module->setDataLayout(jit.getDataLayout());
+  module->setTargetTriple(jit.getTargetTriple().str());
+  std::string name = "pure_loop_" + std::to_string(state_->next_id++);
+  LoopLowering lowering(*ctx, *module, function, loop, name);
+  lowering.build();
+  std::string problems;
+  raw_string_ostream os(problems);
+  if (verifyModule(*module, &os)) {
+    error = "invalid IR for " + function.name + " loop " + std::to_string(loop) + ": " + os.str();
+    return nullptr;
+  }
+  {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PassBuilder pb(state_->machine.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+    mpm.run(*module, mam);
+  }
+  if (getenv("PURE_JIT_DUMP")) module->print(errs(), nullptr);
+  if (Error e = jit.addIRModule(orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
+    error = take_message(std::move(e));
+    return nullptr;
+  }
+  auto symbol = jit.lookup(name);
+  if (!symbol) {
+    error = take_message(symbol.takeError());
+    return nullptr;
+  }
+  return symbol->toPtr<vm::NativeLoop>();
+}
+
+}  // namespace pure::jit

@@ -1,0 +1,51 @@
+// jit-llvm/runtime_calls.cpp — the small runtime functions native code calls for event-list
+// instructions: each does the common case of one instruction (exactly as vm/exec.h does it) and
+// reports whether it could; when not (an index out of range, a row of several cells or with
+// texts), native code runs the instruction through pure_step, which does the rest or faults
+// with the interpreter's own message. They never throw and touch no frame slot.
+#include "jit-llvm/backend.h"
+#include "runtime/event_list.h"
+
+using pure::rt::Cell;
+using pure::rt::ColType;
+using pure::rt::EventList;
+
+namespace {
+bool in_range(const EventList* l, int64_t pos) {
+  return static_cast<uint64_t>(pos) < static_cast<uint64_t>(l->count());
+}
+}  // namespace
+
+extern "C" {
+
+// SEQ_GET of a one-cell row without texts.
+pure::jit::CellResult pure_jit_seq_get(EventList* l, int64_t pos) noexcept {
+  const pure::rt::ListShape& shape = l->shape();
+  if (!in_range(l, pos) || shape.width() != 1 || shape.any_text) return {0, 0};
+  return {*l->at(pos), 1};
+}
+
+// SEQ_GET_FIELD of a column that is not text.
+pure::jit::CellResult pure_jit_seq_get_field(EventList* l, int64_t pos, int64_t field) noexcept {
+  if (!in_range(l, pos) || l->shape().cols[static_cast<size_t>(field)] == ColType::Text) return {0, 0};
+  return {l->at(pos)[field], 1};
+}
+
+// SEQ_SET of a one-cell row without texts.
+uint64_t pure_jit_seq_set(EventList* l, int64_t pos, uint64_t value) noexcept {
+  const pure::rt::ListShape& shape = l->shape();
+  if (!in_range(l, pos) || shape.width() != 1 || shape.any_text) return 0;
+  *l->at_mut(pos) = value;
+  return 1;
+}
+
+// SEQ_SET_FIELD of a column that is not text.
+uint64_t pure_jit_seq_set_field(EventList* l, int64_t pos, int64_t field, uint64_t value) noexcept {
+  if (!in_range(l, pos) || l->shape().cols[static_cast<size_t>(field)] == ColType::Text) return 0;
+  l->set_cell(l->at_mut(pos), static_cast<uint32_t>(field), value);
+  return 1;
+}
+
+int64_t pure_jit_list_count(EventList* l) noexcept { return l->count(); }
+
+}  // extern "C"

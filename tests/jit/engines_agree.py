@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""tests/jit/engines_agree.py PURE_RUN: records every example with scripts/record.py by the interpreter
+(--engine interp) and by the JIT (--engine jit, every loop compiled on first entry whatever its native
+share), and checks with scripts/compare.py that both recordings hold the same bytes. Exit code: compare.py's."""
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def main():
+    pure_run = os.path.abspath(sys.argv[1])
+    scripts = os.path.join(ROOT, "scripts")
+    with tempfile.TemporaryDirectory(prefix="pure-engines-") as folder:
+        outs = []
+        for engine in ("interp", "jit"):
+            out = os.path.join(folder, engine + ".jsonl")
+            env = dict(os.environ, PURE_JIT_THRESHOLD="0", PURE_JIT_MIN_SHARE="0")
+            subprocess.run([sys.executable, os.path.join(scripts, "record.py"), "--engine", engine,
+                            "--pure-run", pure_run, "--out", out], check=True, env=env)
+            outs.append(out)
+        return subprocess.run([sys.executable, os.path.join(scripts, "compare.py")] + outs).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,532 @@
+// tests/jit/test_jit.cpp — the LLVM JIT against the interpreter: every program runs once by the
+// interpreter and once with the JIT compiling each loop the first time it is entered (inline, so
+// native code runs from the loop's second pass on); output, runtime errors (message, location,
+// stack), leaked texts and step budgets must agree. A bounded differential fuzzer generates
+// random well-typed programs with nested loops, int and num arithmetic near overflow, lists,
+// calls, early exits, runtime errors and small budgets.
+// Depends on jit-llvm/jit.h, the frontend, ir/ and vm/.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "jit-llvm/backend.h"
+#include "jit-llvm/jit.h"
+#include "runtime/store.h"
+#include "vm/vm.h"
+
+namespace {
+
+struct Run {
+  std::string compile_errors;
+  std::string output;
+  bool failed = false;
+  std::string error;      // RuntimeError::render: message, location, stack
+  int64_t leaked_texts = 0;
+  uint32_t loops = 0, compiled = 0, rejected = 0;  // the program's loops and their final states
+};
+
+struct Config {
+  uint64_t max_steps = 1'000'000;
+  std::vector<std::string> args;
+  std::string input;
+};
+
+Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}) {
+  using namespace pure;
+  Run out;
+  int64_t live_before = rt::text_live_count();
+  {
+    Source source("t.pure", text);
+    Diagnostics diags(source);
+    CheckedModule checked = compile_frontend(source, diags);
+    if (diags.any()) {
+      out.compile_errors = diags.render();
+      return out;
+    }
+    ir::Program lowered = ir::lower_module(checked, "t.pure");
+    std::string error;
+    std::unique_ptr<vm::Program> program = vm::load_program(lowered, error);
+    if (!program) {
+      out.compile_errors = "load: " + error;
+      return out;
+    }
+    std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
+    vm::RunOptions options;
+    options.max_steps = config.max_steps;
+    options.args = config.args;
+    options.write_output = [&](std::string_view s) { out.output.append(s); };
+    std::string input = config.input;
+    options.read_input = [input] { return input; };
+    options.tier = tier;
+    std::optional<vm::RuntimeError> failure = vm::run_main(*program, *store, options);
+    if (failure) {
+      out.failed = true;
+      out.error = failure->render("t.pure");
+    }
+    if (auto* jit = dynamic_cast<jit::Jit*>(tier)) jit->drain();
+    for (const vm::Function& f : program->functions)
+      for (const vm::LoopInfo& l : f.loops) {
+        ++out.loops;
+        auto state = static_cast<vm::LoopState>(l.state.load());
+        out.compiled += state == vm::LoopState::Compiled;
+        out.rejected += state == vm::LoopState::Rejected;
+      }
+  }
+  out.leaked_texts = rt::text_live_count() - live_before;
+  return out;
+}
+
+// One JIT for the whole test: compiles inline, every loop on its first pass, however little of
+// it is native (so pure_step and the exits are exercised too).
+pure::jit::Jit& eager_jit() {
+  static pure::jit::Jit jit([] {
+    pure::jit::Options o;
+    o.threshold = 0;
+    o.synchronous = true;
+    o.min_native_share = 0;
+    return o;
+  }());
+  return jit;
+}
+
+void check_same(const Run& interp, const Run& jit) {
+  CHECK(interp.compile_errors == "");
+  CHECK(jit.compile_errors == interp.compile_errors);
+  CHECK(jit.output == interp.output);
+  CHECK(jit.failed == interp.failed);
+  CHECK(jit.error == interp.error);
+  CHECK(interp.leaked_texts == 0);
+  CHECK(jit.leaked_texts == 0);
+}
+
+// Runs by both engines and compares; returns the JIT's run.
+Run both(const std::string& text, const Config& config = {}) {
+  Run a = run(text, nullptr, config);
+  Run b = run(text, &eager_jit(), config);
+  check_same(a, b);
+  return b;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("jit: every instruction that changes the frame leaves to the interpreter; none runs through pure_step") {
+  // CALL_PLAIN (a loader-fused call) once ran through pure_step and returned inside the callee
+  int frame_ops = 0;
+#define PURE_OP(name, flags, inverse, doc)                                                  \
+  if (pure::ir::op_changes_frame(pure::ir::Op::name)) {                                     \
+    ++frame_ops;                                                                           \
+    CHECK_MESSAGE(pure::jit::lowering_of(pure::ir::Op::name) == pure::jit::Lowering::Exit, #name); \
+  }
+#include "ir/ops.def"
+#undef PURE_OP
+  CHECK(frame_ops >= 3);
+  CHECK(pure::jit::lowering_of(pure::ir::Op::FAIL) == pure::jit::Lowering::Exit);
+}
+
+TEST_CASE("jit: loops compile to native code and give the interpreter's results") {
+  const char* sum = "fn main() {\n var t = 0\n for i in 0 .. 1000 { t += i * i % 7 }\n print(t)\n}\n";
+  Run r = both(sum);
+  CHECK(r.output == "2001\n");
+  CHECK(r.compiled == 1);
+
+  const char* mandel = R"(fn iterations(cr: num, ci: num, limit: int) -> int {
+  var zr = 0.0
+  var zi = 0.0
+  var count = 0
+  while count < limit and zr * zr + zi * zi <= 4.0 {
+    let next_real = zr * zr - zi * zi + cr
+    zi = 2.0 * zr * zi + ci
+    zr = next_real
+    count += 1
+  }
+  return count
+}
+fn main() {
+  var total = 0
+  var acc = 0.0
+  for y in 0 .. 30 {
+    let ci = num(y) * 3.0 / 30.0 - 1.5
+    for x in 0 .. 30 {
+      let cr = num(x) * 3.0 / 30.0 - 2.0
+      total += iterations(cr, ci, 200)
+      acc = acc * 0.5 + cr * ci / 3.0 - num(total % 13) % 2.5
+    }
+  }
+  print("{total} {acc} {int(acc * 1000.0)}")
+}
+)";
+  r = both(mandel);
+  CHECK(r.compiled >= 2);
+
+  // nested loops, break, continue, return from inside a loop, num compares with NaN
+  const char* control = R"(fn find(n: int) -> int {
+  var i = 0
+  while i < 1000 {
+    if i * i > n { return i }
+    i += 1
+  }
+  return -1
+}
+fn main() {
+  var s = 0
+  for i in 0 .. 40 {
+    if i % 3 == 0 { continue }
+    if i > 35 { break }
+    var j = i
+    while j > 0 { s += j / 2 - j % 5
+ j -= 3 }
+  }
+  let nan = 0.0 / 0.0
+  var c = 0
+  for k in 0 .. 10 { if not (nan < 1.0) { c += 1 }
+ if nan != nan { c += 10 }
+ if num(k) >= 4.5 { c += 100 } }
+  print("{s} {find(5000)} {c} {-7 / 2} {-7 % 2} {7 % -1}")
+}
+)";
+  r = both(control);
+  CHECK(r.compiled >= 2);
+}
+
+TEST_CASE("jit: runtime errors inside compiled loops stop at the same instruction with the same message") {
+  const char* programs[] = {
+      // int overflow of +, *, -, unary - and / inside loops
+      "fn main() {\n var x = 1\n for i in 0 .. 100 { x = x * 3 }\n print(x)\n}\n",
+      "fn main() {\n var x = 9223372036854775000\n var i = 0\n while i < 5000 { x += i\n i += 1 }\n print(x)\n}\n",
+      "fn main() {\n var x = -9223372036854775000\n for i in 0 .. 5000 { x -= i }\n print(x)\n}\n",
+      "fn main() {\n var m = -9223372036854775800\n for i in 0 .. 10 { m -= 1\n print(-m) }\n}\n",
+      "fn main() {\n var m = -9223372036854775807 - 1\n for i in 0 .. 10 { print(m / (i - 3)) }\n}\n",
+      // division by zero, % by zero
+      "fn main() {\n var t = 0\n for i in 0 .. 10 { t += 100 / (5 - i) }\n print(t)\n}\n",
+      "fn main() {\n var t = 0\n for i in 0 .. 10 { t += 100 % (7 - i) }\n print(t)\n}\n",
+      // int(num) out of range, index out of range (through pure_step)
+      "fn main() {\n var x = 1.0\n for i in 0 .. 100 { x = x * 1000.0\n print(int(x)) }\n}\n",
+      "fn main() {\n let xs = [1, 2, 3]\n var t = 0\n for i in 0 .. 10 { t += xs[i] }\n print(t)\n}\n",
+      // a fault in a function called from inside a loop, with the loop's frame on the stack
+      "fn f(x: int) -> int { return 10 / x }\nfn main() {\n var t = 0\n for i in 0 .. 10 { t += f(3 - i) }\n print(t)\n}\n",
+  };
+  for (const char* program : programs) {
+    std::string p = program;
+    CAPTURE(p);
+    Run r = both(p);
+    CHECK(r.failed);
+    CHECK(r.compiled >= 1);
+  }
+  Run r = both("fn main() {\n var x = 1\n for i in 0 .. 100 { x = x * 3 }\n print(x)\n}\n");
+  CHECK(contains(r.error, "integer overflow: 4052555153018976267 * 3 does not fit in 64 bits"));
+}
+
+TEST_CASE("jit: a budget spent inside a compiled loop stops both engines at the same step") {
+  const char* p = R"(fn g(n: int) -> int {
+  var s = 0
+  for k in 0 .. n { s += k }
+  return s
+}
+fn main() {
+  var t = 0
+  for i in 0 .. 6 {
+    var j = 0
+    while j < i { t += g(j)
+ j += 1 }
+    for k in 0 .. 3 { t += k }
+  }
+  print(t)
+}
+)";
+  auto with_budget = [&](uint64_t budget, pure::vm::Tier* tier) {
+    Config c;
+    c.max_steps = budget;
+    return run(p, tier, c);
+  };
+  uint64_t lo = 1, hi = 10000;  // the interpreter's exact need
+  while (lo < hi) {
+    uint64_t mid = (lo + hi) / 2;
+    if (with_budget(mid, nullptr).failed) lo = mid + 1;
+    else hi = mid;
+  }
+  uint64_t need = lo;
+  CHECK(need > 50);
+  // every budget up to 25 (spent in the first passes) and every one just below and at the need
+  std::vector<uint64_t> budgets;
+  for (uint64_t b = 1; b <= 25; ++b) budgets.push_back(b);
+  for (uint64_t b = need - 20; b <= need + 1; ++b) budgets.push_back(b);
+  for (uint64_t budget : budgets) {
+    CAPTURE(budget);
+    Run a = with_budget(budget, nullptr);
+    Run b = with_budget(budget, &eager_jit());
+    check_same(a, b);
+    CHECK(a.failed == (budget < need));
+    if (a.failed) CHECK(contains(a.error, "step budget spent"));
+  }
+  // an event that spends its budget inside a compiled loop fails alone; main goes on
+  const char* ev = R"(list counts by k: int { n: int = 0 }
+event spin(n: int) {
+  var i = 0
+  while i < n { counts[i % 3].n += 1
+ i += 1 }
+}
+fn main() {
+  var done = 0
+  for r in 0 .. 5 {
+    let o = spin(r * 40)
+    if o.ok { done += 1 } else { print(o.reason) }
+  }
+  var t = 0
+  for c in counts { t += c.n }
+  print("{done} {t}")
+}
+)";
+  for (uint64_t budget : {30u, 75u, 100u, 1000u}) {
+    CAPTURE(budget);
+    Config c;
+    c.max_steps = budget;
+    both(ev, c);
+  }
+}
+
+TEST_CASE("jit: a loop that compiles too little stays interpreted; forcing it gives the same bytes") {
+  // INT_TEXT and CONCAT run through pure_step: 3 of its 9 instructions would be native
+  const char* texts = "fn main() {\n var s = \"\"\n for i in 0 .. 50 { s = s + text(i) + \",\" + text(i) + \";\" }\n print(s.len())\n}\n";
+  pure::jit::Options o;
+  o.threshold = 0;
+  o.synchronous = true;
+  pure::jit::Jit by_default(o);
+  Run r = run(texts, &by_default);
+  check_same(run(texts, nullptr), r);
+  CHECK(r.rejected == 1);
+  CHECK(r.compiled == 0);
+  CHECK(by_default.stats().rejected == 1);
+  Run f = both(texts);  // eager_jit compiles whatever the share
+  CHECK(f.compiled == 1);
+}
+
+TEST_CASE("jit: background compiles (the normal mode) give the interpreter's bytes") {
+  pure::jit::Options o;
+  o.threshold = 0;
+  pure::jit::Jit background(o);
+  const char* p = "fn main() {\n var t = 0\n for r in 0 .. 200 {\n for i in 0 .. 1000 { t += (i * r) % 11 }\n }\n print(t)\n}\n";
+  Run a = run(p, nullptr);
+  Run b = run(p, &background);
+  check_same(a, b);
+  CHECK(b.compiled == 2);
+  pure::jit::Stats s = background.stats();
+  CHECK(s.compiled == 2);
+  CHECK(s.native_instructions == s.instructions);
+  CHECK(s.compile_ms > 0);
+}
+
+// ---- every example -------------------------------------------------------------------------------
+
+namespace {
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+std::vector<std::string> read_lines(const std::filesystem::path& path) {
+  std::vector<std::string> lines;
+  if (!std::filesystem::exists(path)) return lines;
+  std::istringstream in(read_file(path));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+}  // namespace
+
+TEST_CASE("jit: every example gives the interpreter's results with every loop compiled on entry") {
+  std::filesystem::path dir = PURE_EXAMPLES_DIR;
+  std::vector<std::filesystem::path> programs;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".pure") programs.push_back(entry.path());
+  std::sort(programs.begin(), programs.end());
+  REQUIRE(!programs.empty());
+  uint32_t compiled = 0;
+  for (const std::filesystem::path& path : programs) {
+    CAPTURE(path.filename().string());
+    Config c;
+    c.max_steps = 100'000'000;
+    std::filesystem::path in = path.parent_path() / (path.stem().string() + ".in");
+    if (std::filesystem::exists(in)) c.input = read_file(in);
+    c.args = read_lines(path.parent_path() / (path.stem().string() + ".args"));
+    std::vector<std::string> flags = read_lines(path.parent_path() / (path.stem().string() + ".flags"));
+    for (size_t i = 0; i + 1 < flags.size(); ++i)
+      if (flags[i] == "--max-steps") c.max_steps = std::stoull(flags[i + 1]);
+    std::string text = read_file(path);
+    Run a = run(text, nullptr, c);
+    Run b = run(text, &eager_jit(), c);
+    if (!a.compile_errors.empty()) {
+      CHECK(a.compile_errors == b.compile_errors);
+      continue;
+    }
+    check_same(a, b);
+    compiled += b.compiled;
+  }
+  CHECK(compiled > 0);
+}
+
+// ---- the differential fuzzer ------------------------------------------------------------------------
+
+namespace {
+
+// Random well-typed programs: int variables a b c, num variables x y, a seq int xs, a helper with
+// a loop and an early return; nested while/for loops with break and continue, arithmetic near the
+// int64 limits, num-to-int conversions, list reads and writes, calls.
+class Gen {
+ public:
+  explicit Gen(uint64_t seed) : rng_(seed) {}
+
+  std::string program() {
+    std::string s = "fn f(n: int) -> int {\n var s = 0\n var k = 0\n while k < n % 40 {\n s += k * n\n"
+                    " if s > 1000000 { return s }\n k += 1\n }\n return s\n}\n";
+    s += "fn main() {\n";
+    s += " var a = " + int_const() + "\n var b = " + int_const() + "\n var c = " + int_const() + "\n";
+    s += " var x = " + num_const() + "\n var y = " + num_const() + "\n";
+    s += " let xs = [1, 2, 3]\n";
+    s += block(0, 0, 3 + pick(4));
+    s += " print(\"{a} {b} {c} {x} {y} {xs.count()}\")\n}\n";
+    return s;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  int counter_ = 0;
+
+  int pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
+  std::string int_var() { return std::string(1, "abc"[pick(3)]); }
+  std::string num_var() { return std::string(1, "xy"[pick(2)]); }
+  std::string int_const() {
+    switch (pick(14)) {
+      case 0: return "9223372036854775807";
+      case 1: return "4611686018427387904";
+      case 2: return "3037000499";
+      case 3: return "-9223372036854775807";
+      case 4: return std::to_string(pick(1000));
+      default: return std::to_string(pick(10));
+    }
+  }
+  std::string num_const() {
+    const char* k[] = {"0.5", "1.5", "-2.25", "1e300", "3.0", "0.1", "1e-300", "-0.0"};
+    return k[pick(8)];
+  }
+  std::string int_expr(int d) {
+    if (d <= 0 || pick(3) == 0) return pick(2) ? int_var() : int_const();
+    switch (pick(9)) {
+      case 0: return "int(" + num_expr(d - 1) + ")";
+      case 1: return "xs.count()";
+      case 2: return "xs[" + int_expr(d - 1) + " % 5]";
+      case 3: return "f(" + int_expr(d - 1) + ")";
+      default: {
+        const char* ops[] = {"+", "-", "*", "/", "%"};
+        return "(" + int_expr(d - 1) + " " + ops[pick(5)] + " " + int_expr(d - 1) + ")";
+      }
+    }
+  }
+  std::string num_expr(int d) {
+    if (d <= 0 || pick(3) == 0) return pick(2) ? num_var() : num_const();
+    if (pick(4) == 0) return "num(" + int_expr(d - 1) + ")";
+    const char* ops[] = {"+", "-", "*", "/"};
+    return "(" + num_expr(d - 1) + " " + ops[pick(4)] + " " + num_expr(d - 1) + ")";
+  }
+  std::string cond(int d) {
+    const char* cmp[] = {"<", "<=", "==", "!=", ">", ">="};
+    switch (d <= 0 ? pick(2) : pick(5)) {
+      case 0: return int_expr(1) + " " + cmp[pick(6)] + " " + int_expr(1);
+      case 1: return num_expr(1) + " " + cmp[pick(6)] + " " + num_expr(1);
+      case 2: return "not (" + cond(d - 1) + ")";
+      case 3: return "(" + cond(d - 1) + " and " + cond(d - 1) + ")";
+      default: return "(" + cond(d - 1) + " or " + cond(d - 1) + ")";
+    }
+  }
+  std::string block(int depth, int loops, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += stmt(depth, loops);
+    return s;
+  }
+  std::string stmt(int depth, int loops) {
+    std::string ind(static_cast<size_t>(depth + 1), ' ');
+    int choice = pick(depth >= 3 ? 8 : 13);
+    switch (choice) {
+      case 0: case 1: return ind + int_var() + " = " + int_expr(2) + "\n";
+      case 2: return ind + int_var() + (pick(2) ? " += " : " -= ") + int_expr(1) + "\n";
+      case 3: return ind + num_var() + " = " + num_expr(2) + "\n";
+      case 4:
+        if (loops > 0) return ind + "if " + cond(1) + " { " + (pick(2) ? "break" : "continue") + " }\n";
+        return ind + "xs.push(" + int_expr(1) + ")\n";
+      case 5: return ind + "xs[" + int_expr(1) + " % 4] = " + int_expr(1) + "\n";
+      case 6: return pick(4) == 0 ? ind + "print(\"{a} {x}\")\n" : ind + "c = " + int_expr(1) + "\n";
+      case 7: return ind + "if " + cond(1) + " {\n" + block(depth + 1, loops, 1 + pick(2)) + ind + "} else {\n" +
+                     block(depth + 1, loops, 1 + pick(2)) + ind + "}\n";
+      case 8: {
+        std::string v = "i" + std::to_string(counter_++);
+        // the counter steps before the body, so `continue` cannot make the loop endless
+        return ind + "var " + v + " = 0\n" + ind + "while " + v + " < " + std::to_string(1 + pick(30)) + " {\n" + ind +
+               " " + v + " += 1\n" + block(depth + 1, loops + 1, 1 + pick(4)) + ind + "}\n";
+      }
+      case 9: {
+        std::string v = "j" + std::to_string(counter_++);
+        return ind + "for " + v + " in 0 .. " + std::to_string(pick(25)) + " {\n" + ind + " a += " + v + "\n" +
+               block(depth + 1, loops + 1, 1 + pick(4)) + ind + "}\n";
+      }
+      case 11: case 12: {
+        // values that grow each pass until + - * overflow inside the (by then compiled) loop
+        std::string v = "g" + std::to_string(counter_++);
+        const char* grow[] = {" * 3 - ", " * 2 + ", " + 1000000000000000000 + ", " - 3000000000000000000 - ",
+                              " * -5 + "};
+        std::string w = int_var();
+        return ind + "for " + v + " in 0 .. " + std::to_string(pick(90)) + " {\n" + ind + " " + w + " = " + w +
+               grow[pick(5)] + v + "\n" + ind + " " + num_var() + " = " + num_var() + " * 1.7 - num(" + v + ")\n" +
+               ind + "}\n";
+      }
+      default: {
+        std::string v = "w" + std::to_string(counter_++);
+        return ind + "for " + v + " in 0 .. " + std::to_string(pick(300)) + " {\n" + ind + " " + num_var() + " = " +
+               num_expr(2) + "\n" + ind + " " + int_var() + " = " + int_expr(1) + " % 1000 + " + v + "\n" + ind + "}\n";
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("jit: differential fuzzer (random programs, both engines, several budgets)") {
+  int count = 60;
+  if (const char* n = std::getenv("PURE_JIT_FUZZ_COUNT")) count = std::atoi(n);
+  uint64_t seed = 20261201;
+  if (const char* s = std::getenv("PURE_JIT_FUZZ_SEED")) seed = std::strtoull(s, nullptr, 10);
+  int compiled = 0, failed = 0, spent = 0;
+  for (int i = 0; i < count; ++i) {
+    Gen gen(seed + static_cast<uint64_t>(i));
+    std::string p = gen.program();
+    CAPTURE(seed + static_cast<uint64_t>(i));
+    CAPTURE(p);
+    for (uint64_t budget : {uint64_t{200000}, uint64_t{1} + (seed + static_cast<uint64_t>(i)) % 400}) {
+      CAPTURE(budget);
+      Config c;
+      c.max_steps = budget;
+      Run a = run(p, nullptr, c);
+      REQUIRE(a.compile_errors == "");
+      Run b = run(p, &eager_jit(), c);
+      check_same(a, b);
+      compiled += b.compiled;
+      failed += a.failed;
+      spent += contains(a.error, "step budget spent");
+    }
+  }
+  MESSAGE(count << " programs: " << compiled << " loops compiled, " << failed << " runs failed (" << spent
+                << " on the budget)");
+  if (count >= 20) {
+    CHECK(compiled > count);
+    CHECK(spent > 0);
+  }
+}
