@@ -19,7 +19,8 @@ class Server:
         self.lines = []
         self._ready = threading.Event()
         self.port = None
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         if not self._ready.wait(wait) or self.port is None:
             self.kill()
             raise RuntimeError("pure-serve did not start: " + "\n".join(self.lines))
@@ -61,6 +62,7 @@ class Server:
             return self.proc.wait(timeout)
         finally:
             self.kill()
+            self._reader.join(10)  # the last lines (shutdown) are read before anyone looks at them
 
     def kill(self):
         if self.proc.poll() is None:

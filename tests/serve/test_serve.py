@@ -506,6 +506,7 @@ class Lifecycle(unittest.TestCase):
     def test_sigterm_finishes_in_flight_events_and_exits_0(self):
         server = Server(find_binary(), [SHOP])
         statuses = []
+        refusals = []
         errors = []
         started = threading.Event()
 
@@ -518,9 +519,13 @@ class Lifecycle(unittest.TestCase):
             started.set()
             while True:
                 try:
-                    statuses.append(c.request("POST", "/v1/shop/hit", b'{"name":"x"}')[0])
+                    status, _, body = c.request("POST", "/v1/shop/hit", b'{"name":"x"}')
                 except (ConnectionError, OSError):
                     return
+                if status == 503:  # sent after the owner closed: refused whole, never half-done
+                    refusals.append(body)
+                    return
+                statuses.append(status)
 
         threads = [threading.Thread(target=client) for _ in range(8)]
         for t in threads:
@@ -533,6 +538,8 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(code, 0, "\n".join(server.lines))
         self.assertGreater(len(statuses), 0)
         self.assertEqual(set(statuses), {200})  # no request got a broken or failed reply
+        for body in refusals:
+            self.assertIn(b"is shutting down", body)
         self.assertTrue(server.log("shutdown_started"))
         closed = server.log("module_closed")
         self.assertEqual(len(closed), 1)
