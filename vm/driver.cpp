@@ -106,6 +106,15 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
   }
 }
 
+// The fault pure_step kept for native code (kFaulted) goes on as the exception the driver catches.
+[[noreturn]] static void rethrow_pending(VM& vm) {
+  PURE_ASSERT(vm.pending.has_value());
+  Fault f = std::move(*vm.pending);
+  vm.pending.reset();
+  vm.core.faulted = 0;
+  throw f;
+}
+
 // ---- engines -----------------------------------------------------------------------------------
 
 namespace {
@@ -125,12 +134,7 @@ void StepEngine::run(VM& vm, Slot* base, const Instr* ip) {
   while (ip) {
     ip = pure_step(&vm.core, &base, ip);
     ++instructions;
-    if (ip == kFaulted) {
-      Fault f = std::move(*vm.pending);
-      vm.pending.reset();
-      vm.core.faulted = 0;
-      throw f;
-    }
+    if (ip == kFaulted) rethrow_pending(vm);
   }
 }
 
@@ -143,12 +147,7 @@ const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, int64_t loop) {
   const LoopInfo& L = fn.loops[loop];
   if (NativeLoop native = L.entry.load(std::memory_order_acquire)) {
     const Instr* next = native(&vm.core, s, ip);
-    if (next == kFaulted) {
-      Fault f = std::move(*vm.pending);
-      vm.pending.reset();
-      vm.core.faulted = 0;
-      throw f;
-    }
+    if (next == kFaulted) rethrow_pending(vm);
     s = vm.calls.back().base;  // native code may have left in a callee's frame
     PURE_ASSERT(next != nullptr);
     return next;
