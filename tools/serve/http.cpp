@@ -97,6 +97,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_header(beast::error_code ec) {
+    if (state_ == State::Closed) return;  // drain() closed it while this completion was queued
     if (ec) return on_read_error(ec);
     auto& req = parser_->get();
     auto expect = req.find(http::field::expect);
@@ -143,6 +144,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_body(beast::error_code ec) {
+    // drain() may have closed the connection after the body arrived but before this ran: the
+    // request must not run then, or an event would commit with no one to tell.
+    if (state_ == State::Closed) return;
     if (ec) return on_read_error(ec);
     timer_.cancel();
     state_ = State::Handling;
