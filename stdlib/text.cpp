@@ -240,46 +240,55 @@ int compare(std::string_view left, std::string_view right) {
 
 // --- splitting and joining -----------------------------------------------------------------------
 
-std::vector<std::string_view> split_views(std::string_view text, std::string_view separator) {
-  std::vector<std::string_view> fields;
+void split_each(std::string_view text, std::string_view separator, const std::function<void(std::string_view)>& each) {
   if (separator.empty()) {
     for (std::size_t position = 0; position < text.size();) {
       std::string_view one = code_point_view(text, position);
-      fields.push_back(one);
+      each(one);
       position += one.size();
     }
-    return fields;
+    return;
   }
   std::size_t start = 0;
   for (std::size_t match; (match = text.find(separator, start)) != npos; start = match + separator.size())
-    fields.push_back(text.substr(start, match - start));
-  fields.push_back(text.substr(start));
+    each(text.substr(start, match - start));
+  each(text.substr(start));
+}
+
+std::vector<std::string> split(std::string_view text, std::string_view separator) {
+  std::vector<std::string> fields;
+  split_each(text, separator, [&](std::string_view field) { fields.emplace_back(field); });
+  return fields;
+}
+
+void split_whitespace_each(std::string_view text, const std::function<void(std::string_view)>& each) {
+  std::size_t position = 0;
+  while (true) {
+    while (position < text.size() && is_ascii_white_space(text[position])) ++position;
+    if (position == text.size()) return;
+    std::size_t start = position;
+    while (position < text.size() && !is_ascii_white_space(text[position])) ++position;
+    each(text.substr(start, position - start));
+  }
+}
+
+std::vector<std::string> split_whitespace(std::string_view text) {
+  std::vector<std::string> fields;
+  split_whitespace_each(text, [&](std::string_view field) { fields.emplace_back(field); });
+  return fields;
+}
+
+std::vector<std::string_view> split_views(std::string_view text, std::string_view separator) {
+  std::vector<std::string_view> fields;
+  split_each(text, separator, [&](std::string_view field) { fields.push_back(field); });
   return fields;
 }
 
 std::vector<std::string_view> split_whitespace_views(std::string_view text) {
   std::vector<std::string_view> fields;
-  std::size_t position = 0;
-  while (true) {
-    while (position < text.size() && is_ascii_white_space(text[position])) ++position;
-    if (position == text.size()) return fields;
-    std::size_t start = position;
-    while (position < text.size() && !is_ascii_white_space(text[position])) ++position;
-    fields.push_back(text.substr(start, position - start));
-  }
+  split_whitespace_each(text, [&](std::string_view field) { fields.push_back(field); });
+  return fields;
 }
-
-namespace {
-std::vector<std::string> strings_of(const std::vector<std::string_view>& views) {
-  return std::vector<std::string>(views.begin(), views.end());
-}
-}  // namespace
-
-std::vector<std::string> split(std::string_view text, std::string_view separator) {
-  return strings_of(split_views(text, separator));
-}
-
-std::vector<std::string> split_whitespace(std::string_view text) { return strings_of(split_whitespace_views(text)); }
 
 std::string join(const std::vector<std::string_view>& parts, std::string_view separator) {
   return join_parts(parts, separator);
@@ -344,6 +353,44 @@ std::string reverse(std::string_view text) {
     decode_previous(text, position);
     out += text.substr(position, end - position);
   }
+  return out;
+}
+
+std::string quote(std::string_view text) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '"';
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    unsigned code = c;
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      code = static_cast<unsigned char>(text[i + 1]);  // C2 80..C2 9F is U+0080..U+009F, a C1 control
+      ++i;
+    } else if (c >= 0x80) {
+      out += static_cast<char>(c);
+      continue;
+    }
+    switch (code) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '{': out += "\\{"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case 0: out += "\\0"; break;
+      default:
+        if (code < 0x20 || code >= 0x7F) {
+          out += "\\u{";
+          out += kHex[code >> 4];
+          out += kHex[code & 15];
+          out += '}';
+        } else {
+          out += static_cast<char>(code);
+        }
+    }
+  }
+  out += '"';
   return out;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -51,6 +52,10 @@ int compare(std::string_view left, std::string_view right);
 std::vector<std::string> split(std::string_view text, std::string_view separator);
 // Fields separated by runs of ASCII whitespace (space \t \n \v \f \r), no empty fields (Python's str.split()).
 std::vector<std::string> split_whitespace(std::string_view text);
+// The same fields, handed one at a time to `each` (views into `text`) instead of built into a
+// vector: a caller that keeps them elsewhere holds them only once.
+void split_each(std::string_view text, std::string_view separator, const std::function<void(std::string_view)>& each);
+void split_whitespace_each(std::string_view text, const std::function<void(std::string_view)>& each);
 // The same fields as views into `text` (no copies): for callers that copy each field once anyway.
 std::vector<std::string_view> split_views(std::string_view text, std::string_view separator);
 std::vector<std::string_view> split_whitespace_views(std::string_view text);
@@ -68,6 +73,10 @@ std::string pad_right(std::string_view text, int64_t width, int64_t fill = ' ');
 std::string pad_left(std::string_view text, int64_t width, std::string_view fill);
 std::string pad_right(std::string_view text, int64_t width, std::string_view fill);
 std::string reverse(std::string_view text);  // by code point (combining marks are not kept with their base)
+// The text as a Pure text literal that reads back to it: in double quotes, with \\ \" and \{
+// escaped, \n \t \r \0 for those controls, and \u{HEX} for the other C0 controls, DEL and the C1
+// controls (U+0080..U+009F). Everything else is kept as it is. quote("a\"b") == "\"a\\\"b\"".
+std::string quote(std::string_view text);
 
 // --- case and white space (fixed tables, independent of locale; see docs/text.md) -----------------
 // Unicode simple case mappings for Basic Latin, Latin-1 Supplement, Greek and Coptic (U+0370..U+03FF)

@@ -221,6 +221,26 @@ TEST_CASE("split_whitespace splits on runs of ASCII white space") {
   CHECK(text::split_whitespace("a\u00A0b") == Strings{"a\u00A0b"});  // no-break space is not ASCII
 }
 
+TEST_CASE("quote writes a text literal that reads back to the text") {
+  CHECK(text::quote("") == "\"\"");
+  CHECK(text::quote("plain é 😀") == "\"plain é 😀\"");
+  CHECK(text::quote("x\", y: \"z") == "\"x\\\", y: \\\"z\"");
+  CHECK(text::quote("a\\b{c}") == "\"a\\\\b\\{c}\"");
+  CHECK(text::quote(std::string("\n\t\r\0\x01\x1F\x7F", 7)) == "\"\\n\\t\\r\\0\\u{01}\\u{1F}\\u{7F}\"");
+  CHECK(text::quote("\u0085\u009F\u00A0") == "\"\\u{85}\\u{9F}\u00A0\"");  // C1 controls; NBSP kept
+}
+
+TEST_CASE("split_each hands out the fields split returns") {
+  for (auto [t, sep] : std::vector<std::pair<std::string, std::string>>{{",a,,b,", ","}, {"é😀ß", ""}, {"", ""}, {"", ","}}) {
+    Strings got;
+    text::split_each(t, sep, [&](std::string_view f) { got.emplace_back(f); });
+    CHECK(got == text::split(t, sep));
+  }
+  Strings words;
+  text::split_whitespace_each("  a b\t\tc\n", [&](std::string_view f) { words.emplace_back(f); });
+  CHECK(words == Strings{"a", "b", "c"});
+}
+
 TEST_CASE("join") {
   CHECK(text::join(std::vector<std::string_view>{"a", "b", "c"}, ", ") == "a, b, c");
   CHECK(text::join(std::vector<std::string_view>{}, ",") == "");
