@@ -36,7 +36,10 @@ enum class Builtin : int {
 #define X(id, name) id,
   PURE_BUILTIN_FUNCTIONS(X) PURE_TEXT_METHODS(X) PURE_LIST_METHODS(X)
 #undef X
-  Count
+  Count,
+  // Not callable from source (no name to look up): the lowering uses it to print a text field of
+  // an item as a quoted, escaped literal.
+  Quote
 };
 
 const char* builtin_name(Builtin b);

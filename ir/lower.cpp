@@ -905,13 +905,16 @@ class Lowerer {
         };
         std::string prefix = t->name.empty() ? "{" : t->name + " {";
         for (size_t i = 0; i < t->fields.size(); ++i) {
-          bool quoted = t->fields[i].type->kind == TypeKind::Text;  // texts inside items print quoted
-          lit(prefix + (i ? ", " : " ") + t->fields[i].name + ": " + (quoted ? "\"" : ""));
+          lit(prefix + (i ? ", " : " ") + t->fields[i].name + ": ");
           prefix.clear();
           uint32_t p = new_slot(SlotKind::Text);
           text_of(t->fields[i].type, v + static_cast<uint32_t>(i), p, loc);
+          if (t->fields[i].type->kind == TypeKind::Text) {  // texts inside items print as quoted literals
+            uint32_t q = new_slot(SlotKind::Text);
+            run_builtin(Builtin::Quote, {p}, t->fields[i].type, q, loc);
+            p = q;
+          }
           parts.push_back(p);
-          if (quoted) lit("\"");
         }
         lit(t->fields.empty() ? prefix + "}" : " }");
         uint32_t first = static_cast<uint32_t>(f_->slots.size());

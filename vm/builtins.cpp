@@ -82,7 +82,7 @@ std::string cell_text(const rt::Cell c, rt::ColType t) {
     case rt::ColType::Int: return numtext::format_int(static_cast<int64_t>(c));
     case rt::ColType::Num: return numtext::format_num(std::bit_cast<double>(c));
     case rt::ColType::Bool: return c ? "true" : "false";
-    case rt::ColType::Text: return "\"" + std::string(reinterpret_cast<const rt::Text*>(c)->view()) + "\"";
+    case rt::ColType::Text: return text::quote(reinterpret_cast<const rt::Text*>(c)->view());
   }
   return "";
 }
@@ -310,6 +310,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       }
       case Builtin::RandNum: a[0].n = static_cast<double>(mix(a[0].u) >> 11) * 0x1.0p-53; return;
       case Builtin::Char: a[0].t = make_text(ip, text::from_code_point(a[0].i)); return;
+      case Builtin::Quote: a[0].t = make_text(ip, text::quote(sv(a[0]))); return;
       case Builtin::ToText: {
         std::string r = list_text(vm, a, ip, vm.prog.shape_columns[ip->c >> 1]);
         a[0].t = make_text(ip, r);
