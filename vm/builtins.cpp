@@ -77,6 +77,16 @@ class RowWalker {
   bool started_ = false;
 };
 
+// min and max of two nums, for min(x, y) and max(x, y) and, folded over the items, for a list's
+// min() and max(): a NaN wins, so that neither ever hides a NaN, and -0.0 orders below 0.0
+// (IEEE 754-2019 minimum/maximum), so the result never depends on the order of the values.
+double num_min_max(double x, double y, bool want_min) {
+  if (x != x) return x;
+  if (y != y) return y;
+  if (x == y) return std::signbit(x) == want_min ? x : y;
+  return want_min ? (y < x ? y : x) : (y > x ? y : x);
+}
+
 std::string cell_text(const rt::Cell c, rt::ColType t) {
   switch (t) {
     case rt::ColType::Int: return numtext::format_int(static_cast<int64_t>(c));
@@ -127,10 +137,17 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
   int64_t isum = 0;
   double nsum = 0;
   const rt::Cell* best = nullptr;
+  double nbest = 0;
   int64_t count = 0;
   while (const rt::Cell* row = walk.next()) {
     ++count;
     rt::Cell c = row[col];
+    if (b != Builtin::LSum && t == rt::ColType::Num) {  // the two-argument rule, folded
+      double v = std::bit_cast<double>(c);
+      nbest = best ? num_min_max(nbest, v, b == Builtin::LMin) : v;
+      best = &row[col];
+      continue;
+    }
     if (b == Builtin::LSum) {
       if (t == rt::ColType::Int) {
         if (__builtin_add_overflow(isum, static_cast<int64_t>(c), &isum)) fault(ip, "integer overflow in sum");
@@ -144,14 +161,15 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
       continue;
     }
     rt::Cell o = *best;
-    bool less;
-    if (t == rt::ColType::Int) less = static_cast<int64_t>(c) < static_cast<int64_t>(o);
-    else if (t == rt::ColType::Num) less = std::bit_cast<double>(c) < std::bit_cast<double>(o);
-    else less = rt::text_compare(reinterpret_cast<rt::Text*>(c), reinterpret_cast<rt::Text*>(o)) < 0;
-    bool greater;
-    if (t == rt::ColType::Int) greater = static_cast<int64_t>(c) > static_cast<int64_t>(o);
-    else if (t == rt::ColType::Num) greater = std::bit_cast<double>(c) > std::bit_cast<double>(o);
-    else greater = rt::text_compare(reinterpret_cast<rt::Text*>(c), reinterpret_cast<rt::Text*>(o)) > 0;
+    bool less, greater;
+    if (t == rt::ColType::Int) {
+      less = static_cast<int64_t>(c) < static_cast<int64_t>(o);
+      greater = static_cast<int64_t>(c) > static_cast<int64_t>(o);
+    } else {
+      int order = rt::text_compare(reinterpret_cast<rt::Text*>(c), reinterpret_cast<rt::Text*>(o));
+      less = order < 0;
+      greater = order > 0;
+    }
     if ((b == Builtin::LMin && less) || (b == Builtin::LMax && greater)) best = &row[col];
   }
   if (b == Builtin::LSum) {
@@ -161,6 +179,7 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
   }
   if (!best) fault(ip, std::string(b == Builtin::LMin ? "min" : "max") + " of an empty list");
   if (t == rt::ColType::Text) a[0].t = load_text_cell(vm, *best);
+  else if (t == rt::ColType::Num) a[0].n = nbest;
   else a[0].u = *best;
 }
 
@@ -221,14 +240,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           rt::text_retain(r);
           a[0].t = r;
         } else if (ip->c == static_cast<uint32_t>(TypeKind::Num)) {
-          double x = a[0].n, y = a[1].n;
-          // NaN wins, so that min/max never hide a NaN
-          // -0.0 orders below 0.0 (IEEE 754-2019 minimum/maximum), so the result never depends
-          // on the argument order
-          if (x != x) a[0].n = x;
-          else if (y != y) a[0].n = y;
-          else if (x == y) a[0].n = std::signbit(x) == want_min ? x : y;
-          else a[0].n = want_min ? (y < x ? y : x) : (y > x ? y : x);
+          a[0].n = num_min_max(a[0].n, a[1].n, want_min);
         } else {
           a[0].i = want_min ? std::min(a[0].i, a[1].i) : std::max(a[0].i, a[1].i);
         }
