@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "runtime/store.h"
+#include "stdlib/utf8.h"
 #include "vm/vm.h"
 #ifdef PURE_HAVE_LLVM_JIT
 #include "jit-llvm/jit.h"
@@ -36,6 +39,33 @@ bool read_file(const std::string& path, std::string& out, std::string& why) {
   return !in.bad();
 }
 
+// A budget given on the command line: decimal digits only (so "010" is ten, never octal), at
+// least 1 and at most INT64_MAX after the unit. Returns the reason it is not one, or "".
+// (CLI11 puts the option's name in front of the reason.)
+std::string parse_budget(const std::string& text, bool size, uint64_t& out) {
+  const uint64_t kMax = INT64_MAX;
+  std::string what = size ? "a size in bytes, optionally with K, M or G (powers of 1024), such as 64M or 4G"
+                          : "a whole decimal number of at least 1";
+  size_t digits = text.find_first_not_of("0123456789");
+  if (digits == std::string::npos) digits = text.size();
+  uint64_t unit = 1;
+  std::string suffix = text.substr(digits);
+  if (size && suffix.size() == 1 && std::string("KkMmGg").find(suffix[0]) != std::string::npos)
+    unit = uint64_t{1} << (std::tolower(static_cast<unsigned char>(suffix[0])) == 'k' ? 10 : std::tolower(static_cast<unsigned char>(suffix[0])) == 'm' ? 20 : 30);
+  else if (!suffix.empty())
+    return "needs " + what + ", not '" + text + "'";
+  if (digits == 0) return "needs " + what + ", not '" + text + "'";
+  uint64_t n = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    if (n > (kMax - (text[i] - '0')) / 10) return text + " is too large (the largest is " + std::to_string(kMax) + (size ? " bytes)" : ")");
+    n = n * 10 + (text[i] - '0');
+  }
+  if (n > kMax / unit) return text + " is too large (the largest is " + std::to_string(kMax) + (size ? " bytes)" : ")");
+  if (n == 0) return "needs " + what + ", not '" + text + "'";
+  out = n * unit;
+  return "";
+}
+
 std::string read_all_stdin() {
   std::string data;
   char buf[65536];
@@ -52,17 +82,25 @@ int main(int argc, char** argv) {
                "pure-run"};
   std::string path;
   bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
-  uint64_t max_steps = 10'000'000'000ull;
+  std::string max_steps_text = "10000000000";
   app.add_option("file", path, "the module to run (a .pure file)")->required();
   app.add_flag("--check", check_only, "compile only: report errors, run nothing");
   app.add_flag("--dump-ast", dump_ast, "print the checked syntax tree");
   app.add_flag("--dump-ir", dump_ir, "print the control-flow graph with its loops");
   app.add_flag("--dump-bytecode", dump_bytecode, "print the bytecode");
-  app.add_option("--max-steps", max_steps,
-                 "step budget of main and of each event or query it calls (one step = one loop iteration or one call)")
-      ->check(CLI::Validator(
-          [](std::string& v) { return v.find_first_not_of("0123456789") == std::string::npos && v.find_first_not_of('0') != std::string::npos ? std::string() : std::string("--max-steps needs a whole number of at least 1"); },
-          "N >= 1"));
+  // Budgets are taken as text and read here: decimal only, out-of-range values refused.
+  auto budget = [](bool size) {
+    return CLI::Validator(
+        [size](std::string& v) {
+          uint64_t ignored;
+          return parse_budget(v, size, ignored);
+        },
+        size ? "SIZE" : "N");
+  };
+  app.add_option("--max-steps", max_steps_text,
+                 "step budget of main and of each event or query it calls (one step = one loop iteration or one call; "
+                 "default 10000000000)")
+      ->check(budget(false));
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_LLVM_JIT
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
@@ -92,6 +130,16 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
+  uint64_t max_steps = 0;
+  parse_budget(max_steps_text, false, max_steps);  // checked by the validator above
+  // Texts are valid UTF-8: arguments are checked before they become texts, as input() checks
+  // standard input.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (pure::text::utf8_valid(args[i])) continue;
+    std::fprintf(stderr, "pure-run: argument %zu for main is not valid UTF-8: %s\n", i + 1,
+                 pure::text::utf8_error_message(args[i]).c_str());
+    return kExitUsage;
+  }
   // PURE_JIT: 0/off = the interpreter; 1/on/llvm (the default where the JIT is built) = the
   // JIT; sync = the JIT compiling on the running thread (deterministic tests only).
   std::string jit_mode = std::getenv("PURE_JIT") ? std::getenv("PURE_JIT") : "";
