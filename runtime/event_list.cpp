@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <tuple>
+
+#include "runtime/memory.h"
 
 namespace pure::rt {
 
@@ -40,7 +43,58 @@ EventList::EventList(const ListShape* shape)
       tree_(KeyLess{shape}), indexed_(!shape->sequence && !dense_),
       text_key_(shape->key_count == 1 && shape->cols[0] == ColType::Text) {}
 
-EventList::~EventList() { clear(); }
+EventList::~EventList() {
+  clear();
+  memory_credit(charged_);
+}
+
+// ---- memory accounting (runtime/memory.h) --------------------------------------------------------
+uint64_t EventList::tree_entry_bytes() const {
+  // a red-black tree node (three links and a colour) holding the key and row vectors, and the
+  // arrays those two point to
+  return charged_size(32 + sizeof(Tree::value_type)) + charged_size(uint64_t{shape_->key_count} * sizeof(Cell)) +
+         charged_size(uint64_t{width_} * sizeof(Cell));
+}
+
+uint64_t EventList::footprint() const {
+  uint64_t n = uint64_t{cells_.capacity()} * sizeof(Cell) + present_.capacity();
+  if (!dense_ && !shape_->sequence) n += static_cast<uint64_t>(count_) * tree_entry_bytes() + index_.bytes();
+  return n;
+}
+
+void EventList::charge(uint64_t bytes) {
+  memory_charge(bytes);
+  charged_ += bytes;
+}
+
+void EventList::settle() {
+  uint64_t now = footprint();
+  if (now > charged_) memory_note(now - charged_);
+  else memory_credit(charged_ - now);
+  charged_ = now;
+}
+
+void EventList::grow_rows(size_t rows) {
+  if (width_ == 0) return;
+  size_t have = cells_.capacity() / width_;
+  if (rows <= have) return;
+  // double, but never past the most rows a list may hold (unless asked for more)
+  size_t target = std::max<size_t>({rows, have * 2, 4});
+  target = std::min<size_t>(target, std::max<size_t>(rows, static_cast<size_t>(kMaxListRows)));
+  uint64_t extra = (uint64_t{target} * width_ - cells_.capacity()) * sizeof(Cell);
+  charge(extra);
+  try {
+    cells_.reserve(target * width_);
+  } catch (...) {
+    settle();
+    throw;
+  }
+  settle();
+}
+
+void EventList::reserve(int64_t rows) {
+  if (rows > 0) grow_rows(static_cast<size_t>(rows));
+}
 
 void list_retain(EventList* l) {
   if (l) ++l->rc;
@@ -92,9 +146,11 @@ void EventList::clear() {
   }
   if (count_) ++shape_version_;
   count_ = 0;
+  settle();
 }
 
 void EventList::push(const Cell* row) {
+  if (!push_fits()) grow_rows(static_cast<size_t>(count_) + 1);
   retain_row(row);
   if (width_ == 1) cells_.push_back(row[0]);  // the common queue of ints: no memmove call
   else cells_.insert(cells_.end(), row, row + width_);
@@ -126,30 +182,55 @@ bool EventList::dense_fits(int64_t key) const {
 }
 
 void EventList::go_sparse() {
-  indexed_ = true;
-  for (size_t k = 0; k < present_.size(); ++k) {
-    if (!present_[k]) continue;
-    const Cell* row = &cells_[k * width_];
-    auto it = tree_.emplace(std::vector<Cell>(row, row + shape_->key_count), std::vector<Cell>(row, row + width_)).first;
-    index_add(it->second.data());
+  // Built aside and swapped in, so that running out of memory half-way leaves the dense list whole
+  // (the rows' text references stay with whichever holds the rows). The hash index is charged
+  // with the tree; it is built once the tree is in place.
+  charge(static_cast<uint64_t>(count_) * tree_entry_bytes() + KeyIndex::bytes_for(static_cast<size_t>(count_)));
+  Tree tree(KeyLess{shape_});
+  try {
+    for (size_t k = 0; k < present_.size(); ++k) {
+      if (!present_[k]) continue;
+      const Cell* row = &cells_[k * width_];
+      tree.emplace(std::vector<Cell>(row, row + shape_->key_count), std::vector<Cell>(row, row + width_));
+    }
+  } catch (...) {
+    settle();
+    throw;
   }
-  cells_.clear();
-  cells_.shrink_to_fit();
-  present_.clear();
-  present_.shrink_to_fit();
+  tree_.swap(tree);
+  std::vector<Cell>().swap(cells_);
+  std::vector<uint8_t>().swap(present_);
   dense_ = false;
+  indexed_ = true;
+  for (auto& [key, row] : tree_) index_add(row.data());
+  settle();
 }
 
 // ---- Finding rows of a tree -----------------------------------------------------------------
 // Through the hash index (runtime/key_index.h) while the list has one, else down the tree.
 
 void EventList::index_drop() const {
+  // the index's bytes go back to the meter now (this may run inside a const find)
+  memory_credit(index_.bytes());
+  charged_ -= index_.bytes();
   indexed_ = false;
   index_.clear();
 }
 
+// Adds a row to the index (its growth already charged). A list that cannot index a row (a probe
+// too long, or no memory for a larger table) drops its index and searches its tree alone.
 void EventList::index_add(Cell* row) {
-  if (indexed_ && !index_.add(hash_key(row), row)) index_drop();
+  if (!indexed_) return;
+  bool added;
+  try {
+    added = index_.add(hash_key(row), row);
+  } catch (const std::bad_alloc&) {
+    added = false;
+  }
+  if (!added) {
+    index_drop();
+    settle();
+  }
 }
 
 Cell* EventList::find_indexed(const Cell* key) const {
@@ -181,16 +262,24 @@ Cell* EventList::tree_locate(const Cell* key, bool& inserted) {
   inserted = false;
   if (Cell* row = tree_find(key)) return row;
   uint32_t kc = shape_->key_count;
-  auto it = tree_.try_emplace(std::vector<Cell>(key, key + kc), std::vector<Cell>(width_, 0)).first;
+  // charged before anything changes: the tree entry, and the index's next table if it grows
+  charge(tree_entry_bytes() + (indexed_ ? index_.growth_bytes() : 0));
+  Tree::iterator it;
+  try {
+    it = tree_.try_emplace(std::vector<Cell>(key, key + kc), std::vector<Cell>(width_, 0)).first;
+  } catch (...) {
+    settle();
+    throw;
+  }
   Cell* row = it->second.data();
   std::memcpy(row, key, kc * sizeof(Cell));
   for (uint32_t i = 0; i < kc; ++i)
     if (shape_->cols[i] == ColType::Text) text_retain(reinterpret_cast<Text*>(row[i]));
+  ++count_;
+  ++shape_version_;
   index_add(row);
   last_ = row;
   inserted = true;
-  ++count_;
-  ++shape_version_;
   return row;
 }
 
@@ -211,7 +300,7 @@ Cell* EventList::put(const Cell* key, const Cell* fields) {
   if (!dense_) {
     // An existing row keeps its key cells (the tree's key shares their texts): only fields change.
     bool inserted;
-    Cell* row = tree_locate(key, inserted);
+    Cell* row = tree_locate(key, inserted);  // charges a new entry (may throw, nothing changed)
     if (!inserted) release_fields(row);
     std::memcpy(row + kc, fields, (width_ - kc) * sizeof(Cell));
     retain_fields(row);
@@ -220,8 +309,19 @@ Cell* EventList::put(const Cell* key, const Cell* fields) {
   size_t k = static_cast<size_t>(key[0]);
   if (k >= present_.size()) {
     size_t size = std::max<size_t>(k + 1, present_.size() * 2);
+    uint64_t need = uint64_t{std::max(size, present_.capacity())} + uint64_t{std::max(size * width_, cells_.capacity())} * sizeof(Cell);
+    uint64_t have = uint64_t{present_.capacity()} + uint64_t{cells_.capacity()} * sizeof(Cell);
+    charge(need - have);
+    try {
+      present_.reserve(size);
+      cells_.reserve(size * width_);
+    } catch (...) {
+      settle();
+      throw;
+    }
     present_.resize(size, 0);
     cells_.resize(size * width_, 0);
+    settle();
   }
   Cell* row = &cells_[k * width_];
   if (present_[k]) {
@@ -268,6 +368,7 @@ bool EventList::remove(const Cell* key) {
   }
   --count_;
   ++shape_version_;
+  if (!dense_) settle();
   return true;
 }
 
@@ -333,6 +434,7 @@ void EventList::sort_by(uint32_t col) {
   std::vector<Cell> sorted(cells_.size());
   for (int64_t i = 0; i < count_; ++i) std::memcpy(&sorted[i * width_], at(order[i]), width_ * sizeof(Cell));
   cells_.swap(sorted);
+  settle();
 }
 
 void EventList::reverse() {

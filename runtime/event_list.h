@@ -48,8 +48,9 @@ class EventList {
   // Sequences: rows by position.
   const Cell* at(int64_t pos) const { return &cells_[static_cast<size_t>(pos) * width_]; }
   Cell* at_mut(int64_t pos) { return &cells_[static_cast<size_t>(pos) * width_]; }
-  void push(const Cell* row);            // retains texts
-  void reserve(int64_t rows) { cells_.reserve(static_cast<size_t>(rows) * width_); }
+  void push(const Cell* row);            // retains texts; grows by doubling (may throw, see below)
+  bool push_fits() const { return cells_.size() + width_ <= cells_.capacity(); }  // push will not grow
+  void reserve(int64_t rows);            // sequences: room for this many rows
   void pop(Cell* out);                   // moves the row's references to out
   void set_cell(Cell* where, uint32_t col, Cell value);  // retains new, releases old text
 
@@ -95,6 +96,12 @@ class EventList {
   };
   const Cell* walk_next(Walk& w, const Cell* prefix, uint32_t prefix_len, bool range, int64_t lo, int64_t hi) const;
 
+  // Memory: every list charges its arrays and tree entries to the thread's memory meter
+  // (runtime/memory.h). Growth is charged before it happens: push, put, ensure and reserve throw
+  // MemoryBudgetSpent (a std::bad_alloc) and leave the list as it was when the budget would be
+  // passed. What it frees is credited.
+  uint64_t charged_bytes() const { return charged_; }
+
   // Sorting and reversing sequences (stable; texts by code point).
   void sort_by(uint32_t col);
   void reverse();
@@ -109,15 +116,22 @@ class EventList {
   std::vector<Cell> cells_;           // sequence rows, or dense rows indexed by key
   std::vector<uint8_t> present_;      // dense: which keys exist
   Tree tree_;
+  mutable uint64_t charged_ = 0;      // bytes this list has charged to the memory meter (index_drop)
 
   // A tree also keeps a hash index from key to row (runtime/key_index.h; rows never move in a
   // std::map). A list whose probes grow too long drops its index for good (indexed_ false) and
-  // searches its tree alone. Dense and sequence lists have no index (indexed_ false).
+  // searches its tree alone. Dense and sequence lists have no index (indexed_ false). The index's
+  // table is charged to the memory meter with the tree (footprint()).
   mutable KeyIndex index_;
   mutable bool indexed_ = false;
   bool text_key_ = false;               // the key is one text
   mutable const Cell* last_ = nullptr;  // the row found or inserted last (tree rows only)
 
+  uint64_t footprint() const;         // what the list should have charged now
+  uint64_t tree_entry_bytes() const;  // one tree entry: node, key and row arrays
+  void charge(uint64_t bytes);        // before growing: may throw, then nothing changed
+  void settle();                      // after any change: charge or credit the difference
+  void grow_rows(size_t rows);        // sequences: capacity for at least this many rows
   bool dense_fits(int64_t key) const;
   void go_sparse();
   uint64_t hash_key(const Cell* key) const {

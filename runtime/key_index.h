@@ -132,6 +132,20 @@ class KeyIndex {
 
   size_t size() const { return used_; }
 
+  // Memory (for the owner's memory meter): the table's bytes now, the bytes the next add() adds
+  // when it grows the table (0 when it does not), and the table's bytes after n adds from empty.
+  uint64_t bytes() const { return uint64_t{entries_.capacity()} * sizeof(Entry); }
+  uint64_t growth_bytes() const {
+    if ((used_ + 1) * 2 <= entries_.size()) return 0;
+    return (std::max<uint64_t>(16, uint64_t{entries_.size()} * 2) - entries_.capacity()) * sizeof(Entry);
+  }
+  static uint64_t bytes_for(size_t n) {
+    if (n == 0) return 0;
+    uint64_t size = 16;
+    while (uint64_t{n} * 2 > size) size *= 2;
+    return size * sizeof(Entry);
+  }
+
  private:
   struct Entry {
     uint64_t hash;

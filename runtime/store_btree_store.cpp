@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 
+#include "runtime/memory.h"
 #include "runtime/store_live_tree.h"
 
 namespace pure::rt {
@@ -190,6 +191,7 @@ class BTreeStore final : public Store {
   ~BTreeStore() override {
     if (in_event_) rollback();
     release_deferred();
+    memory_credit(undo_charged_);
   }
   size_t list_count() const override { return lists_.size(); }
   ListWriter& list(size_t i) override { return *lists_[i]; }
@@ -269,6 +271,15 @@ class BTreeStore final : public Store {
     undo_.push_back({kind, list, column, static_cast<uint32_t>(undo_cells_.size())});
     undo_cells_.insert(undo_cells_.end(), a, a + na);
     if (nb) undo_cells_.insert(undo_cells_.end(), b, b + nb);
+    if (undo_bytes() != undo_charged_) settle_undo();
+  }
+  // Makes room in the log for one more entry of up to `cells` cells, before a list changes
+  // anything: running out of memory then leaves the list as it was, and log() cannot fail.
+  void reserve_log(uint32_t cells) {
+    if (!in_event_) return;
+    if (undo_.size() == undo_.capacity()) undo_.reserve(undo_.size() * 2 + 16);
+    if (undo_cells_.size() + cells > undo_cells_.capacity()) undo_cells_.reserve((undo_cells_.size() + cells) * 2 + 64);
+    if (undo_bytes() != undo_charged_) settle_undo();
   }
   void defer(Text* t) { deferred_.push_back(t); }
   // Before every write: the newest snapshot no longer shows the current state. Holding it until
@@ -279,9 +290,23 @@ class BTreeStore final : public Store {
   }
 
  private:
+  // The undo log counts against the memory budget (runtime/memory.h) like the rows it guards; a
+  // log that grew large in one event is given back rather than kept for the next.
+  uint64_t undo_bytes() const { return undo_.capacity() * sizeof(UndoEntry) + undo_cells_.capacity() * sizeof(Cell); }
+  void settle_undo() {
+    uint64_t now = undo_bytes();
+    if (now > undo_charged_) memory_note(now - undo_charged_);
+    else memory_credit(undo_charged_ - now);
+    undo_charged_ = now;
+  }
   void finish_event() {
     undo_.clear();
     undo_cells_.clear();
+    if (undo_charged_ > (uint64_t{1} << 20)) {
+      std::vector<UndoEntry>().swap(undo_);
+      std::vector<Cell>().swap(undo_cells_);
+      settle_undo();
+    }
     in_event_ = false;
     release_deferred();
     core_->nodes.drain_returned();
@@ -296,6 +321,7 @@ class BTreeStore final : public Store {
   std::vector<UndoEntry> undo_;
   std::vector<Cell> undo_cells_;
   std::vector<Text*> deferred_;
+  uint64_t undo_charged_ = 0;  // bytes of the undo log charged to the memory meter
   bool in_event_ = false;
   std::shared_ptr<const Snapshot> newest_;  // the last snapshot published, until the next write
 };
@@ -308,6 +334,7 @@ void BTreeList::row_left(const Cell* row, bool) {
 bool BTreeList::put(const Cell* row) {
   store_.wrote();
   if (shape_.sequence) throw std::logic_error("store: put on a sequence");
+  store_.reserve_log(shape_.row_width);
   uint32_t w = shape_.row_width;
   Cell* owned = owned_.data();
   Cell* old = old_.data();
@@ -330,6 +357,7 @@ bool BTreeList::set_field(const Cell* key, uint32_t field, Cell value) {
   store_.wrote();
   if (field >= shape_.schema.fields.size()) throw std::out_of_range("store: set_field past the last field");
   uint32_t column = shape_.key_width + field;
+  store_.reserve_log((shape_.key_width > 0 ? shape_.key_width : 1) + 1);
   bool text = is_text(column);
   Cell owned = text ? reinterpret_cast<Cell>(text_store_copy(reinterpret_cast<const Text*>(value))) : value;
   Cell old = 0;
@@ -352,6 +380,7 @@ bool BTreeList::set_field(const Cell* key, uint32_t field, Cell value) {
 bool BTreeList::remove(const Cell* key) {
   store_.wrote();
   if (shape_.sequence) throw std::logic_error("store: remove on a sequence");
+  store_.reserve_log(shape_.row_width);
   uint32_t w = shape_.row_width;
   Cell* old = old_.data();
   if (!tree_.remove(key, old)) return false;
@@ -365,6 +394,7 @@ bool BTreeList::remove(const Cell* key) {
 int64_t BTreeList::append(const Cell* fields) {
   store_.wrote();
   if (!shape_.sequence) throw std::logic_error("store: append on a keyed list");
+  store_.reserve_log(0);
   uint32_t w = shape_.row_width;
   Cell* owned = owned_.data();
   std::memcpy(owned, fields, w * 8);
@@ -379,6 +409,7 @@ int64_t BTreeList::append(const Cell* fields) {
 bool BTreeList::pop() {
   store_.wrote();
   if (!shape_.sequence) throw std::logic_error("store: pop on a keyed list");
+  store_.reserve_log(shape_.row_width);
   uint32_t w = shape_.row_width;
   Cell* old = old_.data();
   if (!tree_.pop(old)) return false;

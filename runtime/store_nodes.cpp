@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "runtime/memory.h"
+
 namespace pure::rt::store {
 
 void Registry::publish(SnapshotRecord* record, std::vector<Retired>& pending, std::vector<Retired>& free_now) {
@@ -73,6 +75,8 @@ Node* Nodes::acquire(const ListShape& s, bool leaf) {
     size_t bytes = node_size(s, leaf);
     n = static_cast<Node*>(std::malloc(bytes));
     if (!n) throw std::bad_alloc();
+    // counted, never refused here: a write must not stop half-way; the VM checks the meter after
+    memory_note(charged_size(bytes));
     stats_.node_bytes += bytes;
     ++stats_.allocated;
   }
@@ -153,6 +157,7 @@ void Nodes::give_back(const ListShape& s, Node* node, bool leaf) {
 
 void Nodes::free_node(const ListShape& s, Node* node, bool leaf) {
   stats_.node_bytes -= node_size(s, leaf);
+  memory_credit(charged_size(node_size(s, leaf)));
   ++stats_.freed;
   std::free(node);
 }

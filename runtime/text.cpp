@@ -5,15 +5,26 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/memory.h"
+
 namespace pure::rt {
 
 static thread_local int64_t g_live_texts = 0;  // this thread's allocations minus its frees
 static thread_local uint64_t g_bytes_allocated = 0;  // this thread's text bytes allocated, ever
 
-Text* text_alloc(uint32_t len, uint32_t cap) {
+// Every text is charged to the memory meter (memory.h) when it is made and credited when it is
+// freed. VM texts may throw MemoryBudgetSpent; store texts are made inside store writes, which
+// must not be interrupted, so they are only counted (the VM checks the meter after the write).
+static Text* allocate(uint32_t len, uint32_t cap, bool may_throw) {
   if (cap < len) cap = len;
+  uint64_t charge = charged_size(sizeof(Text) + uint64_t{cap});
+  if (may_throw) memory_charge(charge);
+  else memory_note(charge);
   auto* t = static_cast<Text*>(std::malloc(sizeof(Text) + cap));
-  if (!t) throw std::bad_alloc();
+  if (!t) {
+    memory_credit(charge);
+    throw std::bad_alloc();
+  }
   t->rc = 1;
   t->flags = 0;
   t->pad = 0;
@@ -24,6 +35,8 @@ Text* text_alloc(uint32_t len, uint32_t cap) {
   return t;
 }
 
+Text* text_alloc(uint32_t len, uint32_t cap) { return allocate(len, cap, true); }
+
 Text* text_new(std::string_view s, uint32_t extra_capacity) {
   Text* t = text_alloc(static_cast<uint32_t>(s.size()), static_cast<uint32_t>(s.size()) + extra_capacity);
   if (!s.empty()) std::memcpy(t->bytes, s.data(), s.size());
@@ -32,6 +45,7 @@ Text* text_new(std::string_view s, uint32_t extra_capacity) {
 
 static void text_free(Text* t) {
   --g_live_texts;
+  memory_credit(charged_size(sizeof(Text) + uint64_t{t->cap}));
   std::free(t);
 }
 
@@ -49,7 +63,8 @@ Text* text_store_copy(const Text* t) {
     if (!same->immortal()) ++same->rc;
     return same;
   }
-  Text* copy = text_new(t->view());
+  Text* copy = allocate(t->len, t->len, false);
+  if (t->len) std::memcpy(copy->bytes, t->bytes, t->len);
   copy->flags = kTextStored;
   return copy;
 }

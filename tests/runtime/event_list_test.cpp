@@ -15,6 +15,7 @@
 
 #include "runtime/event_list.h"
 #include "runtime/key_index.h"
+#include "runtime/memory.h"
 
 using namespace pure::rt;
 
@@ -309,6 +310,8 @@ TEST_CASE("keys chosen to collide in the hash index drop it; the list stays righ
     if ((text_key_hash(s) & 0xFFF) == 0) keys.push_back(s);
   }
   int64_t before = text_live_count();
+  MemoryMeter meter(uint64_t{1} << 30);
+  MeterScope metered(meter);
   {
     ListShape shape;
     shape.key_count = 1;
@@ -316,13 +319,28 @@ TEST_CASE("keys chosen to collide in the hash index drop it; the list stays righ
     shape.defaults = {0};
     shape.finish();
     EventList list(&shape);
+    uint64_t key_texts = 0;  // what the key texts the list holds are charged
     for (size_t i = 0; i < keys.size(); ++i) {
       Text* t = text_new(keys[i]);
+      key_texts += charged_size(sizeof(Text) + keys[i].size());
       Cell k = reinterpret_cast<Cell>(t), v = i;
       list.put(&k, &v);
       text_release(t);
     }
     CHECK_FALSE(list.indexed());
+    // the dropped index's table went back to the meter: the list is charged for its tree alone
+    CHECK(static_cast<int64_t>(list.charged_bytes() + key_texts) == meter.used());
+    uint64_t entry;
+    {
+      EventList one(&shape);
+      Text* t = text_new("one");
+      Cell k = reinterpret_cast<Cell>(t), v = 1;
+      one.put(&k, &v);
+      text_release(t);
+      REQUIRE(one.indexed());
+      entry = one.charged_bytes() - KeyIndex::bytes_for(1);
+    }
+    CHECK(list.charged_bytes() == keys.size() * entry);
     CHECK(list.count() == static_cast<int64_t>(keys.size()));
     for (size_t i = 0; i < keys.size(); ++i) {
       Text* t = text_new(keys[i]);
@@ -337,6 +355,7 @@ TEST_CASE("keys chosen to collide in the hash index drop it; the list stays righ
     CHECK(list.count() == static_cast<int64_t>(keys.size() / 2));
   }
   CHECK(text_live_count() == before);
+  CHECK(meter.used() == 0);
 }
 
 TEST_CASE("the key hash reads every byte of a text and nothing past it") {
