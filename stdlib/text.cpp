@@ -278,18 +278,6 @@ std::vector<std::string> split_whitespace(std::string_view text) {
   return fields;
 }
 
-std::vector<std::string_view> split_views(std::string_view text, std::string_view separator) {
-  std::vector<std::string_view> fields;
-  split_each(text, separator, [&](std::string_view field) { fields.push_back(field); });
-  return fields;
-}
-
-std::vector<std::string_view> split_whitespace_views(std::string_view text) {
-  std::vector<std::string_view> fields;
-  split_whitespace_each(text, [&](std::string_view field) { fields.push_back(field); });
-  return fields;
-}
-
 std::string join(const std::vector<std::string_view>& parts, std::string_view separator) {
   return join_parts(parts, separator);
 }

@@ -56,9 +56,6 @@ std::vector<std::string> split_whitespace(std::string_view text);
 // vector: a caller that keeps them elsewhere holds them only once.
 void split_each(std::string_view text, std::string_view separator, const std::function<void(std::string_view)>& each);
 void split_whitespace_each(std::string_view text, const std::function<void(std::string_view)>& each);
-// The same fields as views into `text` (no copies): for callers that copy each field once anyway.
-std::vector<std::string_view> split_views(std::string_view text, std::string_view separator);
-std::vector<std::string_view> split_whitespace_views(std::string_view text);
 std::string join(const std::vector<std::string_view>& parts, std::string_view separator);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
                "pure-run"};
   std::string path;
   bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
-  std::string max_steps_text = "10000000000";
+  std::string max_steps_text = "10000000000", max_memory_text = "4G";
   app.add_option("file", path, "the module to run (a .pure file)")->required();
   app.add_flag("--check", check_only, "compile only: report errors, run nothing");
   app.add_flag("--dump-ast", dump_ast, "print the checked syntax tree");
@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
                  "step budget of main and of each event or query it calls (one step = one loop iteration or one call; "
                  "default 10000000000)")
       ->check(budget(false));
+  app.add_option("--max-memory", max_memory_text,
+                 "memory budget of the run: bytes of texts, lists and stored rows live at once; K, M, G suffixes "
+                 "(default 4G)")
+      ->check(budget(true));
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_LLVM_JIT
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
@@ -119,7 +123,7 @@ int main(int argc, char** argv) {
     std::string a = argv[split];
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
-    if (a == "--max-steps" && split < argc) ++split;
+    if ((a == "--max-steps" || a == "--max-memory") && split < argc) ++split;
   }
   int own_argc = split < argc ? split + 1 : argc;
   std::vector<std::string> args(argv + own_argc, argv + argc);
@@ -130,8 +134,9 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
-  uint64_t max_steps = 0;
-  parse_budget(max_steps_text, false, max_steps);  // checked by the validator above
+  uint64_t max_steps = 0, max_memory = 0;
+  parse_budget(max_steps_text, false, max_steps);  // both checked by the validators above
+  parse_budget(max_memory_text, true, max_memory);
   // Texts are valid UTF-8: arguments are checked before they become texts, as input() checks
   // standard input.
   for (size_t i = 0; i < args.size(); ++i) {
@@ -219,6 +224,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<pure::rt::Store> store = pure::rt::make_store(program->stored);
   pure::vm::RunOptions options;
   options.max_steps = max_steps;
+  options.max_memory = max_memory;
   options.args = std::move(args);
   options.read_input = read_all_stdin;
 #ifdef PURE_HAVE_LLVM_JIT
@@ -247,10 +253,7 @@ int main(int argc, char** argv) {
     }
   }
 #endif
+  if (failure) std::fputs(failure->render(path).c_str(), stderr);  // before the store is torn down
   store.reset();
-  if (failure) {
-    std::fputs(failure->render(path).c_str(), stderr);
-    return kExitRuntime;
-  }
-  return kExitOk;
+  return failure ? kExitRuntime : kExitOk;
 }

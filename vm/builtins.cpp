@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "frontend/builtins.h"
+#include "runtime/memory.h"
 #include "stdlib/math.h"
 #include "stdlib/text.h"
 #include "stdlib/utf8.h"
@@ -18,16 +19,46 @@ rt::Text* make_text(const Instr* ip, std::string_view s) {
   return rt::text_new(s);
 }
 
-// A `seq text` of the parts, each copied once into a text of its own.
-rt::EventList* text_list(VM& vm, const std::vector<std::string_view>& parts) {
-  auto* l = new rt::EventList(vm.prog.shapes[0].get());  // shape 0 is `seq text`
-  l->reserve(static_cast<int64_t>(parts.size()));
-  for (std::string_view p : parts) {
-    rt::Cell c = reinterpret_cast<rt::Cell>(rt::text_new(p));
-    l->push(&c);
-    rt::text_release(reinterpret_cast<rt::Text*>(c));
+// A `seq text` built piece by piece, so that a huge result runs into the list limit or the memory
+// budget while it grows (and is let go whole) instead of being built elsewhere first.
+class TextListBuilder {
+ public:
+  TextListBuilder(VM& vm, const Instr* ip) : ip_(ip), list_(new rt::EventList(vm.prog.shapes[0].get())) {}  // shape 0 is `seq text`
+  ~TextListBuilder() { rt::list_release(list_); }
+  void add(std::string_view piece) {
+    if (list_->count() >= rt::kMaxListRows) list_too_long(ip_);
+    rt::Text* t = rt::text_new(piece);
+    rt::Cell c = reinterpret_cast<rt::Cell>(t);
+    try {
+      list_->push(&c);
+    } catch (...) {
+      rt::text_release(t);
+      throw;
+    }
+    rt::text_release(t);
   }
-  return l;
+  rt::EventList* take() {
+    rt::EventList* l = list_;
+    list_ = nullptr;
+    return l;
+  }
+
+ private:
+  const Instr* ip_;
+  rt::EventList* list_;
+};
+
+// A `seq text` of the parts, each copied once into a text of its own.
+rt::EventList* text_list(VM& vm, const Instr* ip, const std::vector<std::string_view>& parts) {
+  TextListBuilder b(vm, ip);
+  for (std::string_view p : parts) b.add(p);
+  return b.take();
+}
+
+// Faults now if a result of about `bytes` could not fit in the memory budget, before building it.
+void need_memory(const Instr* ip, uint64_t bytes) {
+  const rt::MemoryMeter* m = rt::current_meter();
+  if (m && !m->fits(rt::charged_size(bytes))) memory_budget_spent(ip);
 }
 
 // splitmix64: a fixed, well-mixed function of the state; the same bits on every device.
@@ -122,9 +153,19 @@ std::string list_text(VM& vm, const Slot* args, const Instr* ip, const std::vect
 
 // The row returned by first()/last(): written over the arguments.
 void row_result(VM& vm, Slot* a, const rt::Cell* row, const rt::ListShape& shape) {
-  for (uint32_t i = 0; i < shape.width(); ++i) {
-    if (shape.cols[i] == rt::ColType::Text) a[i].t = load_text_cell(vm, row[i]);
-    else a[i].u = row[i];
+  uint32_t i = 0;
+  try {
+    for (; i < shape.width(); ++i) {
+      if (shape.cols[i] == rt::ColType::Text) a[i].t = load_text_cell(vm, row[i]);
+      else a[i].u = row[i];
+    }
+  } catch (...) {  // the call area owns nothing: let go of the texts already copied
+    for (uint32_t j = 0; j < i; ++j)
+      if (shape.cols[j] == rt::ColType::Text) {
+        rt::text_release(a[j].t);
+        a[j].u = 0;
+      }
+    throw;
   }
 }
 
@@ -250,11 +291,17 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::Repeat: {
         int64_t n = a[nargs - 1].i;
         if (n < 0) fault(ip, "repeat: count " + std::to_string(n) + " is negative");
-        if (n > (int64_t{1} << 31)) fault(ip, "repeat: count " + std::to_string(n) + " is too large");
+        if (n > rt::kMaxListRows) list_too_long(ip);  // the one limit of every event list
         auto* l = new rt::EventList(vm.prog.shapes[ip->c].get());
-        std::vector<rt::Cell> row(nargs - 1);
-        for (uint32_t i = 0; i + 1 < nargs; ++i) row[i] = a[i].u;
-        for (int64_t i = 0; i < n; ++i) l->push(row.data());
+        try {
+          l->reserve(n);  // charged whole before any row is written
+          std::vector<rt::Cell> row(nargs - 1);
+          for (uint32_t i = 0; i + 1 < nargs; ++i) row[i] = a[i].u;
+          for (int64_t i = 0; i < n; ++i) l->push(row.data());
+        } catch (...) {
+          rt::list_release(l);
+          throw;
+        }
         for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
         a[0].l = l;
         return;
@@ -342,12 +389,18 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::TStartsWith: { bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TEndsWith: { bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TSplit: {
-        auto parts = text::split_views(sv(a[0]), sv(a[1]));  // views into a[0], copied before it is overwritten
+        TextListBuilder parts(vm, ip);
+        text::split_each(sv(a[0]), sv(a[1]), [&](std::string_view p) { parts.add(p); });
         a[1].u = 0;
-        a[0].l = text_list(vm, parts);
+        a[0].l = parts.take();
         return;
       }
-      case Builtin::TWords: a[0].l = text_list(vm, text::split_whitespace_views(sv(a[0]))); return;
+      case Builtin::TWords: {
+        TextListBuilder parts(vm, ip);
+        text::split_whitespace_each(sv(a[0]), [&](std::string_view p) { parts.add(p); });
+        a[0].l = parts.take();
+        return;
+      }
       case Builtin::TLines: {
         std::vector<std::string_view> lines;
         std::string_view t = sv(a[0]);
@@ -361,7 +414,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           lines.emplace_back(line);
           start = end + 1;
         }
-        a[0].l = text_list(vm, lines);
+        a[0].l = text_list(vm, ip, lines);
         return;
       }
       case Builtin::TReplace: {
@@ -374,7 +427,14 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::TLower: a[0].t = make_text(ip, text::lower(sv(a[0]))); return;
       case Builtin::TTrim: a[0].t = make_text(ip, text::trim(sv(a[0]))); return;
       case Builtin::TReverse: a[0].t = make_text(ip, text::reverse(sv(a[0]))); return;
-      case Builtin::TRepeat: { std::string r = text::repeat(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+      case Builtin::TRepeat: {
+        if (a[1].i > 0 && static_cast<uint64_t>(a[1].i) <= rt::kMaxTextBytes)  // the text limit is text::repeat's to report
+          need_memory(ip, 2 * sizeof(rt::Text) + uint64_t{a[0].t->len} * static_cast<uint64_t>(a[1].i));
+        std::string r = text::repeat(sv(a[0]), a[1].i);
+        a[1].u = 0;
+        a[0].t = make_text(ip, r);
+        return;
+      }
       case Builtin::TPadLeft: { std::string r = text::pad_left(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
       case Builtin::TPadRight: { std::string r = text::pad_right(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
       case Builtin::TCode: { int64_t r = text::code_point_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].i = r; return; }
@@ -439,6 +499,8 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
     }
   } catch (text::TextError& e) {
     fault(ip, e.what());
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
   }
 }
 

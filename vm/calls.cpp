@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "base/assert.h"
+#include "runtime/memory.h"
 #include "vm/exec.h"
 
 namespace pure::vm {
@@ -75,7 +76,7 @@ rt::Text* concat(const Instr* ip, rt::Text* a, rt::Text* b, bool in_place) {
   // Grow geometrically when appending to an unshared text, so building a text by repeated
   // appends costs linear time overall.
   uint64_t cap = in_place ? std::min<uint64_t>(std::max<uint64_t>(len, uint64_t{a->cap} * 2), rt::kMaxTextBytes) : len;
-  rt::Text* r = rt::text_alloc(static_cast<uint32_t>(len), static_cast<uint32_t>(cap));
+  rt::Text* r = alloc_text(ip, static_cast<uint32_t>(len), static_cast<uint32_t>(cap));
   std::memcpy(r->bytes, a->bytes, a->len);
   std::memcpy(r->bytes + a->len, b->bytes, b->len);
   return r;
@@ -95,6 +96,7 @@ static rt::Text* own_text(rt::Text* t) {
 }
 
 void materialize(VM& vm, Slot& slot, bool is_list) {
+  rt::MeterNoThrow counted_only;  // runs while a query's frame is half gone: must not stop here
   if (!is_list) {
     slot.t = own_text(slot.t);
     return;

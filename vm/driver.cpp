@@ -8,6 +8,7 @@
 #include <new>
 
 #include "base/assert.h"
+#include "runtime/memory.h"
 #include "vm/exec.h"
 
 namespace pure::vm {
@@ -59,13 +60,17 @@ static Engine& engine_of(VM& vm) { return vm.options.engine ? *vm.options.engine
 
 std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
   Engine& engine = engine_of(vm);
+  // The invocation's memory budget (runtime/memory.h), on the thread that runs it: main and all
+  // it calls, or one event or query a host calls.
+  rt::MemoryMeter meter(vm.options.max_memory);
+  rt::MeterScope metered(meter);
   while (true) {
     try {
       try {
         engine.run(vm, base, ip);
-      } catch (const std::bad_alloc&) {
-        // out of memory inside an instruction: a runtime error like any other
-        throw Fault{"out of memory", nullptr};
+      } catch (const std::bad_alloc& e) {
+        // out of memory where no instruction turned it into a fault: a runtime error like any other
+        throw Fault{out_of_memory_message(e), nullptr};
       }
       PURE_ASSERT(vm.calls.empty() && vm.transaction_depth == 0);
       return std::nullopt;
@@ -98,6 +103,7 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       vm.transaction_depth = 0;
       vm.core.steps_left = event.saved_steps;  // the caller's budget, as a normal return restores it
       event.base[0].i = 0;                      // outcome.ok
+      rt::MeterNoThrow counted_only;            // the reason is handed over even when memory ran out
       event.base[1].t = rt::text_new(reason);   // outcome.reason: owned by the caller's call area
       if (!event.return_ip) return std::nullopt;  // a host called the event: the outcome is in base
       base = vm.calls.back().base;
@@ -180,8 +186,8 @@ extern "C" const pure::vm::Instr* pure_step(pure::vm::VMCore* core, pure::vm::Sl
   } catch (Fault& f) {
     vm.pending = std::move(f);
     ip = kFaulted;
-  } catch (const std::bad_alloc&) {
-    vm.pending = Fault{"out of memory", ip};
+  } catch (const std::bad_alloc& e) {
+    vm.pending = Fault{out_of_memory_message(e), ip};
     ip = kFaulted;
   }
   core->tier_up = tier;

@@ -27,9 +27,31 @@ inline void set_list(Slot& d, rt::EventList* l) {
   rt::list_release(old);
 }
 
+// Running out of memory (the budget of runtime/memory.h, or the system refusing an allocation)
+// is a runtime error at the instruction that asked for it (lists.cpp).
+[[noreturn]] void out_of_memory(const Instr* ip, const std::bad_alloc& e);
+std::string out_of_memory_message(const std::bad_alloc& e);
+[[noreturn]] void memory_budget_spent(const Instr* ip);
+
+// A new text of len bytes (uninitialised) with room for cap, or the runtime error.
+inline rt::Text* alloc_text(const Instr* ip, uint32_t len, uint32_t cap) {
+  try {
+    return rt::text_alloc(len, cap);
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+}
+inline rt::Text* new_text(const Instr* ip, std::string_view s) {
+  try {
+    return rt::text_new(s);
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+}
+
 inline rt::Text* checked_text(const Instr* ip, uint64_t len) {
   if (len > rt::kMaxTextBytes) fault(ip, "text too long (" + std::to_string(len) + " bytes; the limit is 1 GiB)");
-  return rt::text_alloc(static_cast<uint32_t>(len), static_cast<uint32_t>(len));
+  return alloc_text(ip, static_cast<uint32_t>(len), static_cast<uint32_t>(len));
 }
 
 // ---- constants and moves -------------------------------------------------------------------
@@ -140,8 +162,8 @@ EXEC(CONCAT) {
   if (r != a || !in_place) set_text(s[ip->a], r);
   return ip + 1;
 }
-EXEC(INT_TEXT) { set_text(s[ip->a], rt::text_new(numtext::format_int(s[ip->b].i))); return ip + 1; }
-EXEC(NUM_TEXT) { set_text(s[ip->a], rt::text_new(numtext::format_num(s[ip->b].n))); return ip + 1; }
+EXEC(INT_TEXT) { set_text(s[ip->a], new_text(ip, numtext::format_int(s[ip->b].i))); return ip + 1; }
+EXEC(NUM_TEXT) { set_text(s[ip->a], new_text(ip, numtext::format_num(s[ip->b].n))); return ip + 1; }
 EXEC(BOOL_TEXT) { set_text(s[ip->a], vm.prog.texts[s[ip->b].i ? 1 : 0]); return ip + 1; }
 EXEC(JOIN_TEXT) {
   uint64_t len = 0;
@@ -303,10 +325,11 @@ EXEC(SEQ_SET_FIELD) {
   return ip + 1;
 }
 [[noreturn]] void list_too_long(const Instr* ip);
+const Instr* seq_push_grow(VM& vm, Slot* s, const Instr* ip);  // a push that needs room (lists.cpp)
 
 EXEC(SEQ_PUSH) {
   rt::EventList* l = s[ip->b].l;
-  if (__builtin_expect(l->count() >= rt::kMaxListRows, 0)) list_too_long(ip);
+  if (__builtin_expect(!l->push_fits(), 0)) return seq_push_grow(vm, s, ip);
   l->push(reinterpret_cast<const rt::Cell*>(s + ip->a));
   return ip + 1;
 }

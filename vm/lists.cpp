@@ -1,5 +1,6 @@
 // vm/lists.cpp — keyed event lists, stored lists and iterators: the list instructions that
 // are too large to inline into the interpreter loop.
+#include "runtime/memory.h"
 #include "vm/exec.h"
 
 namespace pure::vm {
@@ -42,7 +43,52 @@ void list_too_long(const Instr* ip) {
   fault(ip, "list too long: an event list holds at most " + std::to_string(rt::kMaxListRows) + " items");
 }
 
+// ---- running out of memory -------------------------------------------------------------------
+static std::string bytes_text(uint64_t n) {
+  if (n >= (uint64_t{1} << 30) && n % (uint64_t{1} << 30) == 0) return std::to_string(n >> 30) + " GiB";
+  if (n >= (uint64_t{1} << 20) && n % (uint64_t{1} << 20) == 0) return std::to_string(n >> 20) + " MiB";
+  if (n >= (uint64_t{1} << 10) && n % (uint64_t{1} << 10) == 0) return std::to_string(n >> 10) + " KiB";
+  return std::to_string(n) + (n == 1 ? " byte" : " bytes");
+}
+
+static std::string budget_message() {
+  const rt::MemoryMeter* m = rt::current_meter();
+  return "memory budget spent (" + (m ? bytes_text(m->limit()) : std::string("?")) +
+         " of texts, lists and stored rows held at once); raise it with --max-memory";
+}
+
+std::string out_of_memory_message(const std::bad_alloc& e) {
+  if (dynamic_cast<const rt::MemoryBudgetSpent*>(&e) || rt::memory_over()) return budget_message();
+  const rt::MemoryMeter* m = rt::current_meter();
+  return "out of memory: the system refused an allocation" +
+         (m ? " (the memory budget, --max-memory, is " + bytes_text(m->limit()) + ")" : std::string());
+}
+
+void out_of_memory(const Instr* ip, const std::bad_alloc& e) { fault(ip, out_of_memory_message(e)); }
+void memory_budget_spent(const Instr* ip) { fault(ip, budget_message()); }
+
+const Instr* seq_push_grow(VM& vm, Slot* s, const Instr* ip) {
+  rt::EventList* l = s[ip->b].l;
+  if (l->count() >= rt::kMaxListRows) list_too_long(ip);
+  try {
+    l->push(reinterpret_cast<const rt::Cell*>(s + ip->a));
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+  return ip + 1;
+}
+
+static const Instr* list_op_inner(VM& vm, Slot* s, const Instr* ip);
+
 const Instr* list_op(VM& vm, Slot* s, const Instr* ip) {
+  try {
+    return list_op_inner(vm, s, ip);
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+}
+
+static const Instr* list_op_inner(VM& vm, Slot* s, const Instr* ip) {
   rt::EventList* l = s[ip->b].l;
   const rt::ListShape& shape = l->shape();
   const Slot* key = s + ip->c;
@@ -119,7 +165,23 @@ static rt::ListWriter& writer(VM& vm, const Instr* ip) {
   return vm.store->list(ip->b);
 }
 
+static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip);
+
+// Stored rows are counted against the memory budget but never refused half-way through a write
+// (runtime/memory.h): the meter is checked once the write is done, and the event then fails
+// whole and is rolled back.
 const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
+  const Instr* next;
+  try {
+    next = store_op_inner(vm, s, ip);
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+  if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
+  return next;
+}
+
+static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip) {
   uint32_t li = ip->b;
   // Reads go to the query's snapshot when there is one; writes only happen inside events.
   const rt::ListReader& r = vm.reader(li);
@@ -229,7 +291,17 @@ const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
   }
 }
 
+static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip);
+
 const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
+  try {
+    return iter_next_inner(vm, s, ip);
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+}
+
+static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {
   Iterator& it = vm.iters[s[ip->b].i];
   if (it.list) {
     if (it.list->shape_version() != it.version)

@@ -34,9 +34,13 @@ struct RuntimeError {
 
 struct RunOptions {
   uint64_t max_steps = 10'000'000'000ull;  // per invocation: main, and each event or query
+  // Bytes of texts, event lists and stored rows that may be live at once during the run (main and
+  // everything it calls); past it an allocation is a runtime error. Counted, not measured: see
+  // runtime/memory.h.
+  uint64_t max_memory = uint64_t{4} << 30;
   std::function<void(std::string_view)> write_output;  // print/write; default: stdout
   std::function<std::string()> read_input;             // input(); default: empty text
-  std::vector<std::string> args;                       // main's arguments
+  std::vector<std::string> args;                       // main's arguments (valid UTF-8: the host checks)
   Engine* engine = nullptr;  // how to run bytecode (vm/engine.h); null: the interpreter
   Tier* tier = nullptr;      // a JIT's tier-up hook (vm/engine.h); null: interpret only
 };

@@ -58,6 +58,75 @@ class StepBudgetOption(unittest.TestCase):
         self.assertEqual(run(["--max-steps", "9223372036854775807"], TEN_STEPS)[:2], (0, b"done\n"))
 
 
+class MemoryBudgetOption(unittest.TestCase):
+    def test_sizes(self):
+        for value in ["67108864", "65536K", "64M", "64m", "1G", "8589934591G"]:
+            with self.subTest(value=value):
+                self.assertEqual(run(["--max-memory", value], TEN_STEPS)[:2], (0, b"done\n"))
+
+    def test_refused_sizes(self):
+        for value in ["0", "0M", "-1", "64MB", "1T", "M", "0x40M", "1.5G", "8589934592G", "99999999999999999999999"]:
+            with self.subTest(value=value):
+                code, out, err = run(["--max-memory", value], TEN_STEPS)
+                self.assertEqual(code, 2)
+                self.assertIn("--max-memory", err)
+        self.assertIn("is too large (the largest is 9223372036854775807 bytes)", run(["--max-memory", "8589934592G"], TEN_STEPS)[2])
+
+    def test_option_value_is_not_taken_for_the_file(self):
+        code, out, _ = run(["--max-memory", "64M", "--max-steps", "100"], TEN_STEPS)
+        self.assertEqual((code, out), (0, b"done\n"))
+
+
+SPENT_64M = "memory budget spent (64 MiB of texts, lists and stored rows held at once); raise it with --max-memory"
+
+
+class MemoryExhaustion(unittest.TestCase):
+    """The three programs of issue 13 that ended in `terminate ... std::bad_alloc` (exit 134, output lost)."""
+
+    def check_error(self, source, line_col, message):
+        code, out, err = run(["--max-memory", "64M"], source, stdout_file=True)
+        self.assertEqual(code, 3)
+        self.assertEqual(out, b"before\n")  # printed before the error, kept in the file
+        self.assertTrue(err.startswith("prog.pure:%s: runtime error: %s\n" % (line_col, message)), err)
+
+    def test_event_pushing_onto_a_stored_sequence_forever_fails_and_is_rolled_back(self):
+        source = """list log seq { n: int }
+event grow() {
+  var i = 0
+  while true { log.push({ n: i }); i += 1 }
+}
+fn main() {
+  print("before")
+  let o = grow()
+  print(o)
+  print("count {log.count()}")
+  if not o.ok { fail "the event failed" }
+}
+"""
+        code, out, err = run(["--max-memory", "64M"], source, stdout_file=True)
+        self.assertEqual(code, 3)
+        self.assertEqual(out.decode(), 'before\noutcome { ok: false, reason: "runtime error at 4:19: %s" }\ncount 0\n' % SPENT_64M)
+        self.assertTrue(err.startswith("prog.pure:11:17: runtime error: failed: the event failed\n"), err)
+
+    def test_splitting_a_huge_text(self):
+        self.check_error('fn main() {\n  print("before")\n  let p = "a".repeat(30000000).split("")\n  print(p.count())\n}\n',
+                         "3:31", SPENT_64M)
+
+    def test_repeat_past_the_list_limit_and_within_it(self):
+        self.check_error('fn main() {\n  print("before")\n  let xs = repeat(0, 2147483647)\n  print(xs.count())\n}\n',
+                         "3:12", "list too long: an event list holds at most 268435456 items")
+        self.check_error('fn main() {\n  print("before")\n  let xs = repeat(0, 268435456)\n  print(xs.count())\n}\n',
+                         "3:12", SPENT_64M)
+
+    def test_output_is_kept_when_a_lot_was_printed(self):
+        # more than the VM's 64 KiB output buffer and stdio's buffer, so some was written and some not yet
+        source = 'fn main() {\n  for i in 0 .. 20000 { print("line {i}") }\n  var xs = repeat(0, 0)\n  while true { xs.push(1) }\n}\n'
+        code, out, err = run(["--max-memory", "64M"], source, stdout_file=True)
+        self.assertEqual(code, 3)
+        self.assertEqual(out, "".join("line %d\n" % i for i in range(20000)).encode())
+        self.assertTrue(err.startswith("prog.pure:4:18: runtime error: " + SPENT_64M), err)
+
+
 ECHO_ARGS = 'fn main(args: seq text) {\n  for a in args { print("{a.len()} {a.byte_len()} {a}") }\n}\n'
 
 

@@ -655,3 +655,82 @@ fn main() {
   CHECK(low.failed);
   CHECK(low.line == 17);
 }
+
+// ---- the memory budget (RunOptions::max_memory, runtime/memory.h) ----------------------------
+
+static Outcome run_with_memory(const std::string& text, uint64_t max_memory, Engine engine = Engine::Interpret) {
+  RunConfig c;
+  c.max_memory = max_memory;
+  c.max_steps = 1'000'000'000;
+  c.engine = engine;
+  return run_program(text, c);
+}
+
+TEST_CASE("vm: an event that runs out of memory fails and is rolled back; main goes on") {
+  const char* p = R"(list log seq { n: int }
+list names by k: int { s: text }
+event grow() {
+  var i = 0
+  while true { log.push({ n: i }); i += 1 }
+}
+event grow_texts() {
+  var i = 0
+  while true { names[i] = { s: "name {i}, padded out to take some room" }; i += 1 }
+}
+event add(n: int) { log.push({ n: n }) }
+fn main() {
+  let a = grow()
+  print("{a.ok} {log.count()}")
+  let b = grow_texts()
+  print("{b.ok} {names.count()}")
+  let c = grow()
+  print("{c.ok} {log.count()} {c.reason}")
+  let d = add(5)
+  print("{d.ok} {log.count()}")
+}
+)";
+  Outcome a = run_with_memory(p, 16 << 20);
+  REQUIRE(a.signal == 0);
+  CHECK_FALSE(a.failed);
+  CHECK(a.output ==
+        "false 0\nfalse 0\nfalse 0 runtime error at 5:19: memory budget spent (16 MiB of texts, lists and stored rows "
+        "held at once); raise it with --max-memory\ntrue 1\n");
+  CHECK(a.leaked_texts == 0);
+  check_same_run(a, run_with_memory(p, 16 << 20, Engine::Step));
+}
+
+TEST_CASE("vm: running out of memory in main is a located runtime error; what was printed stays") {
+  struct Case {
+    const char* program;
+    uint32_t line, col;
+    const char* message;
+  };
+  const char* spent = "memory budget spent (16 MiB of texts, lists and stored rows held at once); raise it with --max-memory";
+  Case cases[] = {
+      // a text split into more pieces than the budget holds (built piece by piece, let go whole)
+      {"fn main() {\n  print(\"before\")\n  let parts = \"ab\".repeat(2000000).split(\"\")\n  print(parts.count())\n}", 3, 35, spent},
+      {"fn main() {\n  print(\"before\")\n  let w = \"a \".repeat(3000000).words()\n  print(w.count())\n}", 3, 31, spent},
+      // repeat: past the list limit is the list limit's message; within it, the budget's
+      {"fn main() {\n  print(\"before\")\n  let xs = repeat(0, 2147483647)\n  print(xs.count())\n}", 3, 12,
+       "list too long: an event list holds at most 268435456 items"},
+      {"fn main() {\n  print(\"before\")\n  let xs = repeat(0, 268435456)\n  print(xs.count())\n}", 3, 12, spent},
+      {"fn main() {\n  print(\"before\")\n  let t = \"abc\".repeat(10000000)\n  print(t.len())\n}", 3, 16, spent},
+      // pushing, putting and appending forever
+      {"fn main() {\n  print(\"before\")\n  var xs = repeat(\"x\", 0)\n  while true { xs.push(\"y\") }\n}", 4, 18, spent},
+      {"fn main() {\n  print(\"before\")\n  let m = list by k: int { v: int }\n  var i = 0\n  while true { m[i * 7] = { v: i }; i += 1 }\n}", 5, 25, spent},
+      {"fn main() {\n  print(\"before\")\n  var s = \"x\"\n  while true { s = s + s }\n}", 4, 22, spent},
+      {"fn main() {\n  print(\"before\")\n  var xs = repeat(\"x\", 0)\n  var i = 0\n  while true { xs.push(\"{i}\"); i += 1 }\n}", 5, 26, spent},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.program);
+    Outcome a = run_with_memory(c.program, 16 << 20);
+    REQUIRE(a.signal == 0);
+    CHECK(a.compile_errors == "");
+    CHECK(a.failed);
+    CHECK(a.output == "before\n");
+    CHECK(a.message == c.message);
+    CHECK(a.line == c.line);
+    CHECK(a.col == c.col);
+    CHECK(a.leaked_texts == 0);
+  }
+}

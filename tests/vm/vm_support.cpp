@@ -40,6 +40,7 @@ Outcome run_here(const std::string& text, const RunConfig& config) {
     std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
     vm::RunOptions options;
     options.max_steps = config.max_steps;
+    options.max_memory = config.max_memory;
     options.args = config.args;
     options.write_output = [&](std::string_view s) { out.output.append(s); };
     std::string input = config.input;

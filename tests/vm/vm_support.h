@@ -17,6 +17,7 @@ enum class Engine { Interpret, Step };
 struct RunConfig {
   Engine engine = Engine::Interpret;
   uint64_t max_steps = 10'000'000;
+  uint64_t max_memory = uint64_t{4} << 30;
   std::vector<std::string> args;
   std::string input;
 };
