@@ -48,13 +48,6 @@ class TextListBuilder {
   rt::EventList* list_;
 };
 
-// A `seq text` of the parts, each copied once into a text of its own.
-rt::EventList* text_list(VM& vm, const Instr* ip, const std::vector<std::string_view>& parts) {
-  TextListBuilder b(vm, ip);
-  for (std::string_view p : parts) b.add(p);
-  return b.take();
-}
-
 // Faults now if a result of about `bytes` could not fit in the memory budget, before building it.
 void need_memory(const Instr* ip, uint64_t bytes) {
   const rt::MemoryMeter* m = rt::current_meter();
@@ -402,7 +395,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       }
       case Builtin::TLines: {
-        std::vector<std::string_view> lines;
+        TextListBuilder lines(vm, ip);
         std::string_view t = sv(a[0]);
         size_t start = 0;
         while (start < t.size()) {
@@ -411,10 +404,10 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           std::string_view line = t.substr(start, end - start);
           // "\r\n" ends a line; a '\r' not followed by '\n' (one ending the text included) is kept
           if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-          lines.emplace_back(line);
+          lines.add(line);
           start = end + 1;
         }
-        a[0].l = text_list(vm, ip, lines);
+        a[0].l = lines.take();
         return;
       }
       case Builtin::TReplace: {

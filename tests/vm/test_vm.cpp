@@ -710,6 +710,7 @@ TEST_CASE("vm: running out of memory in main is a located runtime error; what wa
       // a text split into more pieces than the budget holds (built piece by piece, let go whole)
       {"fn main() {\n  print(\"before\")\n  let parts = \"ab\".repeat(2000000).split(\"\")\n  print(parts.count())\n}", 3, 35, spent},
       {"fn main() {\n  print(\"before\")\n  let w = \"a \".repeat(3000000).words()\n  print(w.count())\n}", 3, 31, spent},
+      {"fn main() {\n  print(\"before\")\n  let w = \"a\\n\".repeat(3000000).lines()\n  print(w.count())\n}", 3, 32, spent},
       // repeat: past the list limit is the list limit's message; within it, the budget's
       {"fn main() {\n  print(\"before\")\n  let xs = repeat(0, 2147483647)\n  print(xs.count())\n}", 3, 12,
        "list too long: an event list holds at most 268435456 items"},
