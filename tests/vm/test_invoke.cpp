@@ -173,6 +173,54 @@ TEST_CASE("host calls: each call has its own step budget; a runaway event fails 
   CHECK(m.query("balance", {Value::of_int(1)}).value.i == 5);
 }
 
+TEST_CASE("host calls: each call has its own memory budget; a runaway event fails alone, on any thread") {
+  const char* text = R"(list log seq { line: text }
+list names by k: int { s: text }
+event grow() {
+  var i = 0
+  while true { log.push({ line: "line {i}" }); i += 1 }
+}
+event add(s: text) { log.push({ line: s }) }
+query hoard(n: int) -> int {
+  var xs = seq text
+  for i in 0 .. n { xs.push("item {i}") }
+  return xs.count()
+}
+)";
+  auto program = compile(text);
+  Hosted m(*program);
+  pure::vm::RunOptions options;
+  options.max_memory = 8 << 20;
+  auto call = [&](const char* name, std::vector<Value> args) {
+    return pure::vm::call_event(*program, *m.store, static_cast<uint32_t>(pure::vm::find_function(*program, name)), args, options);
+  };
+  for (int round = 0; round < 3; ++round) {  // what a failed event took is given back each time
+    CallResult r = call("grow", {});
+    CHECK(!r.ok);
+    CHECK(r.reason.rfind("runtime error at 5:", 0) == 0);  // the push or the text it pushes
+    CHECK(r.reason.find(": memory budget spent (8 MiB of texts, lists and stored rows held at once); raise it with --max-memory") != std::string::npos);
+  }
+  CHECK(call("add", {Value::of_text("kept")}).ok);
+  CHECK(m.store->list(0).count() == 1);  // the failed events left nothing behind
+  m.publish();
+  // queries on other threads, each against its own meter: one runs out, the others do not
+  auto query = [&](int64_t n) {
+    return pure::vm::call_query(*program, m.snapshot(), static_cast<uint32_t>(pure::vm::find_function(*program, "hoard")),
+                                std::vector<Value>{Value::of_int(n)}, options);
+  };
+  CallResult big, small1, small2;
+  std::thread a([&] { big = query(10'000'000); }), b([&] { small1 = query(50'000); }), c([&] { small2 = query(50'000); });
+  a.join();
+  b.join();
+  c.join();
+  CHECK(!big.ok);
+  REQUIRE(big.error);
+  CHECK(big.error->message.find("memory budget spent (8 MiB") == 0);
+  CHECK(small1.ok);
+  CHECK(small1.value.i == 50'000);
+  CHECK(small2.value.i == 50'000);
+}
+
 // Owners run events on their modules while other threads query the latest snapshots. Two
 // different modules and the same module hosted twice (one Program, two stores) share the
 // process; under ThreadSanitizer this proves the Program is immutable and the counters private.
