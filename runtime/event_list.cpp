@@ -40,7 +40,7 @@ int ListShape::compare_keys(const Cell* a, const Cell* b, uint32_t n) const {
 
 EventList::EventList(const ListShape* shape)
     : shape_(shape), width_(shape->width()), dense_(!shape->sequence && shape->key_count == 1 && shape->cols[0] == ColType::Int),
-      tree_(KeyLess{shape}), indexed_(!shape->sequence && !dense_),
+      tree_(KeyLess{shape}), cap_rows_(width_ ? 0 : INT64_MAX), indexed_(!shape->sequence && !dense_),
       text_key_(shape->key_count == 1 && shape->cols[0] == ColType::Text) {}
 
 EventList::~EventList() {
@@ -68,6 +68,7 @@ void EventList::charge(uint64_t bytes) {
 }
 
 void EventList::settle() {
+  cap_rows_ = width_ ? static_cast<int64_t>(cells_.capacity() / width_) : INT64_MAX;
   uint64_t now = footprint();
   if (now > charged_) memory_note(now - charged_);
   else memory_credit(charged_ - now);
@@ -368,7 +369,10 @@ bool EventList::remove(const Cell* key) {
   }
   --count_;
   ++shape_version_;
-  if (!dense_) settle();
+  if (!dense_) {
+    memory_credit(tree_entry_bytes());
+    charged_ -= tree_entry_bytes();
+  }
   return true;
 }
 

@@ -49,7 +49,7 @@ class EventList {
   const Cell* at(int64_t pos) const { return &cells_[static_cast<size_t>(pos) * width_]; }
   Cell* at_mut(int64_t pos) { return &cells_[static_cast<size_t>(pos) * width_]; }
   void push(const Cell* row);            // retains texts; grows by doubling (may throw, see below)
-  bool push_fits() const { return cells_.size() + width_ <= cells_.capacity(); }  // push will not grow
+  bool push_fits() const { return count_ < cap_rows_; }  // push will not grow
   void reserve(int64_t rows);            // sequences: room for this many rows
   void pop(Cell* out);                   // moves the row's references to out
   void set_cell(Cell* where, uint32_t col, Cell value);  // retains new, releases old text
@@ -117,6 +117,7 @@ class EventList {
   std::vector<uint8_t> present_;      // dense: which keys exist
   Tree tree_;
   mutable uint64_t charged_ = 0;      // bytes this list has charged to the memory meter (index_drop)
+  int64_t cap_rows_ = 0;              // sequences: rows cells_ holds without growing
 
   // A tree also keeps a hash index from key to row (runtime/key_index.h; rows never move in a
   // std::map). A list whose probes grow too long drops its index for good (indexed_ false) and

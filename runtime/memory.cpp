@@ -2,40 +2,20 @@
 #include "runtime/memory.h"
 
 namespace pure::rt {
-namespace {
+namespace detail {
 
 // Plain thread-locals: a meter is only ever touched by the thread it is installed on.
 constinit thread_local MemoryMeter* t_meter = nullptr;
 constinit thread_local int t_no_throw = 0;
 
-}  // namespace
+void budget_spent() { throw MemoryBudgetSpent(); }
 
-MeterScope::MeterScope(MemoryMeter& meter) : previous_(t_meter) { t_meter = &meter; }
-MeterScope::~MeterScope() { t_meter = previous_; }
+}  // namespace detail
 
-MeterNoThrow::MeterNoThrow() { ++t_no_throw; }
-MeterNoThrow::~MeterNoThrow() { --t_no_throw; }
+MeterScope::MeterScope(MemoryMeter& meter) : previous_(detail::t_meter) { detail::t_meter = &meter; }
+MeterScope::~MeterScope() { detail::t_meter = previous_; }
 
-void memory_charge(uint64_t bytes) {
-  MemoryMeter* m = t_meter;
-  if (!m) return;
-  if (!m->fits(bytes) && t_no_throw == 0) throw MemoryBudgetSpent();
-  m->add(bytes);
-}
-
-void memory_note(uint64_t bytes) {
-  if (MemoryMeter* m = t_meter) m->add(bytes);
-}
-
-void memory_credit(uint64_t bytes) {
-  if (MemoryMeter* m = t_meter) m->sub(bytes);
-}
-
-bool memory_over() {
-  MemoryMeter* m = t_meter;
-  return m && m->over();
-}
-
-const MemoryMeter* current_meter() { return t_meter; }
+MeterNoThrow::MeterNoThrow() { ++detail::t_no_throw; }
+MeterNoThrow::~MeterNoThrow() { --detail::t_no_throw; }
 
 }  // namespace pure::rt

@@ -70,14 +70,33 @@ class MeterNoThrow {
 // granules, at least 32), so a million one-byte texts count about what they really take.
 inline uint64_t charged_size(uint64_t n) { return n <= 24 ? 32 : (n + 8 + 15) & ~uint64_t{15}; }
 
+namespace detail {
+// This thread's meter and MeterNoThrow depth (constant-initialised, so reading them is one load).
+extern constinit thread_local MemoryMeter* t_meter;
+extern constinit thread_local int t_no_throw;
+[[noreturn]] void budget_spent();
+}  // namespace detail
+
 // The allocation paths call these (with charged_size already applied, or an exact array size).
 // memory_charge throws MemoryBudgetSpent, charging nothing, when the bytes do not fit (unless a
 // MeterNoThrow lives); memory_note always charges (for code that must not throw: the store);
 // memory_credit gives bytes back. All three do nothing when no meter is installed.
-void memory_charge(uint64_t bytes);
-void memory_note(uint64_t bytes);
-void memory_credit(uint64_t bytes);
-bool memory_over();                  // the current meter is past its limit
-const MemoryMeter* current_meter();  // or nullptr
+inline void memory_charge(uint64_t bytes) {
+  MemoryMeter* m = detail::t_meter;
+  if (!m) return;
+  if (__builtin_expect(!m->fits(bytes), 0) && detail::t_no_throw == 0) detail::budget_spent();
+  m->add(bytes);
+}
+inline void memory_note(uint64_t bytes) {
+  if (MemoryMeter* m = detail::t_meter) m->add(bytes);
+}
+inline void memory_credit(uint64_t bytes) {
+  if (MemoryMeter* m = detail::t_meter) m->sub(bytes);
+}
+inline bool memory_over() {  // the current meter is past its limit
+  MemoryMeter* m = detail::t_meter;
+  return m && m->over();
+}
+inline const MemoryMeter* current_meter() { return detail::t_meter; }  // or nullptr
 
 }  // namespace pure::rt

@@ -270,16 +270,22 @@ class BTreeStore final : public Store {
            uint32_t nb = 0) {
     undo_.push_back({kind, list, column, static_cast<uint32_t>(undo_cells_.size())});
     undo_cells_.insert(undo_cells_.end(), a, a + na);
-    if (nb) undo_cells_.insert(undo_cells_.end(), b, b + nb);
-    if (undo_bytes() != undo_charged_) settle_undo();
+    if (nb) undo_cells_.insert(undo_cells_.end(), b, b + nb);  // reserve_log made the room
   }
   // Makes room in the log for one more entry of up to `cells` cells, before a list changes
   // anything: running out of memory then leaves the list as it was, and log() cannot fail.
   void reserve_log(uint32_t cells) {
     if (!in_event_) return;
-    if (undo_.size() == undo_.capacity()) undo_.reserve(undo_.size() * 2 + 16);
-    if (undo_cells_.size() + cells > undo_cells_.capacity()) undo_cells_.reserve((undo_cells_.size() + cells) * 2 + 64);
-    if (undo_bytes() != undo_charged_) settle_undo();
+    bool grew = false;
+    if (undo_.size() == undo_.capacity()) {
+      undo_.reserve(undo_.size() * 2 + 16);
+      grew = true;
+    }
+    if (undo_cells_.size() + cells > undo_cells_.capacity()) {
+      undo_cells_.reserve((undo_cells_.size() + cells) * 2 + 64);
+      grew = true;
+    }
+    if (grew) settle_undo();
   }
   void defer(Text* t) { deferred_.push_back(t); }
   // Before every write: the newest snapshot no longer shows the current state. Holding it until

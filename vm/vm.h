@@ -34,9 +34,9 @@ struct RuntimeError {
 
 struct RunOptions {
   uint64_t max_steps = 10'000'000'000ull;  // per invocation: main, and each event or query
-  // Bytes of texts, event lists and stored rows that may be live at once during the run (main and
-  // everything it calls); past it an allocation is a runtime error. Counted, not measured: see
-  // runtime/memory.h.
+  // Bytes of texts, event lists and stored rows one invocation (main and everything it calls, or
+  // one event or query a host calls) may allocate and hold at once; past it an allocation is a
+  // runtime error. Counted, not measured, on the invocation's thread: see runtime/memory.h.
   uint64_t max_memory = uint64_t{4} << 30;
   std::function<void(std::string_view)> write_output;  // print/write; default: stdout
   std::function<std::string()> read_input;             // input(); default: empty text
