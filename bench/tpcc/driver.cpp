@@ -1,0 +1,1104 @@
+// bench/tpcc/driver.cpp: the TPC-C terminals, against pure-serve (bench/tpcc/tpcc.pure over HTTP) or
+// against SQLite (the same transactions in SQL, in this process). N terminals, each a thread with
+// its own keep-alive connection (or SQLite connection, or one shared connection behind a mutex);
+// the mix 45/43/4/4/4 of clause 5.2.3 without think time; a warm-up, then a measured duration (or
+// a fixed count of transactions per terminal, for the check mode). Prints one JSON line per run
+// (shared/design/bench-format.md) on stdout; progress goes to stderr.
+//
+//   tpcc-driver --system pure --port P --server-pid PID [--load] [options]
+//   tpcc-driver --system sqlite --db /dev/shm/tpcc.db [--load] [sqlite options] [options]
+//
+// Loading: for Pure through the API (the load_* events of tpcc.pure, in chunks); for SQLite with
+// the same generator, written again here (keep the two in step: check mode compares the tables).
+#include <sqlite3.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "tpcc-driver: %s\n", message.c_str());
+  std::exit(1);
+}
+
+std::string format(const char* fmt, ...) {
+  char buf[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0 || n >= static_cast<int>(sizeof buf)) die("format overflow");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// ---- the generator of tpcc.pure, bit for bit ----
+
+uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+int64_t rand_int(int64_t state, int64_t lo, int64_t hi) {
+  uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  uint64_t r = static_cast<uint64_t>((static_cast<unsigned __int128>(mix(static_cast<uint64_t>(state))) * range) >> 64);
+  return static_cast<int64_t>(static_cast<uint64_t>(lo) + r);
+}
+constexpr int64_t kTwo62 = int64_t{1} << 62;
+int64_t mixin(int64_t state, int64_t v) { return rand_int(state, 0, kTwo62) + v; }
+int64_t row_seed(int64_t seed, int64_t table, int64_t a, int64_t b, int64_t c) {
+  return rand_int(mixin(mixin(mixin(mixin(seed, table), a), b), c), 0, kTwo62);
+}
+int64_t rnd(int64_t rs, int64_t k, int64_t lo, int64_t hi) { return rand_int(rs + k, lo, hi + 1); }
+
+const char* const kLetters =
+    "jpjomkefoiucDlNQgtYkIMJPvMJUqzDNLLgGxJCbUUrtlBczNvltFhjGyOuRQzlnGlQrPzAoILiIsDcouhNfHWRYYTKuHmvguTEKhCpqHKC"
+    "nTSCpqglNnhFbQmBVeRLfuTvQEKFvViMlpZgfseIFtcCXSIICIHEcBmBppXzRxpGZuiwsfoxYYcqbHsVtwyjqQqFdfmUAgvIvqYEHyKrAC"
+    "MIKyDZBTNieahGawFQRrIhHlIADvLZUypxlihhgILuDMyEFGImItjuIwxwTaYcxZMlmhkAZTjentWtpzSfkMJPKXskKVZXCtdMefcdmuji"
+    "wLprNNPHSyMbqrlWivrMjInLriRfmoRiJOMytqaEGQZzuIrNACCGMWTGdBzzDOrjRdFiMulOWxPlJGGvVBhzElhmVbxvSYtfIBZMCCGnKU"
+    "KiTURliiFRsKmmNPjugpRRNdLUClYaiVWrDWQpBqFiFkhEObxWaApiwZqpzgMHxlWyCfTcIenKJPCXONgTzvNLgsOXVipOyPZcoJLtrqTIQ"
+    "LdearplCAzVOxbzikYbCcNoHipeAzXsgaEpJyHyFQFjUWiyhnsqDUgECXNVGxLsiUpMD";
+const char* const kDigits =
+    "8097527451711351102587942667872756677349658066411974319859031857668367988397556213132397079058699125";
+
+std::string astr(int64_t rs, int64_t k, int64_t lo, int64_t hi) {
+  int64_t n = rnd(rs, k, lo, hi);
+  int64_t off = rnd(rs, k + 1, 0, 600 - n);
+  return std::string(kLetters + off, static_cast<size_t>(n));
+}
+std::string nstr(int64_t rs, int64_t k, int64_t n) {
+  int64_t off = rnd(rs, k, 0, 100 - n);
+  return std::string(kDigits + off, static_cast<size_t>(n));
+}
+std::string data_text(int64_t rs, int64_t k, int64_t lo, int64_t hi) {
+  std::string t = astr(rs, k, lo, hi);
+  if (rnd(rs, k + 2, 1, 10) != 1) return t;
+  int64_t at = rnd(rs, k + 3, 0, static_cast<int64_t>(t.size()) - 8);
+  t.replace(static_cast<size_t>(at), 8, "ORIGINAL");
+  return t;
+}
+std::string zip(int64_t rs, int64_t k) { return nstr(rs, k, 4) + "11111"; }
+int64_t nurand(int64_t rs, int64_t k, int64_t a, int64_t x, int64_t y, int64_t c) {
+  return ((rnd(rs, k, 0, a) | rnd(rs, k + 1, x, y)) + c) % (y - x + 1) + x;
+}
+std::string last_name(int64_t n) {
+  static const char* const syl[] = {"BAR", "OUGHT", "ABLE", "PRI", "PRES", "ESE", "ANTI", "CALLY", "ATION", "EING"};
+  return std::string(syl[n / 100]) + syl[n / 10 % 10] + syl[n % 10];
+}
+enum Table : int64_t { kItem = 1, kWarehouse, kDistrict, kStock, kCustomer, kHistory, kOrder, kPerm, kLine };
+constexpr int64_t kCLastLoad = 157, kCLastRun = 223, kCId = 259, kOlIId = 7911;
+
+// ---- options ----
+
+struct Options {
+  std::string system;
+  std::string host = "127.0.0.1";
+  int port = 0;
+  int server_pid = 0;
+  std::string db;
+  bool load = false;
+  int warehouses = 1, items = 100000, customers = 3000, terminals = 1;
+  double warmup = 2, seconds = 10;
+  long transactions = 0;  // per terminal; 0 = run for the duration
+  int64_t seed = 1;
+  std::string label, setting = "ram";
+  // SQLite
+  std::string journal = "wal", synchronous = "off", locking = "normal";
+  bool without_rowid = true, shared = false;
+  long cache_kb = 262144;
+  long long mmap_bytes = 0;
+  bool dump = false;  // print a digest of every table (check mode) instead of running
+  bool consistency_only = false;
+};
+
+// ---- a transaction's inputs (clauses 2.4.1 to 2.8.1) ----
+
+enum Kind { kNewOrder, kPayment, kOrderStatus, kDelivery, kStockLevel, kKinds };
+const char* const kKindName[] = {"new_order", "payment", "order_status", "delivery", "stock_level"};
+
+struct Line { int64_t i_id, supply_w_id, quantity; };
+struct Tx {
+  Kind kind;
+  int64_t w, d, c_w, c_d, c_id, amount, carrier, threshold, now;
+  bool by_name, rollback;
+  std::string last;
+  std::vector<Line> lines;
+};
+
+struct Terminal {
+  int64_t w, d;  // home warehouse, and the district of its stock-level transactions
+  uint64_t rng;
+  int64_t next() {
+    rng = mix(rng);
+    return static_cast<int64_t>(rng >> 2);  // a state for rnd(); below 2^62
+  }
+};
+
+void make_tx(Terminal& t, const Options& o, int64_t now, Tx& tx) {
+  int64_t rs = t.next();
+  int64_t x = rnd(rs, 0, 0, 99);
+  tx.w = t.w;
+  tx.d = rnd(rs, 1, 1, 10);
+  tx.now = now;
+  int64_t W = o.warehouses;
+  int64_t names = std::min(1000, o.customers);
+  rs = t.next();
+  if (x < 45) {
+    tx.kind = kNewOrder;
+    tx.c_id = nurand(rs, 2, 1023, 1, o.customers, kCId);
+    int64_t n = rnd(rs, 0, 5, 15);
+    tx.rollback = rnd(rs, 1, 1, 100) == 1;
+    tx.lines.clear();
+    for (int64_t l = 0; l < n; l++) {
+      Line line;
+      line.i_id = nurand(rs, 10 + 4 * l, 8191, 1, o.items, kOlIId);
+      if (tx.rollback && l == n - 1) line.i_id = o.items + 1;
+      line.supply_w_id = tx.w;
+      if (W > 1 && rnd(rs, 12 + 4 * l, 1, 100) == 1) line.supply_w_id = 1 + (tx.w + rnd(rs, 13 + 4 * l, 0, W - 2)) % W;
+      line.quantity = rnd(rs, 14 + 4 * l, 1, 10);
+      tx.lines.push_back(line);
+    }
+  } else if (x < 88) {
+    tx.kind = kPayment;
+    tx.c_w = tx.w;
+    tx.c_d = tx.d;
+    if (W > 1 && rnd(rs, 0, 1, 100) <= 15) {
+      tx.c_w = 1 + (tx.w + rnd(rs, 1, 0, W - 2)) % W;
+      tx.c_d = rnd(rs, 2, 1, 10);
+    }
+    tx.by_name = rnd(rs, 3, 1, 100) <= 60;
+    tx.amount = rnd(rs, 4, 100, 500000);
+    tx.c_id = nurand(rs, 5, 1023, 1, o.customers, kCId);
+    tx.last = last_name(nurand(rs, 7, 255, 0, names - 1, kCLastRun));
+  } else if (x < 92) {
+    tx.kind = kOrderStatus;
+    tx.c_id = nurand(rs, 0, 1023, 1, o.customers, kCId);
+    tx.last = last_name(nurand(rs, 2, 255, 0, names - 1, kCLastRun));
+    tx.by_name = rnd(rs, 4, 1, 100) <= 60;
+  } else if (x < 96) {
+    tx.kind = kDelivery;
+    tx.carrier = rnd(rs, 0, 1, 10);
+  } else {
+    tx.kind = kStockLevel;
+    tx.d = t.d;
+    tx.threshold = rnd(rs, 0, 10, 20);
+  }
+}
+
+enum class Result { kOk, kRollback, kError };
+
+// One terminal's connection to a system.
+class Session {
+ public:
+  virtual ~Session() = default;
+  virtual Result run(const Tx& tx, std::string& error) = 0;
+};
+
+// ---- pure-serve over HTTP/1.1 keep-alive ----
+
+class Http {
+ public:
+  Http(const std::string& host, int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd_ < 0) die("socket failed");
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) die("bad host " + host);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) die(format("cannot connect to %s:%d", host.c_str(), port));
+    int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  ~Http() { ::close(fd_); }
+  // Sends one request and reads the reply; returns the status, the body in `body`.
+  int request(const char* method, const std::string& path, const std::string& payload, std::string& body) {
+    req_.clear();
+    req_ += method;
+    req_ += ' ';
+    req_ += path;
+    req_ += " HTTP/1.1\r\nHost: tpcc\r\nContent-Type: application/json\r\nContent-Length: ";
+    req_ += std::to_string(payload.size());
+    req_ += "\r\n\r\n";
+    req_ += payload;
+    size_t sent = 0;
+    while (sent < req_.size()) {
+      ssize_t n = ::send(fd_, req_.data() + sent, req_.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) die("send failed (server gone?)");
+      sent += static_cast<size_t>(n);
+    }
+    // read the head
+    size_t head_end;
+    while ((head_end = buf_.find("\r\n\r\n")) == std::string::npos) fill();
+    int status = std::atoi(buf_.c_str() + 9);
+    size_t length = 0;
+    for (size_t p = 0; p < head_end;) {
+      size_t e = buf_.find("\r\n", p);
+      if (e - p > 15 && strncasecmp(buf_.c_str() + p, "content-length:", 15) == 0)
+        length = std::strtoull(buf_.c_str() + p + 15, nullptr, 10);
+      p = e + 2;
+    }
+    while (buf_.size() < head_end + 4 + length) fill();
+    body.assign(buf_, head_end + 4, length);
+    buf_.erase(0, head_end + 4 + length);
+    return status;
+  }
+
+ private:
+  void fill() {
+    char tmp[65536];
+    ssize_t n = ::recv(fd_, tmp, sizeof tmp, 0);
+    if (n <= 0) die("the server closed the connection");
+    buf_.append(tmp, static_cast<size_t>(n));
+  }
+  int fd_;
+  std::string buf_, req_;
+};
+
+class PureSession : public Session {
+ public:
+  PureSession(const Options& o) : http_(o.host, o.port) {}
+  Result run(const Tx& tx, std::string& error) override {
+    std::string& p = payload_;
+    const char* name = kKindName[tx.kind];
+    switch (tx.kind) {
+      case kNewOrder: {
+        p = format("{\"w_id\":%" PRId64 ",\"d_id\":%" PRId64 ",\"c_id\":%" PRId64 ",\"now\":%" PRId64 ",\"lines\":\"",
+                   tx.w, tx.d, tx.c_id, tx.now);
+        for (size_t i = 0; i < tx.lines.size(); i++) {
+          if (i) p += ';';
+          p += format("%" PRId64 ",%" PRId64 ",%" PRId64, tx.lines[i].i_id, tx.lines[i].supply_w_id, tx.lines[i].quantity);
+        }
+        p += "\"}";
+        name = "new_order_tx";
+        break;
+      }
+      case kPayment:
+        p = format("{\"w_id\":%" PRId64 ",\"d_id\":%" PRId64 ",\"c_w_id\":%" PRId64 ",\"c_d_id\":%" PRId64
+                   ",\"c_id\":%" PRId64 ",\"c_last\":\"%s\",\"by_name\":%s,\"amount\":%" PRId64 ",\"now\":%" PRId64 "}",
+                   tx.w, tx.d, tx.c_w, tx.c_d, tx.c_id, tx.last.c_str(), tx.by_name ? "true" : "false", tx.amount, tx.now);
+        name = "payment_tx";
+        break;
+      case kOrderStatus:
+        p = format("{\"w_id\":%" PRId64 ",\"d_id\":%" PRId64 ",\"c_id\":%" PRId64 ",\"c_last\":\"%s\",\"by_name\":%s}",
+                   tx.w, tx.d, tx.c_id, tx.last.c_str(), tx.by_name ? "true" : "false");
+        break;
+      case kDelivery:
+        p = format("{\"w_id\":%" PRId64 ",\"carrier_id\":%" PRId64 ",\"now\":%" PRId64 "}", tx.w, tx.carrier, tx.now);
+        name = "delivery_tx";
+        break;
+      case kStockLevel:
+        p = format("{\"w_id\":%" PRId64 ",\"d_id\":%" PRId64 ",\"threshold\":%" PRId64 "}", tx.w, tx.d, tx.threshold);
+        break;
+      default: break;
+    }
+    int status = http_.request("POST", std::string("/v1/tpcc/") + name, p, body_);
+    if (status == 200) return Result::kOk;
+    if (status == 409 && tx.kind == kNewOrder && tx.rollback && body_.find("Item number is not valid") != std::string::npos)
+      return Result::kRollback;
+    error = format("%s: HTTP %d %s", name, status, body_.c_str());
+    return Result::kError;
+  }
+  Http& http() { return http_; }
+
+ private:
+  Http http_;
+  std::string payload_, body_;
+};
+
+void pure_call(Http& http, const std::string& name, const std::string& payload, std::string& body) {
+  int status = http.request("POST", "/v1/tpcc/" + name, payload, body);
+  if (status != 200) die(format("%s %s: HTTP %d %s", name.c_str(), payload.c_str(), status, body.c_str()));
+}
+
+void pure_load(const Options& o) {
+  Http http(o.host, o.port);
+  std::string body;
+  const int chunk = 1000;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int f = 1; f <= o.items; f += chunk)
+    pure_call(http, "load_items", format("{\"seed\":%" PRId64 ",\"from\":%d,\"to\":%d}", o.seed, f, std::min(f + chunk, o.items + 1)), body);
+  for (int w = 1; w <= o.warehouses; w++) {
+    pure_call(http, "load_warehouse", format("{\"seed\":%" PRId64 ",\"w\":%d,\"customers\":%d}", o.seed, w, o.customers), body);
+    for (int f = 1; f <= o.items; f += chunk)
+      pure_call(http, "load_stock", format("{\"seed\":%" PRId64 ",\"w\":%d,\"from\":%d,\"to\":%d}", o.seed, w, f,
+                                           std::min(f + chunk, o.items + 1)), body);
+    for (int d = 1; d <= 10; d++) {
+      for (int f = 1; f <= o.customers; f += chunk)
+        pure_call(http, "load_customers", format("{\"seed\":%" PRId64 ",\"w\":%d,\"d\":%d,\"from\":%d,\"to\":%d,\"now\":1}",
+                                                 o.seed, w, d, f, std::min(f + chunk, o.customers + 1)), body);
+      for (int f = 1; f <= o.customers; f += chunk)
+        pure_call(http, "load_orders", format("{\"seed\":%" PRId64 ",\"w\":%d,\"d\":%d,\"customers\":%d,\"items\":%d,"
+                                              "\"from\":%d,\"to\":%d,\"now\":1}",
+                                              o.seed, w, d, o.customers, o.items, f, std::min(f + chunk, o.customers + 1)), body);
+    }
+  }
+  std::fprintf(stderr, "pure: loaded %d warehouse(s) in %.1f s\n", o.warehouses,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+std::string pure_consistency(const Options& o) {
+  Http http(o.host, o.port);
+  std::string body;
+  pure_call(http, "consistency", "{}", body);
+  if (body == "{\"result\":\"ok\"}") return "ok";
+  return body;
+}
+
+// ---- SQLite ----
+
+class Db {
+ public:
+  explicit Db(const std::string& path, const Options& o, bool create) {
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) die("cannot open " + path);
+    sqlite3_busy_handler(db_, &Db::busy, nullptr);
+    exec("PRAGMA journal_mode=" + o.journal);
+    exec("PRAGMA synchronous=" + o.synchronous);
+    exec("PRAGMA locking_mode=" + o.locking);
+    exec(format("PRAGMA cache_size=-%ld", o.cache_kb));
+    exec(format("PRAGMA mmap_size=%lld", o.mmap_bytes));
+    exec("PRAGMA temp_store=memory");
+  }
+  ~Db() {
+    for (auto* s : stmts_) sqlite3_finalize(s);
+    sqlite3_close(db_);
+  }
+  static int busy(void*, int count) {
+    if (count < 100) sched_yield(); else usleep(50);
+    return count < 2000000;  // give up after a minute or so
+  }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string m = err ? err : "?";
+      sqlite3_free(err);
+      die(sql + ": " + m);
+    }
+  }
+  sqlite3_stmt* prepare(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v3(db_, sql.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &s, nullptr) != SQLITE_OK)
+      die(sql + ": " + sqlite3_errmsg(db_));
+    stmts_.push_back(s);
+    return s;
+  }
+  sqlite3* handle() { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::vector<sqlite3_stmt*> stmts_;
+};
+
+// A statement in use: binds, steps, resets on scope exit.
+class Q {
+ public:
+  explicit Q(sqlite3_stmt* s) : s_(s) {}
+  ~Q() { sqlite3_reset(s_); sqlite3_clear_bindings(s_); }
+  Q& i(int64_t v) { sqlite3_bind_int64(s_, ++n_, v); return *this; }
+  Q& t(const std::string& v) { sqlite3_bind_text(s_, ++n_, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT); return *this; }
+  bool row() {
+    int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw std::runtime_error(sqlite3_errmsg(sqlite3_db_handle(s_)));
+  }
+  void done() { if (row()) throw std::runtime_error("unexpected row"); }
+  int64_t col(int c) { return sqlite3_column_int64(s_, c); }
+  std::string text(int c) {
+    auto p = reinterpret_cast<const char*>(sqlite3_column_text(s_, c));
+    return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(s_, c))) : std::string();
+  }
+
+ private:
+  sqlite3_stmt* s_;
+  int n_ = 0;
+};
+
+// Column order and names follow tpcc.pure: keys first, then fields (check mode compares them).
+const char* const kSchema[][2] = {
+    {"warehouse", "w_id INTEGER, name TEXT, street_1 TEXT, street_2 TEXT, city TEXT, state TEXT, zip TEXT, tax INTEGER,"
+                  " ytd INTEGER, PRIMARY KEY (w_id)"},
+    {"district", "w_id INTEGER, d_id INTEGER, name TEXT, street_1 TEXT, street_2 TEXT, city TEXT, state TEXT, zip TEXT,"
+                 " tax INTEGER, ytd INTEGER, next_o_id INTEGER, PRIMARY KEY (w_id, d_id)"},
+    {"customer", "w_id INTEGER, d_id INTEGER, c_id INTEGER, first TEXT, middle TEXT, last TEXT, street_1 TEXT,"
+                 " street_2 TEXT, city TEXT, state TEXT, zip TEXT, phone TEXT, since INTEGER, credit TEXT,"
+                 " credit_lim INTEGER, discount INTEGER, balance INTEGER, ytd_payment INTEGER, payment_cnt INTEGER,"
+                 " delivery_cnt INTEGER, data TEXT, PRIMARY KEY (w_id, d_id, c_id)"},
+    {"history", "c_id INTEGER, c_d_id INTEGER, c_w_id INTEGER, d_id INTEGER, w_id INTEGER, date INTEGER, amount INTEGER,"
+                " data TEXT"},
+    {"new_order", "w_id INTEGER, d_id INTEGER, o_id INTEGER, PRIMARY KEY (w_id, d_id, o_id)"},
+    {"orders", "w_id INTEGER, d_id INTEGER, o_id INTEGER, c_id INTEGER, entry_d INTEGER, carrier_id INTEGER,"
+               " ol_cnt INTEGER, all_local INTEGER, PRIMARY KEY (w_id, d_id, o_id)"},
+    {"order_line", "w_id INTEGER, d_id INTEGER, o_id INTEGER, number INTEGER, i_id INTEGER, supply_w_id INTEGER,"
+                   " delivery_d INTEGER, quantity INTEGER, amount INTEGER, dist_info TEXT,"
+                   " PRIMARY KEY (w_id, d_id, o_id, number)"},
+    {"item", "i_id INTEGER, im_id INTEGER, name TEXT, price INTEGER, data TEXT, PRIMARY KEY (i_id)"},
+    {"stock", "w_id INTEGER, i_id INTEGER, quantity INTEGER, dist_01 TEXT, dist_02 TEXT, dist_03 TEXT, dist_04 TEXT,"
+              " dist_05 TEXT, dist_06 TEXT, dist_07 TEXT, dist_08 TEXT, dist_09 TEXT, dist_10 TEXT, ytd INTEGER,"
+              " order_cnt INTEGER, remote_cnt INTEGER, data TEXT, PRIMARY KEY (w_id, i_id)"},
+};
+
+void sqlite_create(Db& db, const Options& o) {
+  for (auto& t : kSchema) {
+    bool keyed = std::strcmp(t[0], "history") != 0;
+    db.exec(format("CREATE TABLE %s (%s)%s", t[0], t[1], keyed && o.without_rowid ? " WITHOUT ROWID" : ""));
+  }
+  db.exec("CREATE INDEX customer_by_last ON customer (w_id, d_id, last, first, c_id)");
+  db.exec("CREATE INDEX order_by_customer ON orders (w_id, d_id, c_id, o_id)");
+}
+
+void sqlite_load(const Options& o) {
+  std::remove(o.db.c_str());
+  std::remove((o.db + "-wal").c_str());
+  std::remove((o.db + "-shm").c_str());
+  std::remove((o.db + "-journal").c_str());
+  auto t0 = std::chrono::steady_clock::now();
+  Db db(o.db, o, true);
+  sqlite_create(db, o);
+  auto ins = [&](const char* table, int n) {
+    std::string sql = format("INSERT INTO %s VALUES (", table);
+    for (int i = 0; i < n; i++) sql += i ? ",?" : "?";
+    return db.prepare(sql + ")");
+  };
+  sqlite3_stmt* item = ins("item", 5);
+  sqlite3_stmt* wh = ins("warehouse", 9);
+  sqlite3_stmt* dist = ins("district", 11);
+  sqlite3_stmt* stock = ins("stock", 17);
+  sqlite3_stmt* cust = ins("customer", 21);
+  sqlite3_stmt* hist = ins("history", 8);
+  sqlite3_stmt* ord = ins("orders", 8);
+  sqlite3_stmt* no = ins("new_order", 3);
+  sqlite3_stmt* ol = ins("order_line", 10);
+  const int64_t now = 1;
+  db.exec("BEGIN");
+  for (int64_t i = 1; i <= o.items; i++) {
+    int64_t rs = row_seed(o.seed, kItem, 0, 0, i);
+    Q(item).i(i).i(rnd(rs, 0, 1, 10000)).t(astr(rs, 1, 14, 24)).i(rnd(rs, 3, 100, 10000)).t(data_text(rs, 4, 26, 50)).done();
+  }
+  for (int64_t w = 1; w <= o.warehouses; w++) {
+    int64_t rs = row_seed(o.seed, kWarehouse, w, 0, 0);
+    Q(wh).i(w).t(astr(rs, 0, 6, 10)).t(astr(rs, 2, 10, 20)).t(astr(rs, 4, 10, 20)).t(astr(rs, 6, 10, 20))
+        .t(astr(rs, 8, 2, 2)).t(zip(rs, 10)).i(rnd(rs, 11, 0, 2000)).i(30000000).done();
+    for (int64_t d = 1; d <= 10; d++) {
+      int64_t ds = row_seed(o.seed, kDistrict, w, d, 0);
+      Q(dist).i(w).i(d).t(astr(ds, 0, 6, 10)).t(astr(ds, 2, 10, 20)).t(astr(ds, 4, 10, 20)).t(astr(ds, 6, 10, 20))
+          .t(astr(ds, 8, 2, 2)).t(zip(ds, 10)).i(rnd(ds, 11, 0, 2000)).i(3000000).i(o.customers + 1).done();
+    }
+    for (int64_t i = 1; i <= o.items; i++) {
+      int64_t rs2 = row_seed(o.seed, kStock, w, 0, i);
+      Q q(stock);
+      q.i(w).i(i).i(rnd(rs2, 0, 10, 100));
+      for (int k = 0; k < 10; k++) q.t(astr(rs2, 1 + 2 * k, 24, 24));
+      q.i(0).i(0).i(0).t(data_text(rs2, 21, 26, 50)).done();
+    }
+    for (int64_t d = 1; d <= 10; d++) {
+      for (int64_t c = 1; c <= o.customers; c++) {
+        int64_t cs = row_seed(o.seed, kCustomer, w, d, c);
+        std::string last = c > 1000 ? last_name(nurand(cs, 0, 255, 0, 999, kCLastLoad)) : last_name(c - 1);
+        std::string credit = rnd(cs, 2, 1, 10) == 1 ? "BC" : "GC";
+        Q(cust).i(w).i(d).i(c).t(astr(cs, 3, 8, 16)).t("OE").t(last).t(astr(cs, 5, 10, 20)).t(astr(cs, 7, 10, 20))
+            .t(astr(cs, 9, 10, 20)).t(astr(cs, 11, 2, 2)).t(zip(cs, 13)).t(nstr(cs, 14, 16)).i(now).t(credit)
+            .i(5000000).i(rnd(cs, 15, 0, 5000)).i(-1000).i(1000).i(1).i(0).t(astr(cs, 16, 300, 500)).done();
+        int64_t hs = row_seed(o.seed, kHistory, w, d, c);
+        Q(hist).i(c).i(d).i(w).i(d).i(w).i(now).i(1000).t(astr(hs, 0, 12, 24)).done();
+      }
+      std::vector<int64_t> perm;
+      for (int64_t c = 1; c <= o.customers; c++) perm.push_back(c);
+      int64_t ps = row_seed(o.seed, kPerm, w, d, 0);
+      for (int64_t i = o.customers - 1; i > 0; i--) std::swap(perm[i], perm[rnd(ps, i, 0, i)]);
+      int64_t delivered = int64_t{o.customers} * 7 / 10;
+      for (int64_t oid = 1; oid <= o.customers; oid++) {
+        int64_t rs3 = row_seed(o.seed, kOrder, w, d, oid);
+        int64_t carrier = oid <= delivered ? rnd(rs3, 0, 1, 10) : 0;
+        int64_t n = rnd(rs3, 1, 5, 15);
+        Q(ord).i(w).i(d).i(oid).i(perm[oid - 1]).i(now).i(carrier).i(n).i(1).done();
+        if (oid > delivered) Q(no).i(w).i(d).i(oid).done();
+        for (int64_t l = 1; l <= n; l++) {
+          int64_t ls = row_seed(o.seed, kLine, w, d, oid * 16 + l);
+          int64_t amount = oid > delivered ? rnd(ls, 1, 1, 999999) : 0;
+          Q(ol).i(w).i(d).i(oid).i(l).i(rnd(ls, 0, 1, o.items)).i(w).i(oid > delivered ? 0 : now).i(5).i(amount)
+              .t(astr(ls, 2, 24, 24)).done();
+        }
+      }
+    }
+  }
+  db.exec("COMMIT");
+  db.exec("ANALYZE");
+  std::fprintf(stderr, "sqlite: loaded %d warehouse(s) in %.1f s\n", o.warehouses,
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+}
+
+// The transactions in SQL, with prepared statements. One per connection.
+struct SqlStatements {
+  explicit SqlStatements(Db& db) {
+    w_tax = db.prepare("SELECT tax FROM warehouse WHERE w_id=?");
+    d_next = db.prepare("SELECT tax, next_o_id FROM district WHERE w_id=? AND d_id=?");
+    d_bump = db.prepare("UPDATE district SET next_o_id=? WHERE w_id=? AND d_id=?");
+    c_disc = db.prepare("SELECT discount, last, credit FROM customer WHERE w_id=? AND d_id=? AND c_id=?");
+    o_ins = db.prepare("INSERT INTO orders VALUES (?,?,?,?,?,0,?,?)");
+    no_ins = db.prepare("INSERT INTO new_order VALUES (?,?,?)");
+    i_get = db.prepare("SELECT price, name, data FROM item WHERE i_id=?");
+    for (int d = 1; d <= 10; d++)
+      s_get[d] = db.prepare(format("SELECT quantity, dist_%02d, data, ytd, order_cnt, remote_cnt FROM stock WHERE w_id=? AND i_id=?", d));
+    s_upd = db.prepare("UPDATE stock SET quantity=?, ytd=?, order_cnt=?, remote_cnt=? WHERE w_id=? AND i_id=?");
+    ol_ins = db.prepare("INSERT INTO order_line VALUES (?,?,?,?,?,?,0,?,?,?)");
+    w_pay = db.prepare("UPDATE warehouse SET ytd=ytd+? WHERE w_id=? RETURNING name, street_1, street_2, city, state, zip");
+    d_pay = db.prepare("UPDATE district SET ytd=ytd+? WHERE w_id=? AND d_id=? RETURNING name, street_1, street_2, city, state, zip");
+    c_by_name = db.prepare("SELECT c_id FROM customer WHERE w_id=? AND d_id=? AND last=? ORDER BY first, c_id");
+    c_get = db.prepare("SELECT first, middle, last, street_1, street_2, city, state, zip, phone, since, credit,"
+                       " credit_lim, discount, balance, ytd_payment, payment_cnt, data FROM customer"
+                       " WHERE w_id=? AND d_id=? AND c_id=?");
+    c_pay = db.prepare("UPDATE customer SET balance=?, ytd_payment=?, payment_cnt=?, data=? WHERE w_id=? AND d_id=? AND c_id=?");
+    h_ins = db.prepare("INSERT INTO history VALUES (?,?,?,?,?,?,?,?)");
+    c_status = db.prepare("SELECT balance, first, middle, last FROM customer WHERE w_id=? AND d_id=? AND c_id=?");
+    o_last = db.prepare("SELECT o_id, entry_d, carrier_id FROM orders WHERE w_id=? AND d_id=? AND c_id=? ORDER BY o_id DESC LIMIT 1");
+    ol_get = db.prepare("SELECT i_id, supply_w_id, quantity, amount, delivery_d FROM order_line WHERE w_id=? AND d_id=? AND o_id=?");
+    no_first = db.prepare("SELECT o_id FROM new_order WHERE w_id=? AND d_id=? ORDER BY o_id LIMIT 1");
+    no_del = db.prepare("DELETE FROM new_order WHERE w_id=? AND d_id=? AND o_id=?");
+    o_carrier = db.prepare("UPDATE orders SET carrier_id=? WHERE w_id=? AND d_id=? AND o_id=? RETURNING c_id");
+    ol_deliver = db.prepare("UPDATE order_line SET delivery_d=? WHERE w_id=? AND d_id=? AND o_id=? RETURNING amount");
+    c_deliver = db.prepare("UPDATE customer SET balance=balance+?, delivery_cnt=delivery_cnt+1 WHERE w_id=? AND d_id=? AND c_id=?");
+    d_next_only = db.prepare("SELECT next_o_id FROM district WHERE w_id=? AND d_id=?");
+    stock_low = db.prepare("SELECT COUNT(DISTINCT s.i_id) FROM order_line ol JOIN stock s ON s.w_id=ol.w_id AND s.i_id=ol.i_id"
+                           " WHERE ol.w_id=? AND ol.d_id=? AND ol.o_id>=? AND ol.o_id<? AND s.quantity<?");
+    begin = db.prepare("BEGIN");
+    begin_write = db.prepare("BEGIN IMMEDIATE");
+    commit = db.prepare("COMMIT");
+    rollback = db.prepare("ROLLBACK");
+  }
+  sqlite3_stmt *w_tax, *d_next, *d_bump, *c_disc, *o_ins, *no_ins, *i_get, *s_get[11], *s_upd, *ol_ins, *w_pay, *d_pay,
+      *c_by_name, *c_get, *c_pay, *h_ins, *c_status, *o_last, *ol_get, *no_first, *no_del, *o_carrier, *ol_deliver,
+      *c_deliver, *d_next_only, *stock_low, *begin, *begin_write, *commit, *rollback;
+};
+
+int64_t sql_customer_by_name(SqlStatements& s, int64_t w, int64_t d, const std::string& last) {
+  std::vector<int64_t> ids;
+  Q q(s.c_by_name);
+  q.i(w).i(d).t(last);
+  while (q.row()) ids.push_back(q.col(0));
+  return ids.empty() ? 0 : ids[(ids.size() - 1) / 2];
+}
+
+// Runs one transaction on a connection; a rollback is a ROLLBACK statement.
+Result sql_run(SqlStatements& s, const Tx& tx, std::string& error) {
+  bool writes = tx.kind == kNewOrder || tx.kind == kPayment || tx.kind == kDelivery;
+  try {
+    Q(writes ? s.begin_write : s.begin).done();
+    switch (tx.kind) {
+      case kNewOrder: {
+        int64_t w_tax, d_tax, o_id, discount;
+        { Q q(s.w_tax); q.i(tx.w); if (!q.row()) throw std::runtime_error("no warehouse"); w_tax = q.col(0); }
+        { Q q(s.d_next); q.i(tx.w).i(tx.d); if (!q.row()) throw std::runtime_error("no district"); d_tax = q.col(0); o_id = q.col(1); }
+        Q(s.d_bump).i(o_id + 1).i(tx.w).i(tx.d).done();
+        { Q q(s.c_disc); q.i(tx.w).i(tx.d).i(tx.c_id); if (!q.row()) throw std::runtime_error("no customer"); discount = q.col(0); }
+        int64_t all_local = 1;
+        for (auto& l : tx.lines) if (l.supply_w_id != tx.w) all_local = 0;
+        Q(s.o_ins).i(tx.w).i(tx.d).i(o_id).i(tx.c_id).i(tx.now).i(static_cast<int64_t>(tx.lines.size())).i(all_local).done();
+        Q(s.no_ins).i(tx.w).i(tx.d).i(o_id).done();
+        int64_t total = 0;
+        for (size_t n = 0; n < tx.lines.size(); n++) {
+          const Line& l = tx.lines[n];
+          int64_t price;
+          {
+            Q q(s.i_get);
+            q.i(l.i_id);
+            if (!q.row()) {
+              Q(s.rollback).done();
+              return tx.rollback ? Result::kRollback : (error = "new_order: unexpected invalid item", Result::kError);
+            }
+            price = q.col(0);
+          }
+          int64_t quantity, ytd, order_cnt, remote_cnt;
+          std::string dist;
+          {
+            Q q(s.s_get[tx.d]);
+            q.i(l.supply_w_id).i(l.i_id);
+            if (!q.row()) throw std::runtime_error("no stock");
+            quantity = q.col(0);
+            dist = q.text(1);
+            ytd = q.col(3);
+            order_cnt = q.col(4);
+            remote_cnt = q.col(5);
+          }
+          int64_t qn = quantity - l.quantity + (quantity < l.quantity + 10 ? 91 : 0);
+          Q(s.s_upd).i(qn).i(ytd + l.quantity).i(order_cnt + 1).i(remote_cnt + (l.supply_w_id != tx.w)).i(l.supply_w_id).i(l.i_id).done();
+          int64_t amount = l.quantity * price;
+          total += amount;
+          Q(s.ol_ins).i(tx.w).i(tx.d).i(o_id).i(static_cast<int64_t>(n + 1)).i(l.i_id).i(l.supply_w_id).i(l.quantity).i(amount).t(dist).done();
+        }
+        total = total * (10000 - discount) / 10000 * (10000 + w_tax + d_tax) / 10000;
+        (void)total;
+        break;
+      }
+      case kPayment: {
+        std::string w_name, d_name;
+        { Q q(s.w_pay); q.i(tx.amount).i(tx.w); if (!q.row()) throw std::runtime_error("no warehouse"); w_name = q.text(0); q.done(); }
+        { Q q(s.d_pay); q.i(tx.amount).i(tx.w).i(tx.d); if (!q.row()) throw std::runtime_error("no district"); d_name = q.text(0); q.done(); }
+        int64_t id = tx.c_id;
+        if (tx.by_name) {
+          id = sql_customer_by_name(s, tx.c_w, tx.c_d, tx.last);
+          if (id == 0) {
+            Q(s.rollback).done();
+            error = "payment: no customer named " + tx.last;
+            return Result::kError;
+          }
+        }
+        int64_t balance, ytd_payment, payment_cnt;
+        std::string credit, data;
+        {
+          Q q(s.c_get);
+          q.i(tx.c_w).i(tx.c_d).i(id);
+          if (!q.row()) throw std::runtime_error("no customer");
+          credit = q.text(10);
+          balance = q.col(13);
+          ytd_payment = q.col(14);
+          payment_cnt = q.col(15);
+          data = q.text(16);
+        }
+        if (credit == "BC") {
+          data = format("%" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "|", id, tx.c_d, tx.c_w,
+                        tx.d, tx.w, tx.amount) + data;
+          if (data.size() > 500) data.resize(500);
+        }
+        Q(s.c_pay).i(balance - tx.amount).i(ytd_payment + tx.amount).i(payment_cnt + 1).t(data).i(tx.c_w).i(tx.c_d).i(id).done();
+        Q(s.h_ins).i(id).i(tx.c_d).i(tx.c_w).i(tx.d).i(tx.w).i(tx.now).i(tx.amount).t(w_name + "    " + d_name).done();
+        break;
+      }
+      case kOrderStatus: {
+        int64_t id = tx.c_id;
+        if (tx.by_name) id = sql_customer_by_name(s, tx.w, tx.d, tx.last);
+        if (id != 0) {
+          { Q q(s.c_status); q.i(tx.w).i(tx.d).i(id); if (!q.row()) throw std::runtime_error("no customer"); }
+          int64_t o_id = 0;
+          { Q q(s.o_last); q.i(tx.w).i(tx.d).i(id); if (q.row()) o_id = q.col(0); }
+          if (o_id) {
+            Q q(s.ol_get);
+            q.i(tx.w).i(tx.d).i(o_id);
+            int64_t sum = 0;
+            while (q.row()) sum += q.col(3);
+            (void)sum;
+          }
+        }
+        break;
+      }
+      case kDelivery: {
+        for (int64_t d = 1; d <= 10; d++) {
+          int64_t o_id = 0;
+          { Q q(s.no_first); q.i(tx.w).i(d); if (q.row()) o_id = q.col(0); }
+          if (!o_id) continue;
+          Q(s.no_del).i(tx.w).i(d).i(o_id).done();
+          int64_t c_id;
+          { Q q(s.o_carrier); q.i(tx.carrier).i(tx.w).i(d).i(o_id); if (!q.row()) throw std::runtime_error("no order"); c_id = q.col(0); q.done(); }
+          int64_t total = 0;
+          { Q q(s.ol_deliver); q.i(tx.now).i(tx.w).i(d).i(o_id); while (q.row()) total += q.col(0); }
+          Q(s.c_deliver).i(total).i(tx.w).i(d).i(c_id).done();
+        }
+        break;
+      }
+      case kStockLevel: {
+        int64_t next;
+        { Q q(s.d_next_only); q.i(tx.w).i(tx.d); if (!q.row()) throw std::runtime_error("no district"); next = q.col(0); }
+        Q q(s.stock_low);
+        q.i(tx.w).i(tx.d).i(next - 20).i(next).i(tx.threshold);
+        if (!q.row()) throw std::runtime_error("no count");
+        break;
+      }
+      default: break;
+    }
+    Q(s.commit).done();
+    return Result::kOk;
+  } catch (const std::exception& e) {
+    error = std::string(kKindName[tx.kind]) + ": " + e.what();
+    sqlite3_exec(sqlite3_db_handle(s.commit), "ROLLBACK", nullptr, nullptr, nullptr);
+    return Result::kError;
+  }
+}
+
+class SqliteSession : public Session {
+ public:
+  SqliteSession(const Options& o) : db_(o.db, o, false), s_(db_) {}
+  Result run(const Tx& tx, std::string& error) override { return sql_run(s_, tx, error); }
+
+ private:
+  Db db_;
+  SqlStatements s_;
+};
+
+// One connection for every terminal, behind a mutex.
+struct SharedSqlite {
+  explicit SharedSqlite(const Options& o) : db(o.db, o, false), s(db) {}
+  Db db;
+  SqlStatements s;
+  std::mutex mutex;
+};
+class SharedSession : public Session {
+ public:
+  explicit SharedSession(SharedSqlite& shared) : shared_(shared) {}
+  Result run(const Tx& tx, std::string& error) override {
+    std::lock_guard<std::mutex> lock(shared_.mutex);
+    return sql_run(shared_.s, tx, error);
+  }
+
+ private:
+  SharedSqlite& shared_;
+};
+
+std::string sqlite_consistency(Db& db) {
+  std::string out;
+  auto check = [&](const char* what, const char* sql) {
+    sqlite3_stmt* s = db.prepare(sql);
+    Q q(s);
+    while (q.row()) out += format("condition %s fails at warehouse %" PRId64 " district %" PRId64 "; ", what, q.col(0), q.col(1));
+  };
+  check("1", "SELECT w.w_id, 0 FROM warehouse w WHERE w.ytd != (SELECT SUM(ytd) FROM district d WHERE d.w_id=w.w_id)");
+  check("2", "SELECT d.w_id, d.d_id FROM district d WHERE d.next_o_id - 1 != (SELECT MAX(o_id) FROM orders o WHERE o.w_id=d.w_id"
+             " AND o.d_id=d.d_id) OR d.next_o_id - 1 != IFNULL((SELECT MAX(o_id) FROM new_order n WHERE n.w_id=d.w_id AND"
+             " n.d_id=d.d_id), d.next_o_id - 1)");
+  check("3", "SELECT w_id, d_id FROM new_order GROUP BY w_id, d_id HAVING MAX(o_id) - MIN(o_id) + 1 != COUNT(*)");
+  check("4", "SELECT d.w_id, d.d_id FROM district d WHERE (SELECT SUM(ol_cnt) FROM orders o WHERE o.w_id=d.w_id AND"
+             " o.d_id=d.d_id) != (SELECT COUNT(*) FROM order_line l WHERE l.w_id=d.w_id AND l.d_id=d.d_id)");
+  return out.empty() ? "ok" : out;
+}
+
+// ---- check mode: a digest of every table, rows as pure-serve writes them ----
+
+uint64_t fnv(uint64_t h, const std::string& s) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+const char* const kTables[] = {"warehouse", "district", "customer", "history", "new_order", "orders", "order_line", "item", "stock"};
+const char* const kOrderBy[] = {"1", "1, 2", "1, 2, 3", "rowid", "1, 2, 3", "1, 2, 3", "1, 2, 3, 4", "1", "1, 2"};
+
+void sqlite_dump(const Options& o) {
+  Db db(o.db, o, false);
+  for (size_t ti = 0; ti < 9; ti++) {
+    const char* t = kTables[ti];
+    sqlite3_stmt* s = db.prepare(format("SELECT * FROM %s ORDER BY %s", t, kOrderBy[ti]));
+    Q q(s);
+    uint64_t h = 0xcbf29ce484222325ull;
+    long rows = 0;
+    int n = sqlite3_column_count(s);
+    while (q.row()) {
+      std::string row = "{";
+      for (int c = 0; c < n; c++) {
+        if (c) row += ',';
+        row += '"';
+        row += sqlite3_column_name(s, c);
+        row += "\":";
+        if (sqlite3_column_type(s, c) == SQLITE_TEXT) row += '"' + q.text(c) + '"';
+        else row += std::to_string(q.col(c));
+      }
+      row += '}';
+      if (std::getenv("TPCC_DUMP_ROWS")) std::printf("%s\n", row.c_str());
+      h = fnv(h, row);
+      rows++;
+    }
+    std::printf("%s %ld %016" PRIx64 "\n", t, rows, h);
+  }
+}
+
+void pure_dump(const Options& o) {
+  Http http(o.host, o.port);
+  std::string body;
+  for (const char* t : kTables) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    long rows = 0;
+    std::string after;
+    while (true) {
+      std::string path = format("/v1/tpcc/lists/%s?limit=1000", t);
+      if (!after.empty()) path += "&after=" + after;
+      int status = http.request("GET", path, "", body);
+      if (status != 200) die("dump " + path + ": " + body);
+      // rows are objects without braces inside (the texts are letters, digits and a few marks)
+      size_t start = body.find("\"rows\":[");
+      size_t end = body.find("],\"next\":");
+      if (start == std::string::npos || end == std::string::npos) die("dump: unexpected page " + body.substr(0, 200));
+      std::string rows_text = body.substr(start + 8, end - start - 8);
+      for (size_t p = 0; p < rows_text.size();) {
+        size_t e = rows_text.find('}', p);
+        h = fnv(h, rows_text.substr(p, e + 1 - p));
+        if (std::getenv("TPCC_DUMP_ROWS")) std::printf("%s\n", rows_text.substr(p, e + 1 - p).c_str());
+        rows++;
+        p = e + 2;
+      }
+      std::string next = body.substr(end + 9);
+      next.pop_back();  // the closing brace
+      if (next == "null") break;
+      if (next.size() >= 2 && next.front() == '"') {  // a composite key comes as a JSON string
+        std::string raw;
+        for (size_t i = 1; i + 1 < next.size(); i++) {
+          if (next[i] == '\\') i++;
+          raw += next[i];
+        }
+        next = raw;
+      }
+      // percent-encode a composite key [1,2,3]
+      after.clear();
+      for (char c : next) {
+        if (c == '[') after += "%5B"; else if (c == ']') after += "%5D"; else if (c == ',') after += "%2C";
+        else if (c == '"') after += "%22"; else after += c;
+      }
+    }
+    std::printf("%s %ld %016" PRIx64 "\n", t, rows, h);
+  }
+}
+
+// ---- measurement ----
+
+double cpu_seconds_self() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+double cpu_seconds_pid(int pid) {
+  std::ifstream in(format("/proc/%d/stat", pid));
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t p = all.rfind(')');
+  if (p == std::string::npos) return 0;
+  std::istringstream fields(all.substr(p + 2));
+  std::string f;
+  double ut = 0, st = 0;
+  for (int i = 3; fields >> f; i++) {
+    if (i == 14) ut = std::stod(f);
+    if (i == 15) { st = std::stod(f); break; }
+  }
+  return (ut + st) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+long long rss_bytes(int pid) {
+  std::ifstream in(format("/proc/%d/status", pid));
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6) * 1024;
+  return 0;
+}
+long long metric(const Options& o, const std::string& name) {
+  Http http(o.host, o.port);
+  std::string body;
+  http.request("GET", "/metrics", "", body);
+  std::string key = name + "{module=\"tpcc\"} ";
+  size_t p = body.find(key);
+  return p == std::string::npos ? -1 : std::atoll(body.c_str() + p + key.size());
+}
+
+struct Stats {
+  std::vector<uint32_t> lat[kKinds];  // microseconds
+  long ok[kKinds] = {}, rollbacks = 0, errors = 0;
+  std::string first_error;
+};
+
+double pct(std::vector<uint32_t>& v, double p) {
+  if (v.empty()) return 0;
+  size_t k = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k] / 1000.0;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) die("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "--system") o.system = val();
+    else if (a == "--host") o.host = val();
+    else if (a == "--port") o.port = std::stoi(val());
+    else if (a == "--server-pid") o.server_pid = std::stoi(val());
+    else if (a == "--db") o.db = val();
+    else if (a == "--load") o.load = true;
+    else if (a == "--warehouses") o.warehouses = std::stoi(val());
+    else if (a == "--items") o.items = std::stoi(val());
+    else if (a == "--customers") o.customers = std::stoi(val());
+    else if (a == "--terminals") o.terminals = std::stoi(val());
+    else if (a == "--warmup") o.warmup = std::stod(val());
+    else if (a == "--seconds") o.seconds = std::stod(val());
+    else if (a == "--transactions") o.transactions = std::stol(val());
+    else if (a == "--seed") o.seed = std::stoll(val());
+    else if (a == "--label") o.label = val();
+    else if (a == "--setting") o.setting = val();
+    else if (a == "--journal") o.journal = val();
+    else if (a == "--synchronous") o.synchronous = val();
+    else if (a == "--locking") o.locking = val();
+    else if (a == "--rowid") o.without_rowid = false;
+    else if (a == "--shared") o.shared = true;
+    else if (a == "--cache-kb") o.cache_kb = std::stol(val());
+    else if (a == "--mmap") o.mmap_bytes = std::stoll(val());
+    else if (a == "--dump") o.dump = true;
+    else if (a == "--consistency") o.consistency_only = true;
+    else die("unknown option " + a);
+  }
+  if (o.system != "pure" && o.system != "sqlite") die("--system pure or --system sqlite");
+  if (o.system == "pure" && o.port == 0) die("--port is needed for pure");
+  if (o.system == "sqlite" && o.db.empty()) die("--db is needed for sqlite");
+  if (o.customers % 10 != 0 || o.customers < 30 || o.items < 100) die("--customers a multiple of 10 from 30, --items from 100");
+  if (o.system == "sqlite" && o.locking == "exclusive" && !o.shared && o.terminals > 1)
+    die("locking_mode=exclusive needs --shared with several terminals");
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  bool pure = o.system == "pure";
+  if (o.load) {
+    if (pure) pure_load(o); else sqlite_load(o);
+  }
+  if (o.dump) {
+    if (pure) pure_dump(o); else sqlite_dump(o);
+    return 0;
+  }
+  if (o.consistency_only) {
+    std::string c = pure ? pure_consistency(o) : [&] { Db db(o.db, o, false); return sqlite_consistency(db); }();
+    std::printf("consistency: %s\n", c.c_str());
+    return c == "ok" ? 0 : 1;
+  }
+
+  std::unique_ptr<SharedSqlite> shared;
+  if (!pure && o.shared) shared = std::make_unique<SharedSqlite>(o);
+  std::vector<std::unique_ptr<Session>> sessions;
+  for (int t = 0; t < o.terminals; t++) {
+    if (pure) sessions.push_back(std::make_unique<PureSession>(o));
+    else if (o.shared) sessions.push_back(std::make_unique<SharedSession>(*shared));
+    else sessions.push_back(std::make_unique<SqliteSession>(o));
+  }
+
+  std::atomic<int> phase{o.transactions > 0 ? 1 : 0};  // 0 warm-up, 1 measuring, 2 stop
+  std::atomic<int64_t> clock{1000};
+  std::vector<Stats> stats(static_cast<size_t>(o.terminals));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < o.terminals; t++) {
+    threads.emplace_back([&, t] {
+      Terminal term{1 + t % o.warehouses, 1 + (t / o.warehouses) % 10, mix(static_cast<uint64_t>(o.seed) * 1000003u + static_cast<uint64_t>(t))};
+      Stats& st = stats[static_cast<size_t>(t)];
+      Tx tx;
+      std::string error;
+      for (long n = 0;; n++) {
+        int ph = phase.load(std::memory_order_relaxed);
+        if (ph == 2 || (o.transactions > 0 && n >= o.transactions)) break;
+        make_tx(term, o, clock.fetch_add(1, std::memory_order_relaxed), tx);
+        auto t0 = std::chrono::steady_clock::now();
+        Result r = sessions[static_cast<size_t>(t)]->run(tx, error);
+        auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+        if (phase.load(std::memory_order_relaxed) != 1 || ph != 1) continue;
+        if (r == Result::kError) {
+          if (st.errors++ == 0) st.first_error = error;
+          continue;
+        }
+        if (r == Result::kRollback) st.rollbacks++; else st.ok[tx.kind]++;
+        st.lat[tx.kind].push_back(static_cast<uint32_t>(std::min<long long>(us, UINT32_MAX)));
+      }
+    });
+  }
+  double server0 = 0, self0 = 0;
+  auto start = std::chrono::steady_clock::now();
+  if (o.transactions == 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
+    server0 = pure && o.server_pid ? cpu_seconds_pid(o.server_pid) : 0;
+    self0 = cpu_seconds_self();
+    start = std::chrono::steady_clock::now();
+    phase = 1;
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.seconds));
+    phase = 2;
+  } else {
+    server0 = pure && o.server_pid ? cpu_seconds_pid(o.server_pid) : 0;
+    self0 = cpu_seconds_self();
+  }
+  double server1 = 0, self1 = 0, wall = 0;
+  if (o.transactions == 0) {
+    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    server1 = pure && o.server_pid ? cpu_seconds_pid(o.server_pid) : 0;
+    self1 = cpu_seconds_self();
+  }
+  for (auto& th : threads) th.join();
+  if (o.transactions > 0) {
+    wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    server1 = pure && o.server_pid ? cpu_seconds_pid(o.server_pid) : 0;
+    self1 = cpu_seconds_self();
+  }
+
+  Stats all;
+  for (auto& st : stats) {
+    for (int k = 0; k < kKinds; k++) {
+      all.ok[k] += st.ok[k];
+      all.lat[k].insert(all.lat[k].end(), st.lat[k].begin(), st.lat[k].end());
+    }
+    all.rollbacks += st.rollbacks;
+    all.errors += st.errors;
+    if (all.first_error.empty()) all.first_error = st.first_error;
+  }
+  long total = all.rollbacks;
+  for (int k = 0; k < kKinds; k++) total += all.ok[k];
+  sessions.clear();
+  shared.reset();
+
+  std::string consistency = pure ? pure_consistency(o) : [&] { Db db(o.db, o, false); return sqlite_consistency(db); }();
+  std::string json = format("{\"bench\":\"tpcc\",\"system\":\"%s\",\"config\":\"%s\",\"setting\":\"%s\",\"warehouses\":%d,"
+                            "\"terminals\":%d,\"seconds\":%.2f,\"runs\":1,\"transactions\":%ld,\"per_second\":%.0f,"
+                            "\"new_orders_per_minute\":%.0f,\"rollbacks\":%ld,\"errors\":%ld",
+                            o.system.c_str(), o.label.c_str(), o.setting.c_str(), o.warehouses, o.terminals, wall, total,
+                            total / wall, (all.ok[kNewOrder]) * 60.0 / wall, all.rollbacks, all.errors);
+  for (const char* which : {"p50_ms", "p99_ms"}) {
+    json += format(",\"%s\":{", which);
+    for (int k = 0; k < kKinds; k++)
+      json += format("%s\"%s\":%.3f", k ? "," : "", kKindName[k], pct(all.lat[k], which[1] == '5' ? 0.5 : 0.99));
+    json += "}";
+  }
+  double tx = total > 0 ? static_cast<double>(total) : 1;
+  if (pure) {
+    json += format(",\"server_cpu_us_per_tx\":%.1f,\"driver_cpu_us_per_tx\":%.1f", (server1 - server0) / tx * 1e6,
+                   (self1 - self0) / tx * 1e6);
+    if (o.server_pid) {
+      long long rss = rss_bytes(o.server_pid), state = metric(o, "pure_state_bytes"), structure = metric(o, "pure_structure_bytes");
+      json += format(",\"resident_mib\":%.1f,\"state_mib\":%.1f,\"structure_mib\":%.1f,\"resident_over_state\":%.2f",
+                     rss / 1048576.0, state / 1048576.0, structure / 1048576.0, state > 0 ? static_cast<double>(rss) / state : 0.0);
+    }
+  } else {
+    // SQLite runs in this process: its CPU is the process's (the terminals' own work is small).
+    json += format(",\"server_cpu_us_per_tx\":%.1f", (self1 - self0) / tx * 1e6);
+    Db db(o.db, o, false);
+    Q q(db.prepare("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"));
+    long long bytes = q.row() ? q.col(0) : 0;
+    json += format(",\"resident_mib\":%.1f,\"db_mib\":%.1f,\"journal\":\"%s\",\"synchronous\":\"%s\",\"locking\":\"%s\","
+                   "\"without_rowid\":%s,\"cache_kb\":%ld,\"mmap\":%lld,\"shared_connection\":%s",
+                   rss_bytes(getpid()) / 1048576.0, bytes / 1048576.0, o.journal.c_str(), o.synchronous.c_str(), o.locking.c_str(),
+                   o.without_rowid ? "true" : "false", o.cache_kb, o.mmap_bytes, o.shared ? "true" : "false");
+  }
+  std::string esc;
+  for (char c : consistency) { if (c == '"' || c == '\\') esc += '\\'; esc += c; }
+  json += format(",\"consistency\":\"%s\"", esc.substr(0, 1000).c_str());
+  if (all.errors) {
+    std::string e;
+    for (char c : all.first_error.substr(0, 300)) { if (c == '"' || c == '\\') e += '\\'; e += c; }
+    json += format(",\"first_error\":\"%s\"", e.c_str());
+  }
+  json += "}";
+  std::printf("%s\n", json.c_str());
+  std::fflush(stdout);
+  return consistency == "ok" && all.errors == 0 ? 0 : 1;
+}
