@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "runtime/text.h"
 #include "stdlib/numtext.h"
+#include "tools/serve/console.h"
 #include "tools/serve/log.h"
 
 namespace pure::serve {
@@ -156,6 +158,20 @@ void append_cell(std::string& out, rt::ColType c, rt::Cell cell) {
     }
     case rt::ColType::Text: append_json_string(out, reinterpret_cast<const rt::Text*>(cell)->view()); return;
   }
+}
+
+// A list's first key cell as `after` writes it (42, bob, true), for the prefix filter.
+std::string_view first_key_text(rt::ColType c, rt::Cell cell, std::string& buffer) {
+  switch (c) {
+    case rt::ColType::Text: return reinterpret_cast<const rt::Text*>(cell)->view();
+    case rt::ColType::Bool: return cell ? "true" : "false";
+    case rt::ColType::Int: buffer = std::to_string(static_cast<int64_t>(cell)); return buffer;
+    case rt::ColType::Num:
+      buffer.clear();
+      append_json_num(buffer, std::bit_cast<double>(cell));
+      return buffer;
+  }
+  return {};
 }
 
 // The type as JSON for the interface: {"name":..,"type":..} plus the fields of items and lists.
@@ -378,6 +394,8 @@ const char* route_label(Route r) {
     case Route::Metrics: return "metrics";
     case Route::Other: return "other";
     case Route::Http: return "http";
+    case Route::Source: return "source";
+    case Route::Console: return "console";
     case Route::kCount: break;
   }
   return "?";
@@ -450,9 +468,11 @@ void Api::handle(const Request& request, Respond respond) {
     r.content_type = "text/plain; version=0.0.4";
     return answer(Route::Metrics, std::move(r));
   }
+  if (Response r; console_route(method, target, request.if_none_match, r)) return answer(Route::Console, std::move(r));
   constexpr std::string_view kPrefix = "/v1/";
   if (target.substr(0, kPrefix.size()) != kPrefix)
-    return answer(Route::Other, error(404, "no route " + std::string(target) + ": the API is under /v1/MODULE, /health and /metrics"));
+    return answer(Route::Other, error(404, "no route " + std::string(target) +
+                                               ": the API is under /v1/MODULE, /health and /metrics, the console at /"));
   std::vector<std::string_view> parts = split(target.substr(kPrefix.size()), '/');
   Module* m = find(parts[0]);
   if (!m) {
@@ -472,6 +492,12 @@ void Api::handle(const Request& request, Respond respond) {
     return answer(Route::Other, error(404, "no route " + std::string(target) + ": use /v1/" + m->name + "/NAME or /v1/" +
                                                m->name + "/lists/LIST"));
   int index = parts[1].empty() ? -1 : vm::find_function(*m->program, parts[1]);
+  // GET .../source is the module's text; events and queries take POST, so one named source
+  // stays reachable.
+  if (parts[1] == "source" && (get || index < 0)) {
+    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET"));
+    return answer(Route::Source, source(*m));
+  }
   const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
   if (!fn || (fn->kind != FuncKind::Event && fn->kind != FuncKind::Query))
     return answer(Route::Other, error(404, "module " + m->name + " has no event or query '" + std::string(parts[1]) + "'"));
@@ -535,6 +561,7 @@ Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Req
 Response Api::interface(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
+  out += options_.token.empty() ? ",\"events_need_token\":false" : ",\"events_need_token\":true";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
     out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
     bool first = true;
@@ -559,12 +586,14 @@ Response Api::interface(const Module& m) const {
     out += ']';
   }
   out += ",\"lists\":[";
+  std::shared_ptr<const rt::Snapshot> snap = m.owner->snapshot();  // row counts: O(1) each
   for (size_t i = 0; i < m.stored.size(); ++i) {
     const ir::ListDesc& d = m.stored[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, d.name);
     out += d.sequence ? ",\"kind\":\"seq\"" : ",\"kind\":\"keyed\"";
+    out += ",\"count\":" + std::to_string(snap->list(i).count());
     for (int part = 0; part < 2; ++part) {
       out += part == 0 ? ",\"key\":[" : ",\"fields\":[";
       size_t from = part == 0 ? 0 : d.key_count, to = part == 0 ? d.key_count : d.cols.size();
@@ -584,14 +613,23 @@ Response Api::interface(const Module& m) const {
   return json_response(200, std::move(out));
 }
 
+Response Api::source(const Module& m) const {
+  std::string out = "{\"module\":";
+  append_json_string(out, m.name);
+  out += ",\"source\":";
+  append_json_string(out, m.source);
+  out += '}';
+  return json_response(200, std::move(out));
+}
+
 Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string) const {
   size_t li = 0;
   while (li < m.stored.size() && m.stored[li].name != list) ++li;
   if (li == m.stored.size()) return error(404, "module " + m.name + " has no stored list '" + std::string(list) + "'");
   const ir::ListDesc& d = m.stored[li];
   int64_t limit = 100;
-  std::string after;
-  bool has_after = false;
+  std::string after, prefix;
+  bool has_after = false, has_prefix = false;
   if (!query_string.empty()) {
     for (std::string_view kv : split(query_string, '&')) {
       if (kv.empty()) continue;
@@ -606,8 +644,12 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
       } else if (key == "after") {
         after = value;
         has_after = true;
+      } else if (key == "prefix") {
+        if (d.sequence) return error(400, "prefix: the sequence " + d.name + " has no key to filter by");
+        prefix = value;
+        has_prefix = !value.empty();
       } else {
-        return error(400, "unknown query parameter '" + key + "': a list page takes limit and after");
+        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after and prefix");
       }
     }
   }
@@ -679,6 +721,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
   append_json_string(out, d.name);
   out += ",\"count\":" + std::to_string(reader.count()) + ",\"rows\":[";
   int64_t n = 0;
+  std::string key_buffer;
   const rt::Cell* last = nullptr;
   int64_t last_position = -1;
   bool more = false;
@@ -687,6 +730,14 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
     if (skip_keys) {
       if (shape.compare_keys(row, after_key.data(), d.key_count) <= 0) continue;
       skip_keys = false;
+    }
+    if (has_prefix) {
+      std::string_view key = first_key_text(d.cols[0], row[0], key_buffer);
+      if (key.substr(0, prefix.size()) != prefix) {
+        // Text keys are in byte order: past the prefix, no later key has it.
+        if (d.cols[0] == rt::ColType::Text && key > std::string_view(prefix)) break;
+        continue;
+      }
     }
     if (n == limit) {
       more = true;
@@ -710,6 +761,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
     rt::Cell top = static_cast<rt::Cell>(std::numeric_limits<int64_t>::max());
     for (auto c = reader.prefix(&top, 1); c->valid(); c->next()) {
       const rt::Cell* row = c->row();
+      if (has_prefix && first_key_text(d.cols[0], row[0], key_buffer).substr(0, prefix.size()) != prefix) continue;
       if (n == limit) {
         more = true;
         break;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "host/owner.h"
@@ -23,6 +24,7 @@ namespace pure::serve {
 struct Module {
   std::string name;                    // the file's name without .pure: /v1/NAME/...
   std::string path;
+  std::string source;                  // the module's text, for GET /v1/NAME/source
   std::unique_ptr<vm::Program> program;
   std::vector<ir::ListDesc> stored;    // the stored lists' column names (the Program keeps types)
   std::unique_ptr<host::Owner> owner;
@@ -33,6 +35,7 @@ struct Request {
   std::string_view target;         // path and query, as sent
   std::string_view body;
   std::string_view authorization;  // the Authorization header, or ""
+  std::string_view if_none_match;  // the If-None-Match header, or "" (the console's files)
 };
 
 struct Response {
@@ -40,6 +43,7 @@ struct Response {
   std::string body;                // JSON, or Prometheus text for /metrics
   std::string content_type = "application/json";
   std::string allow;               // for 405: the methods the route takes
+  std::vector<std::pair<std::string, std::string>> headers;  // more headers (the console's ETag, ...)
 };
 using Respond = std::function<void(Response)>;
 
@@ -50,7 +54,7 @@ struct ApiOptions {
 };
 
 // Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
-enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, kCount };
+enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, Source, Console, kCount };
 
 // `{"error":"..."}` with message escaped.
 std::string error_body(std::string_view message);
@@ -87,6 +91,7 @@ class Api {
   Response query(Module& m, const vm::Function& fn, uint32_t index, const Request& request);
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
+  Response source(const Module& m) const;
   Response health() const;
   Module* find(std::string_view name) const;
   void finish(Route route, std::string_view target, const Response& r, std::chrono::steady_clock::time_point start);

@@ -158,6 +158,8 @@ class Session : public std::enable_shared_from_this<Session> {
     request.body = req.body();
     if (auto auth = req.find(http::field::authorization); auth != req.end())
       request.authorization = std::string_view(auth->value().data(), auth->value().size());
+    if (auto tag = req.find(http::field::if_none_match); tag != req.end())
+      request.if_none_match = std::string_view(tag->value().data(), tag->value().size());
     api_.handle(request, [self = shared_from_this()](Response r) {
       // From the owner's thread for events, inline for the rest: onto the strand either way.
       net::dispatch(self->executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r), false); });
@@ -180,9 +182,10 @@ class Session : public std::enable_shared_from_this<Session> {
     response_->set(http::field::server, "pure-serve");
     response_->set(http::field::content_type, r.content_type);
     if (!r.allow.empty()) response_->set(http::field::allow, r.allow);
+    for (const auto& [name, value] : r.headers) response_->set(name, value);
     response_->keep_alive(keep);
     response_->body() = std::move(r.body);
-    response_->prepare_payload();
+    if (r.status != 304) response_->prepare_payload();  // a 304 has no body and no Content-Length
     stream_.expires_after(options_.write_timeout);
     http::async_write(stream_, *response_, [self = shared_from_this(), keep, close_after](beast::error_code ec, size_t) {
       self->response_.reset();

@@ -157,6 +157,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "pure-serve: cannot read '%s'\n", path.c_str());
       return kExitUsage;
     }
+    m->source = text;  // GET /v1/NAME/source
     pure::Source source(path, std::move(text));
     pure::Diagnostics diags(source);
     pure::CheckedModule checked = pure::compile_frontend(source, diags);
