@@ -221,18 +221,28 @@ class ConsoleTest(unittest.TestCase):
         self.shot("08-figures.png", "#figures")
 
     def test_5_overview(self):
-        """The README's picture: the whole console after a session."""
+        """The README's picture (docs/images/console.png is a copy): the whole console after a
+        short session on a fresh server."""
         b = self.b
-        self.open_console()
-        self.send("transfer", {"from": "2", "to": "1", "amount": "5000"})
-        self.result("transfer", "failed")
-        self.send("open", {"id": "24", "owner": "zoe", "deposit": "75.5"})
+        server = Server(find_binary(), [LEDGER])
+        self.addCleanup(server.stop)
+        c = Conn(server.port)
+        names = ["ann", "bob", "cem", "dia", "eli", "fay", "gus", "hao", "ida", "jon", "kai", "lea", "max", "nia"]
+        for i, name in enumerate(names, 1):
+            self.assertEqual(c.json("POST", "/v1/bank_ledger/open", {"id": i, "owner": name, "deposit": 100 + 25 * i})[0], 200)
+        self.assertEqual(c.json("POST", "/v1/bank_ledger/transfer", {"from": 1, "to": 2, "amount": 30.0})[0], 200)
+        c.close()
+        b.get(f"http://127.0.0.1:{server.port}/")
+        b.wait(f"return ({ROWS}).length === 10", what="the first page of accounts")
+        self.send("transfer", {"from": "2", "to": "1", "amount": "500"})
+        self.assertIn("insufficient funds", self.result("transfer", "failed")[1])
+        self.send("open", {"id": "15", "owner": "oda", "deposit": "75.5"})
         self.result("open", "ok")
-        self.send("balance", {"id": "24"})
-        self.result("balance", "ok")
+        self.send("balance", {"id": "2"})
+        self.assertTrue(self.result("balance", "ok")[1].startswith("→ 180.0"))
         b.click("#next")
         b.wait(f"return ({ROWS})[0] === '11'", what="page 2")
-        time.sleep(2.5)  # two metric polls
+        time.sleep(2.5)  # two polls of /metrics
         b.run("window.scrollTo(0, 0)")
         self.shot("console.png")
 
