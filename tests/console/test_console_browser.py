@@ -22,6 +22,7 @@ from serve_client import Conn, Server, find_binary  # noqa: E402
 from webdriver import Browser, find_browser  # noqa: E402
 
 LEDGER = os.path.join(ROOT, "examples", "bank_ledger.pure")
+SHOP = os.path.join(ROOT, "tests", "serve", "shop.pure")
 OUT = os.environ.get("PURE_CONSOLE_OUT") or os.path.join(ROOT, "build", "tests", "console")
 ACCOUNTS = 23  # three pages of 10
 
@@ -245,6 +246,49 @@ class ConsoleTest(unittest.TestCase):
         time.sleep(2.5)  # two polls of /metrics
         b.run("window.scrollTo(0, 0)")
         self.shot("console.png")
+
+    def test_6_items_lists_and_modules(self):
+        """Two modules: the nav switches between them; item parameters get nested fields,
+        item and list results come back as tables, and an error other than 409 is shown."""
+        b = self.b
+        server = Server(find_binary(), [LEDGER, SHOP], "--body-limit", "300")
+        self.addCleanup(server.stop)
+        c = Conn(server.port)
+        for sku, price in (("fig", 0.5), ("kiwi", 2.0), ("lime", 0.25)):
+            self.assertEqual(c.json("POST", "/v1/shop/add", {"sku": sku, "qty": 3, "price": price, "active": True})[0], 200)
+        c.close()
+        b.get(f"http://127.0.0.1:{server.port}/")
+        b.wait("return document.querySelectorAll('#modules a').length === 2", what="two modules")
+        self.assertEqual(b.run("return document.querySelector('#modules a.current').textContent"), "bank_ledger")
+        b.click("#modules a[data-module=shop]")
+        b.wait("return document.querySelector('#modules a.current')?.textContent === 'shop' && "
+               "document.querySelector(\"form[data-fn='mid']\")", what="the shop module")
+        # an item parameter: one input per field, named by its path
+        names = b.run("return [...document.querySelectorAll(\"form[data-fn='mid'] input\")].map(i => i.name)")
+        self.assertEqual(names, ["l.x1", "l.y1", "l.x2", "l.y2", "l.label"])
+        self.send("mid", {"l.x1": "0", "l.y1": "0", "l.x2": "oops", "l.y2": "3", "l.label": "a"})
+        self.assertIn("l.x2: 'oops' is not a number", self.result("mid", "error")[1])
+        self.send("mid", {"l.x2": "1"})
+        self.result("mid", "ok")
+        cells = b.run("return [...document.querySelectorAll(\"form[data-fn='mid'] .result tr\")].map(r => r.textContent)")
+        self.assertEqual(cells, ["x0.5", "y1.5"])
+        # a keyed list result: a table with its columns
+        self.send("cheap", {"max": "1"})
+        self.result("cheap", "ok")
+        rows = b.run("return [...document.querySelectorAll(\"form[data-fn='cheap'] .result tbody tr\")].map(r => [...r.cells].map(c => c.textContent))")
+        self.assertEqual(rows, [["fig", "0.5"], ["lime", "0.25"]])
+        # a bool parameter is a checkbox
+        self.assertEqual(b.run("return document.querySelector(\"form[data-fn='add'] input[name='active']\").type"), "checkbox")
+        # ints beyond 2^53 go and come back exact
+        self.send("big", {"n": "4611686018427387903"})
+        self.assertTrue(self.result("big", "ok")[1].startswith("→ 9223372036854775806"))
+        # a body over --body-limit: the server's 413 is shown
+        self.send("echo", {"t": "x" * 400})
+        state, text = self.result("echo", "error")
+        self.assertTrue(text.startswith("error (413): the body is over the limit of 300 bytes"), text)
+        self.shot("10-item-query.png", "form[data-fn='mid']")
+        self.shot("11-list-query.png", "form[data-fn='cheap']")
+        self.shot("12-body-too-large.png", "form[data-fn='echo']")
 
     def query_requests(self):
         c = Conn(self.server.port)
