@@ -23,10 +23,10 @@ def find_browser():
     """(chromium, chromedriver) paths, or (None, why) when either is missing."""
     chromium = os.environ.get("PURE_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     driver = os.environ.get("PURE_CHROMEDRIVER") or shutil.which("chromedriver")
-    if not chromium:
-        return None, "chromium is not installed (apt-get install chromium chromium-driver)"
-    if not driver:
-        return None, "chromedriver is not installed (apt-get install chromium-driver)"
+    if not chromium or not os.access(chromium, os.X_OK):
+        return None, "chromium is not installed (apt-get install chromium chromium-driver, or set PURE_CHROMIUM)"
+    if not driver or not os.access(driver, os.X_OK):
+        return None, "chromedriver is not installed (apt-get install chromium-driver, or set PURE_CHROMEDRIVER)"
     return (chromium, driver), None
 
 
