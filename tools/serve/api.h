@@ -84,7 +84,7 @@ class Api {
     std::atomic<uint64_t> count{0}, sum_us{0};
     void add(uint64_t us);
   };
-  static constexpr std::array<int, 13> kStatuses = {200, 400, 401, 404, 405, 408, 409, 413, 431, 500, 503, 505, 0};
+  static constexpr std::array<int, 14> kStatuses = {200, 304, 400, 401, 404, 405, 408, 409, 413, 431, 500, 503, 505, 0};
 
   void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
              std::chrono::steady_clock::time_point start);
