@@ -4,8 +4,9 @@
 #   --bench   also the benchmark baselines (Lua 5.4, LuaJIT, SQLite, valgrind)
 set -euo pipefail
 # Boost 1.81 (Beast, Asio, JSON) for pure-serve: only the 1.81 packages, which conflict with libboost-dev (1.74).
+# libmimalloc-dev: the allocator pure-run and pure-serve link (CMakeLists.txt, PURE_ALLOCATOR).
 packages=(cmake ninja-build g++ python3 libcli11-dev doctest-dev libasmjit-dev clang libclang-rt-14-dev
-          libboost1.81-dev libboost-json1.81-dev)
+          libboost1.81-dev libboost-json1.81-dev libmimalloc-dev)
 # the x86-64 JIT: LLVM 19 linked statically (libzstd-dev for its link interface) with lld
 if [[ $(uname -m) == x86_64 ]]; then packages+=(llvm-19-dev libzstd-dev lld); fi
 if [[ "${1:-}" == "--bench" ]]; then packages+=(lua5.4 luajit libsqlite3-dev valgrind); fi
