@@ -4,8 +4,9 @@
 #   --bench   also the benchmark baselines (Lua 5.4, LuaJIT, SQLite, valgrind)
 set -euo pipefail
 # Boost 1.81 (Beast, Asio, JSON) for pure-serve: only the 1.81 packages, which conflict with libboost-dev (1.74).
+# libmimalloc-dev: the allocator pure-run and pure-serve link (CMakeLists.txt, PURE_ALLOCATOR).
 packages=(cmake ninja-build g++ python3 libcli11-dev doctest-dev libasmjit-dev clang libclang-rt-14-dev
-          libboost1.81-dev libboost-json1.81-dev)
+          libboost1.81-dev libboost-json1.81-dev libmimalloc-dev)
 # the console's browser test (tests/console): Debian's chromium, driven headless through its chromedriver; a font for
 # the screenshots (about 40 s to install; the test is skipped without them)
 packages+=(chromium chromium-driver fonts-dejavu-core)
