@@ -194,21 +194,43 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   gate_ptr = &gate;
   // The log thread may already run; it calls back only after an append, which comes later.
   uint64_t last = report.last_sequence;  // the last sequence appended (main's thread)
-  options.on_commit = [&](uint32_t event, std::span<const vm::Value> args) -> std::string {
-    if (gate.poisoned()) return gate.reason();
-    uint64_t sequence = log.append(event, host::encode_values(args));
+  // Committed events wait here, encoded, and go to the log kBatch at a time (one append, one
+  // wake-up of the log thread), and before any output is handed to the gate, so an output's
+  // sequence is always appended: holding them back delays durability, never what is shown.
+  constexpr size_t kBatch = 256;
+  std::vector<uint32_t> batch_events;
+  std::vector<std::string> batch_args;
+  std::vector<host::EventIn> batch;
+  auto append_batch = [&]() -> std::string {
+    if (batch_events.empty()) return "";
+    batch.clear();
+    for (size_t i = 0; i < batch_events.size(); ++i) batch.push_back({batch_events[i], batch_args[i]});
+    uint64_t sequence = log.append(batch);
+    batch_events.clear();
+    batch_args.clear();
     if (sequence == 0) return log.poisoned() ? log.poison_reason() : "the event log is closed";
     last = sequence;
     if (sequence - gate.durable_sequence() > kMaxLag && !log.wait_durable(sequence - kMaxLag / 2))
       return log.poison_reason();
     return "";
   };
+  options.on_commit = [&](uint32_t event, std::span<const vm::Value> args) -> std::string {
+    if (gate.poisoned()) return gate.reason();
+    batch_events.push_back(event);
+    batch_args.push_back(host::encode_values(args));
+    return batch_events.size() >= kBatch ? append_batch() : std::string();
+  };
   // Output printed inside an event waits for that event's sequence (it is shown only if the
   // event commits and is durable, or once everything is durable at the end); output printed
-  // between events waits for the last event before it.
-  options.write_output = [&](std::string_view text) { gate.write(last + (store.in_event() ? 1 : 0), text); };
+  // between events waits for the last event before it. (A failed append poisoned the log: the
+  // output is then held for good, and the close below reports it.)
+  options.write_output = [&](std::string_view text) {
+    append_batch();
+    gate.write(last + (store.in_event() ? 1 : 0), text);
+  };
 
   std::optional<vm::RuntimeError> failure = vm::run_main(program, store, options);
+  append_batch();
   host::Status closed = log.close();  // writes and syncs what is queued
   if (!closed.ok()) {
     std::fflush(stdout);
