@@ -11,6 +11,7 @@ pure-run runs directly (no emulator): CMake leaves this test out of cross builds
 """
 import os
 import random
+import resource
 import re
 import signal
 import subprocess
@@ -151,6 +152,29 @@ class RunData(unittest.TestCase):
                          ["checkpoint-00000000000000000120.ckpt"])
         self.assertEqual(pure(self.data, self.source, "5", flags=flags)[0], 0)
         self.assertEqual(check_state(self, self.data, self.source)[0], 125)
+
+    def test_a_failed_write_poisons_the_log_and_withholds_what_followed(self):
+        # A file size limit makes the log's write fail (EFBIG; SIGXFSZ ignored): the run stops,
+        # exit 4 names the failure, output after the last durable event is not shown, and the
+        # next run recovers a whole prefix that holds everything that was shown.
+        self.assertEqual(pure(self.data, self.source, "10")[0], 0)
+
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+        done = subprocess.run([PURE_RUN, "--data", self.data, self.source, "100000"], capture_output=True,
+                              preexec_fn=limit, timeout=120)
+        err = done.stderr.decode()
+        self.assertEqual(done.returncode, 4, err)
+        self.assertIn("event log poisoned: ", err)
+        self.assertIn("File too large", err)
+        self.assertIn("are not known to be durable", err)
+        printed = [int(m) for m in re.findall(r"^acked (\d+) ", done.stdout.decode(), re.M)]
+        self.assertNotIn("finished", done.stdout.decode())
+        count, _ = check_state(self, self.data, self.source)
+        self.assertLess(count, 100010)
+        self.assertGreater(count, max(printed + [9]))
 
     def test_one_process_per_directory(self):
         first = subprocess.Popen([PURE_RUN, "--data", self.data, self.source, "100000000"],
