@@ -119,6 +119,16 @@ class RunData(unittest.TestCase):
         other = os.path.join(self.dir, "other")
         self.assertEqual(check_state(self, other, self.source)[0], 0)
 
+    def test_sync_and_checkpoint_options_need_data(self):
+        for flags in (["--sync", "none"], ["--checkpoint-every", "5"]):
+            done = subprocess.run([PURE_RUN] + flags + [self.source, "1"], capture_output=True, timeout=60)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertIn(b"requires --data", done.stderr)
+        done = subprocess.run([PURE_RUN, "--data", self.data, "--sync", "sometimes", self.source, "1"],
+                              capture_output=True, timeout=60)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertFalse(os.path.exists(self.data))
+
     def test_a_changed_program_is_refused_and_the_directory_kept(self):
         self.assertEqual(pure(self.data, self.source, "10")[0], 0)
         before = self.files()
