@@ -1,5 +1,6 @@
 // tools/pure_run.cpp — `pure-run FILE [ARGS...]`: compiles a module and runs its main.
-// Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error.
+// Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error, 4 data directory error
+// (--data: see tools/run_data.h).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "ir/ir.h"
 #include "runtime/store.h"
 #include "stdlib/utf8.h"
+#include "tools/run_data.h"
 #include "vm/vm.h"
 #ifdef PURE_HAVE_LLVM_JIT
 #include "jit-llvm/jit.h"
@@ -78,7 +80,8 @@ std::string read_all_stdin() {
 
 int main(int argc, char** argv) {
   CLI::App app{"pure-run: compile a Pure module and run its main.\n"
-               "Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error.",
+               "Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error, 4 data directory error\n"
+               "(--data: cannot be opened, recovered or written).",
                "pure-run"};
   std::string path;
   bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
@@ -105,6 +108,24 @@ int main(int argc, char** argv) {
                  "memory budget of the run: bytes of texts, lists and stored rows live at once; K, M, G suffixes "
                  "(default 4G)")
       ->check(budget(true));
+  std::string data_dir, sync_mode = "always", checkpoint_every_text = "100000";
+  CLI::Option* data_option =
+      app.add_option("--data", data_dir,
+                     "keep the module's state in directory DIR (created if missing): recover it at the start, log every "
+                     "event main calls that commits, and continue from it next time. Output reaches stdout only once "
+                     "the events before it are durable; exit code 0 means every committed event is durable; a crash "
+                     "loses at most a suffix of whole events. A changed program is refused. See docs/durability.md")
+          ->option_text("DIR");
+  app.add_option("--sync", sync_mode,
+                 "with --data: always (the default): fdatasync each burst of events before anything that follows them "
+                 "is shown; none: no fdatasync until exit (a crash of the machine can lose the unsynced tail)")
+      ->check(CLI::IsMember({"always", "none"}))
+      ->needs(data_option);
+  app.add_option("--checkpoint-every", checkpoint_every_text,
+                 "with --data: at exit, write a checkpoint when the log holds at least N events after the newest one "
+                 "(default 100000)")
+      ->check(budget(false))
+      ->needs(data_option);
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_LLVM_JIT
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
@@ -123,7 +144,9 @@ int main(int argc, char** argv) {
     std::string a = argv[split];
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
-    if ((a == "--max-steps" || a == "--max-memory") && split < argc) ++split;
+    if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every") &&
+        split < argc)
+      ++split;
   }
   int own_argc = split < argc ? split + 1 : argc;
   std::vector<std::string> args(argv + own_argc, argv + argc);
@@ -221,7 +244,6 @@ int main(int argc, char** argv) {
     return kExitCompile;
   }
 
-  std::unique_ptr<pure::rt::Store> store = pure::rt::make_store(program->stored);
   pure::vm::RunOptions options;
   options.max_steps = max_steps;
   options.max_memory = max_memory;
@@ -238,7 +260,19 @@ int main(int argc, char** argv) {
     options.tier = jit.get();
   }
 #endif
-  std::optional<pure::vm::RuntimeError> failure = pure::vm::run_main(*program, *store, options);
+  std::unique_ptr<pure::rt::Store> store;
+  std::optional<pure::vm::RuntimeError> failure;
+  int data_exit = kExitOk;
+  if (!data_dir.empty()) {  // prints its own messages, the runtime error included
+    pure::tools::DataOptions data;
+    data.dir = data_dir;
+    data.sync_always = sync_mode == "always";
+    parse_budget(checkpoint_every_text, false, data.checkpoint_every);
+    data_exit = pure::tools::run_with_data(*program, path, std::move(options), data);
+  } else {
+    store = pure::rt::make_store(program->stored);
+    failure = pure::vm::run_main(*program, *store, options);
+  }
   std::fflush(stdout);
 #ifdef PURE_HAVE_LLVM_JIT
   if (jit) {
@@ -255,5 +289,6 @@ int main(int argc, char** argv) {
 #endif
   if (failure) std::fputs(failure->render(path).c_str(), stderr);  // before the store is torn down
   store.reset();
+  if (data_exit != kExitOk) return data_exit;
   return failure ? kExitRuntime : kExitOk;
 }

@@ -163,8 +163,16 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
     // Each invocation from outside gets a budget of its own; the caller's is set aside.
     ci.saved_steps = vm.core.steps_left;
     vm.core.steps_left = static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX));
-    if (ci.boundary == Boundary::Event) vm.store->begin();
-    else vm.snapshot = vm.store->publish();  // the query reads the state as of its start
+    if (ci.boundary == Boundary::Event) {
+      vm.store->begin();
+      if (vm.options.on_commit) {  // a host logs committed events: keep what this one was called with
+        vm.event_args.clear();
+        const Slot* in = base;
+        for (const ir::ValueType& t : callee.param_types) vm.event_args.push_back(copy_value(in, t));
+      }
+    } else {
+      vm.snapshot = vm.store->publish();
+    }  // the query reads the state as of its start
     ++vm.transaction_depth;
   }
   vm.calls.push_back(ci);
@@ -203,6 +211,11 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
     }
   }
   vm.calls.pop_back();
+  if (ci.boundary == Boundary::Event && vm.options.on_commit && ci.return_ip) {
+    std::string error = vm.options.on_commit(static_cast<uint32_t>(&f - vm.prog.functions.data()), vm.event_args);
+    vm.event_args.clear();
+    if (!error.empty()) fault(ci.return_ip - 1, std::move(error));  // located at main's call of the event
+  }
   if (!ci.return_ip) return nullptr;
   s = vm.calls.back().base;
   return ci.return_ip;

@@ -156,6 +156,33 @@ static Value take_value(Slot* in, const ir::ValueType& t) {
   }
 }
 
+Value copy_value(const Slot*& in, const ir::ValueType& t) {
+  if (t.kind == Kind::Item) {
+    Value item;
+    item.kind = Value::Kind::Item;
+    for (const ir::ValueType& field : t.fields) item.items.push_back(copy_value(in, field));
+    return item;
+  }
+  const Slot& slot = *in++;
+  switch (t.kind) {
+    case Kind::Text: return Value::of_text(std::string(slot.t->view()));
+    case Kind::Seq:
+    case Kind::Keyed: {  // not an event parameter today (hosts pass none); copied all the same
+      Value v;
+      v.kind = Value::Kind::List;
+      rt::EventList* l = slot.l;
+      if (t.kind == Kind::Seq) {
+        for (int64_t i = 0; i < l->count(); ++i) v.items.push_back(row_value(t, l->at(i)));
+      } else {
+        rt::EventList::Walk w;
+        while (const rt::Cell* row = l->walk_next(w, nullptr, 0, false, 0, 0)) v.items.push_back(row_value(t, row));
+      }
+      return v;
+    }
+    default: return cell_value(t, slot.u);
+  }
+}
+
 static CallResult bad_call(const Function* fn, std::string message) {
   CallResult r;
   r.ok = false;

@@ -117,6 +117,9 @@ struct VM {
   // One finished prefix cursor kept per stored list, for the next slice of that list.
   std::vector<std::unique_ptr<rt::Cursor>> spare_cursors;
   std::optional<Fault> pending;  // a fault pure_step caught for native code (core.faulted)
+  // The arguments of the event main is running, copied when it was called, for
+  // options.on_commit (only when that is set).
+  std::vector<Value> event_args;
 
   void flush_output();
 };
@@ -145,5 +148,8 @@ void release_frame(VM& vm, const CallInfo& ci);
 void release_iterators(VM& vm, uint32_t down_to);
 rt::Text* load_text_cell(VM& vm, rt::Cell c);
 void materialize(VM& vm, Slot& slot, bool is_list);
+// Copies the value of type t starting at in (an argument in its parameter slots) and advances
+// in past it; the slots keep what they own (invoke.cpp).
+Value copy_value(const Slot*& in, const ir::ValueType& t);
 
 }  // namespace pure::vm

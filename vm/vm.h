@@ -32,25 +32,6 @@ struct RuntimeError {
   std::string render(const std::string& path) const;  // FILE:LINE:COL: runtime error: ... + stack
 };
 
-struct RunOptions {
-  uint64_t max_steps = 10'000'000'000ull;  // per invocation: main, and each event or query
-  // Bytes of texts, event lists and stored rows one invocation (main and everything it calls, or
-  // one event or query a host calls) may allocate and hold at once; past it an allocation is a
-  // runtime error. Counted, not measured, on the invocation's thread: see runtime/memory.h.
-  uint64_t max_memory = uint64_t{4} << 30;
-  std::function<void(std::string_view)> write_output;  // print/write; default: stdout
-  std::function<std::string()> read_input;             // input(); default: empty text
-  std::vector<std::string> args;                       // main's arguments (valid UTF-8: the host checks)
-  Engine* engine = nullptr;  // how to run bytecode (vm/engine.h); null: the interpreter
-  Tier* tier = nullptr;      // a JIT's tier-up hook (vm/engine.h); null: interpret only
-};
-
-// Runs the module's main against the store (its stored lists). Returns the error that ended
-// it, or nothing on success. Events called by main run as transactions on the store.
-std::optional<RuntimeError> run_main(const Program& program, rt::Store& store, const RunOptions& options);
-
-// ---- calling events and queries from a host ----------------------------------------------------
-
 // An argument or a result. Items are their fields in declaration order; sequences their
 // elements; keyed lists their rows (each an Item, keys first) in key order.
 struct Value {
@@ -66,6 +47,32 @@ struct Value {
   static Value of_bool(bool v) { Value x; x.kind = Kind::Bool; x.i = v; return x; }
   static Value of_text(std::string v) { Value x; x.kind = Kind::Text; x.text = std::move(v); return x; }
 };
+
+struct RunOptions {
+  uint64_t max_steps = 10'000'000'000ull;  // per invocation: main, and each event or query
+  // Bytes of texts, event lists and stored rows one invocation (main and everything it calls, or
+  // one event or query a host calls) may allocate and hold at once; past it an allocation is a
+  // runtime error. Counted, not measured, on the invocation's thread: see runtime/memory.h.
+  uint64_t max_memory = uint64_t{4} << 30;
+  std::function<void(std::string_view)> write_output;  // print/write; default: stdout
+  std::function<std::string()> read_input;             // input(); default: empty text
+  std::vector<std::string> args;                       // main's arguments (valid UTF-8: the host checks)
+  Engine* engine = nullptr;  // how to run bytecode (vm/engine.h); null: the interpreter
+  Tier* tier = nullptr;      // a JIT's tier-up hook (vm/engine.h); null: interpret only
+  // Called on the running thread each time an event that main called commits, right after the
+  // store's commit and before main goes on: the event's function index and the argument values
+  // it was called with (as call_event takes them), for a host that logs committed events
+  // (pure-run --data). A non-empty result ends the run with that message as a runtime error at
+  // the call (the event stays committed in the store). Events a host runs with call_event do not
+  // call it: the host knows what it ran. Empty: nothing is called.
+  std::function<std::string(uint32_t event, std::span<const Value> args)> on_commit;
+};
+
+// Runs the module's main against the store (its stored lists). Returns the error that ended
+// it, or nothing on success. Events called by main run as transactions on the store.
+std::optional<RuntimeError> run_main(const Program& program, rt::Store& store, const RunOptions& options);
+
+// ---- calling events and queries from a host ----------------------------------------------------
 
 struct CallResult {
   bool ok = true;        // event: committed; query: returned a value

@@ -6,7 +6,9 @@ Usage: run_examples.py [--examples DIR] [--only NAME[,NAME...]] [--all-diffs] PU
 Per example (see notes/examples-convention.md): NAME.out is the expected stdout; NAME.err the expected
 stderr (absent = empty); NAME.code the expected exit code (absent = 0); NAME.args the arguments, one
 per line, passed after the file name; NAME.in the standard input (absent = empty); NAME.flags pure-run
-options, one per line, placed BEFORE the file name (e.g. --max-steps then 1000).
+options, one per line, placed BEFORE the file name (e.g. --max-steps then 1000); NAME.runs a number N:
+the example runs N times against one fresh data directory (pure-run --data DIR), NAME.out and NAME.err
+hold the output of all runs one after another, NAME.code the exit code of the last (earlier ones: 0).
 Each program runs from inside the examples folder with NAME.pure as its path, so messages say NAME.pure.
 Everything after PURE_RUN is an emulator prefix (a cross build passes CMAKE_CROSSCOMPILING_EMULATOR).
 Exit code: 0 when every example matches, 1 otherwise. Standard library only.
@@ -14,8 +16,10 @@ Exit code: 0 when every example matches, 1 otherwise. Standard library only.
 import argparse
 import difflib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 TIMEOUT_SECONDS = 60
 MAX_DIFF_LINES = 60
@@ -48,12 +52,28 @@ def run_one(folder, name, pure_run, emulator):
     flags = read_lines(os.path.join(folder, name + ".flags"))
     args = read_lines(os.path.join(folder, name + ".args"))
     stdin = read_bytes(os.path.join(folder, name + ".in"), b"")
+    runs = int(read_bytes(os.path.join(folder, name + ".runs"), b"1").decode().strip())
+    data_dir = tempfile.mkdtemp(prefix="pure-example-") if runs > 1 else None
+    if data_dir:
+        flags = ["--data", os.path.join(data_dir, "data")] + flags
     command = emulator + [pure_run] + flags + [name + ".pure"] + args
+    got = {"stdout": b"", "stderr": b"", "exit code": 0}
     try:
-        done = subprocess.run(command, cwd=folder, input=stdin, capture_output=True, timeout=TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        return None, command
-    return {"stdout": done.stdout, "stderr": done.stderr, "exit code": done.returncode}, command
+        for run in range(runs):
+            try:
+                done = subprocess.run(command, cwd=folder, input=stdin, capture_output=True, timeout=TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                return None, command
+            got["stdout"] += done.stdout
+            got["stderr"] += done.stderr
+            got["exit code"] = done.returncode
+            if done.returncode != 0 and run + 1 < runs:
+                got["stderr"] += ("[run %d of %d exited with %d]\n" % (run + 1, runs, done.returncode)).encode()
+                break
+    finally:
+        if data_dir:
+            shutil.rmtree(data_dir, ignore_errors=True)
+    return got, command
 
 
 def show_diff(stream, want, got):

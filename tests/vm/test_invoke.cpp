@@ -301,3 +301,74 @@ query all() -> int {
   CHECK(c.query("count", {Value::of_text("y")}).value.i == kEvents / 3);
   CHECK(a.query("summary", {}).value.items[1].i == kAccounts * kInitial);
 }
+
+// RunOptions::on_commit: what pure-run --data logs. Only committed events of main, in order, with
+// the values they were called with (items as their fields, texts copied before the event could
+// change its parameters' slots); an error from the hook ends main at the call.
+TEST_CASE("run_main: on_commit sees each committed event with its arguments, failed ones not") {
+  auto program = compile(R"(
+type pair { a: int, b: text }
+list log seq { line: text }
+event note(p: pair, x: num, flag: bool) {
+  var t = p.b
+  t = "changed"
+  if not flag { fail "no flag" }
+  log.push({ line: "{p.a} {t} {x}" })
+}
+event boom(n: int) {
+  let z = 10 / n
+  log.push({ line: "{z}" })
+}
+fn main() {
+  let r1 = note({ a: 1, b: "one" }, 1.5, true)
+  let r2 = note({ a: 2, b: "two" }, 2.5, false)
+  let r3 = boom(0)
+  let r4 = boom(5)
+  print("{r1.ok} {r2.ok} {r3.ok} {r4.ok} {log.count()}")
+}
+)");
+  struct Seen {
+    uint32_t fn;
+    std::vector<Value> args;
+  };
+  std::vector<Seen> seen;
+  std::string out;
+  pure::vm::RunOptions options;
+  options.write_output = [&](std::string_view t) { out += t; };
+  options.on_commit = [&](uint32_t fn, std::span<const Value> args) {
+    seen.push_back({fn, std::vector<Value>(args.begin(), args.end())});
+    return std::string();
+  };
+  auto store = pure::rt::make_store(program->stored);
+  auto err = pure::vm::run_main(*program, *store, options);
+  REQUIRE_MESSAGE(!err.has_value(), (err ? err->render("m.pure") : std::string()));
+  CHECK(out == "true false false true 2\n");
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].fn == static_cast<uint32_t>(pure::vm::find_function(*program, "note")));
+  REQUIRE(seen[0].args.size() == 3);
+  CHECK(seen[0].args[0].kind == Value::Kind::Item);
+  REQUIRE(seen[0].args[0].items.size() == 2);
+  CHECK(seen[0].args[0].items[0].i == 1);
+  CHECK(seen[0].args[0].items[1].text == "one");
+  CHECK(seen[0].args[1].n == 1.5);
+  CHECK(seen[0].args[2].kind == Value::Kind::Bool);
+  CHECK(seen[0].args[2].i == 1);
+  CHECK(seen[1].fn == static_cast<uint32_t>(pure::vm::find_function(*program, "boom")));
+  REQUIRE(seen[1].args.size() == 1);
+  CHECK(seen[1].args[0].i == 5);
+
+  // A hook that refuses ends main with a runtime error located at the call; the event stays
+  // committed in the store.
+  out.clear();
+  int calls = 0;
+  options.on_commit = [&](uint32_t, std::span<const Value>) {
+    return ++calls == 1 ? std::string() : std::string("the log is gone");
+  };
+  auto store2 = pure::rt::make_store(program->stored);
+  auto err2 = pure::vm::run_main(*program, *store2, options);
+  REQUIRE(err2.has_value());
+  CHECK(err2->message == "the log is gone");
+  CHECK(err2->loc.line == 18);
+  CHECK(out.empty());
+  CHECK(store2->list(0).count() == 2);
+}

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""tests/tools/test_run_data.py — pure-run --data DIR from the outside: state carried from one run to
+the next, a changed program refused (and the directory left as it was), events committed before a
+runtime error kept, checkpoints at exit, one process per directory, and real crashes: a run killed
+with SIGKILL at a random moment leaves a directory that recovers to a whole prefix of the events,
+holding at least every event whose effect the killed run had printed (output is shown only once the
+events before it are durable).
+
+Usage: test_run_data.py PURE_RUN [--cycles N] [--seed S]   (standard library only)
+pure-run runs directly (no emulator): CMake leaves this test out of cross builds.
+"""
+import os
+import random
+import resource
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+PURE_RUN = ""
+CYCLES = 6
+SEED = 1
+
+# Events numbered 0, 1, 2, ... in order: each checks it is the next one, so a replay out of order or
+# with a gap fails instead of passing quietly. main(N) adds N more; main("check") prints the state.
+COUNTER = r'''
+list done seq { n: int }
+list sums by k: int { total: int }
+
+event add(n: int) {
+  if done.count() != n { fail "out of order: {n} after {done.count()}" }
+  done.push({ n: n })
+  if sums.has(0) { sums[0].total += n } else { sums[0] = { total: n } }
+}
+
+query total() -> int {
+  if sums.has(0) { return sums[0].total }
+  return 0
+}
+
+fn check() {
+  var i = 0
+  var in_order = true
+  for d in done {
+    if d.n != i { in_order = false }
+    i += 1
+  }
+  print("count {done.count()} in_order {in_order} total {total()}")
+}
+
+fn main(args: seq text) {
+  if args[0] == "check" {
+    check()
+  } else {
+    var n = done.count()
+    let stop = n + parse_int(args[0])
+    let pad = "................................................................................"
+    while n < stop {
+      let r = add(n)
+      if not r.ok { fail r.reason }
+      if n % 50 == 0 { print("acked {n} {pad}") }
+      n += 1
+    }
+    print("finished at {n}")
+    if args.count() > 1 { fail "stopped: {args[1]}" }
+  }
+}
+'''
+
+
+def pure(data, source_path, *args, flags=(), timeout=120):
+    command = [PURE_RUN] + list(flags) + ["--data", data, source_path] + list(args)
+    done = subprocess.run(command, capture_output=True, timeout=timeout)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def check_state(test, data, source_path):
+    code, out, err = pure(data, source_path, "check")
+    test.assertEqual(code, 0, err)
+    match = re.fullmatch(r"count (\d+) in_order (true|false) total (\d+)\n", out)
+    test.assertIsNotNone(match, out)
+    count, total = int(match.group(1)), int(match.group(3))
+    test.assertEqual(match.group(2), "true", out)
+    test.assertEqual(total, count * (count - 1) // 2, out)
+    return count, err
+
+
+class RunData(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.source = os.path.join(self.dir, "counter.pure")
+        with open(self.source, "w") as f:
+            f.write(COUNTER)
+        self.data = os.path.join(self.dir, "data")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def files(self):
+        contents = {}
+        for name in os.listdir(self.data):
+            with open(os.path.join(self.data, name), "rb") as f:
+                contents[name] = f.read()
+        return contents
+
+    def test_state_carries_over_and_a_new_directory_starts_empty(self):
+        self.assertEqual(check_state(self, self.data, self.source)[0], 0)
+        code, out, err = pure(self.data, self.source, "120")
+        self.assertEqual((code, err), (0, ""))
+        self.assertTrue(out.endswith("finished at 120\n"), out)
+        code, out, err = pure(self.data, self.source, "30", flags=["--sync", "none"])
+        self.assertEqual((code, err), (0, ""))
+        self.assertTrue(out.endswith("finished at 150\n"), out)
+        self.assertEqual(check_state(self, self.data, self.source)[0], 150)
+        other = os.path.join(self.dir, "other")
+        self.assertEqual(check_state(self, other, self.source)[0], 0)
+
+    def test_sync_and_checkpoint_options_need_data(self):
+        for flags in (["--sync", "none"], ["--checkpoint-every", "5"]):
+            done = subprocess.run([PURE_RUN] + flags + [self.source, "1"], capture_output=True, timeout=60)
+            self.assertEqual(done.returncode, 2, done.stderr)
+            self.assertIn(b"requires --data", done.stderr)
+        done = subprocess.run([PURE_RUN, "--data", self.data, "--sync", "sometimes", self.source, "1"],
+                              capture_output=True, timeout=60)
+        self.assertEqual(done.returncode, 2, done.stderr)
+        self.assertFalse(os.path.exists(self.data))
+
+    def test_a_changed_program_is_refused_and_the_directory_kept(self):
+        self.assertEqual(pure(self.data, self.source, "10")[0], 0)
+        before = self.files()
+        changed = os.path.join(self.dir, "changed.pure")
+        with open(changed, "w") as f:
+            f.write(COUNTER.replace('"finished at {n}"', '"done at {n}"'))
+        code, out, err = pure(self.data, changed, "10")
+        self.assertEqual(code, 4, err)
+        self.assertEqual(out, "")
+        self.assertIn("a changed module cannot continue an old log", err)
+        self.assertIn("use a new --data directory", err)
+        self.assertEqual(before, self.files())
+        self.assertEqual(check_state(self, self.data, self.source)[0], 10)
+
+    def test_events_committed_before_a_runtime_error_are_kept(self):
+        self.assertEqual(pure(self.data, self.source, "7")[0], 0)
+        code, out, err = pure(self.data, self.source, "5", "boom")
+        self.assertEqual(code, 3, err)
+        self.assertIn("runtime error: failed: stopped: boom", err)
+        self.assertTrue(out.endswith("finished at 12\n"), out)
+        code, out, err = pure(self.data, self.source, "x")  # parse_int fails before any event
+        self.assertEqual(code, 3, err)
+        self.assertEqual(check_state(self, self.data, self.source)[0], 12)
+
+    def test_checkpoint_at_exit_and_recovery_from_it(self):
+        flags = ["--checkpoint-every", "100"]
+        self.assertEqual(pure(self.data, self.source, "60", flags=flags)[0], 0)
+        self.assertFalse([n for n in os.listdir(self.data) if n.endswith(".ckpt")])
+        self.assertEqual(pure(self.data, self.source, "60", flags=flags)[0], 0)
+        self.assertEqual([n for n in os.listdir(self.data) if n.endswith(".ckpt")],
+                         ["checkpoint-00000000000000000120.ckpt"])
+        self.assertEqual(pure(self.data, self.source, "5", flags=flags)[0], 0)
+        self.assertEqual(check_state(self, self.data, self.source)[0], 125)
+
+    def test_a_failed_write_poisons_the_log_and_withholds_what_followed(self):
+        # A file size limit makes the log's write fail (EFBIG; SIGXFSZ ignored): the run stops,
+        # exit 4 names the failure, output after the last durable event is not shown, and the
+        # next run recovers a whole prefix that holds everything that was shown.
+        self.assertEqual(pure(self.data, self.source, "10")[0], 0)
+
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+        done = subprocess.run([PURE_RUN, "--data", self.data, self.source, "100000"], capture_output=True,
+                              preexec_fn=limit, timeout=120)
+        err = done.stderr.decode()
+        self.assertEqual(done.returncode, 4, err)
+        self.assertIn("event log poisoned: ", err)
+        self.assertIn("File too large", err)
+        self.assertIn("are not known to be durable", err)
+        printed = [int(m) for m in re.findall(r"^acked (\d+) ", done.stdout.decode(), re.M)]
+        self.assertNotIn("finished", done.stdout.decode())
+        count, _ = check_state(self, self.data, self.source)
+        self.assertLess(count, 100010)
+        self.assertGreater(count, max(printed + [9]))
+
+    def test_one_process_per_directory(self):
+        first = subprocess.Popen([PURE_RUN, "--data", self.data, self.source, "100000000"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            first.stdout.readline()  # it is running, so it holds the lock
+            code, out, err = pure(self.data, self.source, "check")
+            self.assertEqual(code, 4)
+            self.assertIn("in use by another pure-run", err)
+        finally:
+            first.kill()
+            first.communicate()
+
+    def test_sigkill_mid_run_leaves_a_recoverable_directory(self):
+        rng = random.Random(SEED)
+        expected_at_least = 0
+        for cycle in range(CYCLES):
+            flags = ["--sync", "none"] if cycle % 3 == 2 else []
+            proc = subprocess.Popen([PURE_RUN] + flags + ["--data", self.data, self.source, "100000000"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            first = proc.stdout.readline().decode()
+            if not first.startswith("acked"):
+                proc.kill()
+                self.fail("cycle %d: %r %s" % (cycle, first, proc.communicate()[1].decode()))
+            time.sleep(rng.uniform(0.0, 0.3))
+            proc.send_signal(signal.SIGKILL)
+            rest, err = proc.communicate()
+            self.assertEqual(proc.returncode, -signal.SIGKILL, err.decode())
+            printed = [int(m) for m in re.findall(r"^acked (\d+) ", first + rest.decode(), re.M)]
+            count, recovery_err = check_state(self, self.data, self.source)
+            # Everything the killed run printed came after durable events, and the state is a
+            # whole prefix (check_state): events 0 .. count-1, each once.
+            self.assertGreater(count, max(printed), "cycle %d: printed %d, recovered %d" % (cycle, max(printed), count))
+            self.assertGreaterEqual(count, expected_at_least)
+            self.assertTrue(recovery_err == "" or "torn record cut" in recovery_err, recovery_err)
+            expected_at_least = count
+
+
+def main():
+    global PURE_RUN, CYCLES, SEED
+    args = sys.argv[1:]
+    if not args:
+        print(__doc__)
+        return 2
+    PURE_RUN = os.path.abspath(args.pop(0))
+    while args and args[0] in ("--cycles", "--seed"):
+        value = int(args[1])
+        if args[0] == "--cycles":
+            CYCLES = value
+        else:
+            SEED = value
+        args = args[2:]
+    program = unittest.main(argv=[sys.argv[0]] + args, exit=False, verbosity=2)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

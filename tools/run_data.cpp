@@ -1,0 +1,258 @@
+// tools/run_data.cpp — `pure-run --data DIR`: see run_data.h and docs/durability.md ("pure-run
+// --data"). The promise: everything main prints reaches stdout only once every event committed
+// before it (and the event printing it, if it commits) is durable; exit code 0 means every
+// committed event is durable; a crash loses a suffix of the committed events, never part of one.
+#include "tools/run_data.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "host/file_io.h"
+#include "host/host.h"
+
+namespace pure::tools {
+
+namespace {
+
+// main's output, held until the events it may depend on are durable. Each chunk carries the
+// sequence number that must be durable before it is shown; the log thread releases chunks as it
+// acknowledges bursts, main's thread writes straight through when nothing is pending.
+class OutputGate {
+ public:
+  explicit OutputGate(uint64_t durable) : durable_(durable), durable_seen_(durable) {}
+
+  void write(uint64_t needs, std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_.empty() && needs <= durable_) {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      return;
+    }
+    if (!held_.empty() && held_.back().first == needs) held_.back().second.append(text);
+    else held_.emplace_back(needs, std::string(text));
+  }
+
+  // The log thread, after each burst; or once with poisoned set.
+  void durable(uint64_t sequence, bool poisoned, const std::string& reason) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (poisoned) {  // nothing after the last acknowledged burst may be shown
+      reason_ = reason;
+      poisoned_.store(true, std::memory_order_release);
+      return;
+    }
+    durable_ = sequence;
+    durable_seen_.store(sequence, std::memory_order_release);
+    bool wrote = false;
+    while (!held_.empty() && held_.front().first <= durable_) {
+      std::fwrite(held_.front().second.data(), 1, held_.front().second.size(), stdout);
+      held_.pop_front();
+      wrote = true;
+    }
+    if (wrote) std::fflush(stdout);
+  }
+
+  bool poisoned() const { return poisoned_.load(std::memory_order_acquire); }
+  std::string reason() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return reason_;
+  }
+  uint64_t durable_sequence() const { return durable_seen_.load(std::memory_order_acquire); }
+  uint64_t held_bytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t n = 0;
+    for (const auto& chunk : held_) n += chunk.second.size();
+    return n;
+  }
+  // After a clean close (everything durable): shows what is left.
+  void release_all() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& chunk : held_) std::fwrite(chunk.second.data(), 1, chunk.second.size(), stdout);
+    held_.clear();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  uint64_t durable_;
+  std::atomic<uint64_t> durable_seen_;
+  std::atomic<bool> poisoned_{false};
+  std::string reason_;
+  std::deque<std::pair<uint64_t, std::string>> held_;
+};
+
+// How far main may run ahead of the disk, in records: past it, main waits for the log (memory
+// stays bounded when events come faster than the disk takes them).
+constexpr uint64_t kMaxLag = 1u << 16;
+
+// One process at a time per data directory: an exclusive flock on the directory itself, held
+// until exit. Returns the descriptor, or -1 with the reason.
+int lock_dir(const std::string& dir, std::string* why) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = dir + ": cannot open: " + std::strerror(errno);
+    return -1;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int e = errno;
+    ::close(fd);
+    *why = e == EWOULDBLOCK ? dir + ": in use by another pure-run (one process at a time per data directory)"
+                            : dir + ": cannot lock: " + std::strerror(e);
+    return -1;
+  }
+  return fd;
+}
+
+std::string parent_of(const std::string& dir) {
+  size_t last = dir.find_last_not_of('/');
+  if (last == std::string::npos) return "/";
+  size_t slash = dir.rfind('/', last);
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+}
+
+int data_error(const DataOptions& data, const std::string& message) {
+  std::fprintf(stderr, "pure-run: --data %s: %s\n", data.dir.c_str(), message.c_str());
+  return kExitData;
+}
+
+}  // namespace
+
+int run_with_data(const vm::Program& program, const std::string& path, vm::RunOptions options,
+                  const DataOptions& data) {
+  host::FileSystem& fs = host::posix_file_system();
+  // Create the directory (and make its name durable) before locking it; recovery then finds it.
+  std::vector<std::string> ignored;
+  if (!fs.list_dir(data.dir, &ignored).ok()) {
+    if (host::Status s = fs.make_dir(data.dir); !s.ok()) return data_error(data, s.error);
+    if (host::Status s = fs.sync_dir(parent_of(data.dir)); !s.ok()) return data_error(data, s.error);
+  }
+  std::string why;
+  int lock_fd = lock_dir(data.dir, &why);
+  if (lock_fd < 0) return data_error(data, why);
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{lock_fd};
+
+  const uint64_t identity = host::module_identity(program);
+  // Replay runs each logged event as it ran: it committed within its budgets then, so none here
+  // (the memory budget no smaller than the default), and its printing is not shown again.
+  vm::RunOptions replay;
+  replay.max_steps = INT64_MAX;
+  replay.max_memory = std::max<uint64_t>(options.max_memory, vm::RunOptions{}.max_memory);
+  replay.write_output = [](std::string_view) {};
+  replay.engine = options.engine;
+
+  OutputGate* gate_ptr = nullptr;  // set before the log starts; the callback needs it
+  host::OpenOptions open;
+  open.module_identity = identity;
+  open.schemas = program.stored;
+  open.apply = [&](rt::Store& store, const host::LogRecord& record) -> std::string {
+    if (record.event >= program.functions.size() || program.functions[record.event].kind != FuncKind::Event)
+      return "no event with index " + std::to_string(record.event);
+    std::vector<vm::Value> args;
+    if (host::Status s = host::decode_values(record.args, &args); !s.ok()) return s.error;
+    vm::CallResult r = vm::call_event(program, store, record.event, args, replay);
+    if (r.ok) return "";
+    return !r.reason.empty() ? r.reason : r.error ? r.error->message : "the event failed";
+  };
+  open.log.sync = data.sync_always ? host::Sync::Always : host::Sync::None;
+  open.on_durable = [&gate_ptr](uint64_t sequence, bool poisoned, const std::string& reason) {
+    if (gate_ptr) gate_ptr->durable(sequence, poisoned, reason);
+  };
+  open.progress = [&data](const host::RecoveryProgress& p) {
+    std::fprintf(stderr, "pure-run: --data %s: recovering: %llu records replayed, %.0f of %.0f MiB of log read\n",
+                 data.dir.c_str(), static_cast<unsigned long long>(p.records_replayed),
+                 static_cast<double>(p.bytes_read) / (1 << 20), static_cast<double>(p.bytes_total) / (1 << 20));
+  };
+  host::OpenedModule opened;
+  if (host::Status s = host::open_module(fs, data.dir, std::move(open), &opened); !s.ok()) {
+    std::string message = s.error;
+    if (message.find("a changed module cannot continue") != std::string::npos ||
+        message.find("not by this module") != std::string::npos)
+      message += "\n  (the data directory was written by another program, or by an earlier version of " + path +
+                 "; a changed program cannot continue it: use a new --data directory)";
+    return data_error(data, message);
+  }
+  const host::RecoveryReport& report = opened.report;
+  if (report.torn_bytes_cut)
+    std::fprintf(stderr, "pure-run: --data %s: the last run ended in the middle of a write: %llu bytes of a torn "
+                         "record cut (that event was never acknowledged)\n",
+                 data.dir.c_str(), static_cast<unsigned long long>(report.torn_bytes_cut));
+  if (report.seconds >= 1.0)
+    std::fprintf(stderr, "pure-run: --data %s: %s\n", data.dir.c_str(), report.summary().c_str());
+
+  rt::Store& store = *opened.store;
+  host::EventLog& log = *opened.log;
+  OutputGate gate(report.last_sequence);
+  gate_ptr = &gate;
+  // The log thread may already run; it calls back only after an append, which comes later.
+  uint64_t last = report.last_sequence;  // the last sequence appended (main's thread)
+  // Committed events wait here, encoded, and go to the log kBatch at a time (one append, one
+  // wake-up of the log thread), and before any output is handed to the gate, so an output's
+  // sequence is always appended: holding them back delays durability, never what is shown.
+  constexpr size_t kBatch = 256;
+  std::vector<uint32_t> batch_events;
+  std::vector<std::string> batch_args;
+  std::vector<host::EventIn> batch;
+  auto append_batch = [&]() -> std::string {
+    if (batch_events.empty()) return "";
+    batch.clear();
+    for (size_t i = 0; i < batch_events.size(); ++i) batch.push_back({batch_events[i], batch_args[i]});
+    uint64_t sequence = log.append(batch);
+    batch_events.clear();
+    batch_args.clear();
+    if (sequence == 0) return log.poisoned() ? log.poison_reason() : "the event log is closed";
+    last = sequence;
+    if (sequence - gate.durable_sequence() > kMaxLag && !log.wait_durable(sequence - kMaxLag / 2))
+      return log.poison_reason();
+    return "";
+  };
+  options.on_commit = [&](uint32_t event, std::span<const vm::Value> args) -> std::string {
+    if (gate.poisoned()) return gate.reason();
+    batch_events.push_back(event);
+    batch_args.push_back(host::encode_values(args));
+    return batch_events.size() >= kBatch ? append_batch() : std::string();
+  };
+  // Output printed inside an event waits for that event's sequence (it is shown only if the
+  // event commits and is durable, or once everything is durable at the end); output printed
+  // between events waits for the last event before it. (A failed append poisoned the log: the
+  // output is then held for good, and the close below reports it.)
+  options.write_output = [&](std::string_view text) {
+    append_batch();
+    gate.write(last + (store.in_event() ? 1 : 0), text);
+  };
+
+  std::optional<vm::RuntimeError> failure = vm::run_main(program, store, options);
+  append_batch();
+  host::Status closed = log.close();  // writes and syncs what is queued
+  if (!closed.ok()) {
+    std::fflush(stdout);
+    uint64_t durable = gate.durable_sequence();
+    return data_error(data, closed.error + "\n  events after sequence " + std::to_string(durable) +
+                                " are not known to be durable; " + std::to_string(gate.held_bytes()) +
+                                " bytes of output that followed them were withheld; run again to recover");
+  }
+  gate.release_all();
+  std::fflush(stdout);
+  if (failure) std::fputs(failure->render(path).c_str(), stderr);
+
+  // A checkpoint at exit when the log has grown enough since the newest one: the next start
+  // loads it instead of replaying those records. The log already holds everything, so a failed
+  // checkpoint loses nothing; it is reported and the exit code stays.
+  if (data.checkpoint_every && last - report.checkpoint_sequence >= data.checkpoint_every) {
+    std::shared_ptr<const rt::Snapshot> snapshot = store.publish();
+    if (host::Status s = host::write_checkpoint(fs, data.dir, identity, *snapshot, last, &log); !s.ok())
+      std::fprintf(stderr, "pure-run: --data %s: warning: checkpoint not written (the log keeps every event): %s\n",
+                   data.dir.c_str(), s.error.c_str());
+  }
+  return failure ? 3 : 0;
+}
+
+}  // namespace pure::tools
