@@ -754,11 +754,18 @@ class Checker {
 
   const Type* check_unary(Expr& e, const Type* expected) {
     Tok op = static_cast<Tok>(e.op);
-    const Type* t = check_expr(*e.args[0], op == Tok::Minus ? expected : tt_.bool_type());
+    const Type* t = check_expr(*e.args[0], op == Tok::Minus ? expected : op == Tok::Tilde ? nullptr : tt_.bool_type());
     if (is_error(t)) return t;
     if (op == Tok::KwNot) {
       if (t->kind != TypeKind::Bool) error(e.loc, "'not' needs a bool, not " + type_name(t));
       return tt_.bool_type();
+    }
+    if (op == Tok::Tilde) {
+      if (!is_int(t)) {
+        error(e.loc, "'~' needs an int, not " + type_name(t), t->kind == TypeKind::Bool ? "write 'not' for a bool" : "");
+        return tt_.error();
+      }
+      return t;
     }
     if (!is_numeric(t)) {
       error(e.loc, "'-' needs an int or num, not " + type_name(t));
@@ -790,6 +797,7 @@ class Checker {
       expect_bool(&b, op == Tok::KwAnd ? "each side of 'and'" : "each side of 'or'");
       return tt_.bool_type();
     }
+    if (is_bitwise(op)) return check_bitwise(e);
     bool arithmetic = op == Tok::Plus || op == Tok::Minus || op == Tok::Star || op == Tok::Slash || op == Tok::Percent;
     const Type* hint = arithmetic && expected && is_num(expected) ? expected : nullptr;
     check_expr(a, hint);
@@ -822,6 +830,29 @@ class Checker {
       error(e.loc, "cannot order " + type_name(ta) + " values with " + sym);
     }
     return tt_.bool_type();
+  }
+
+  static bool is_bitwise(Tok op) {
+    return op == Tok::Amp || op == Tok::Pipe || op == Tok::Caret || op == Tok::Shl || op == Tok::Shr;
+  }
+
+  // & | ^ << >>: two ints, an int.
+  const Type* check_bitwise(Expr& e) {
+    Tok op = static_cast<Tok>(e.op);
+    std::string sym = tok_name(op);
+    const Type* ta = check_expr(*e.args[0], nullptr);
+    const Type* tb = check_expr(*e.args[1], nullptr);
+    if (is_error(ta) || is_error(tb)) return tt_.error();
+    if (is_int(ta) && is_int(tb)) return ta;
+    const Type* t = is_int(ta) ? tb : ta;  // the first side that is not an int, reported once
+    std::string hint;
+    if (t->kind == TypeKind::Bool)
+      hint = op == Tok::Amp ? "write 'and' for bools" : op == Tok::Pipe ? "write 'or' for bools"
+           : op == Tok::Caret ? "write 'a != b' for the exclusive or of bools" : "";
+    else if (is_num(t))
+      hint = "convert with int(...)";
+    error(e.loc, "cannot use " + sym + " on " + type_name(t) + "; bitwise operators take ints", hint);
+    return tt_.error();
   }
 
   const Type* check_item_literal(Expr& e, const Type* expected) {

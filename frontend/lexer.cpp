@@ -48,6 +48,12 @@ const char* tok_name(Tok t) {
     case Tok::StarEq: return "'*='";
     case Tok::SlashEq: return "'/='";
     case Tok::PercentEq: return "'%='";
+    case Tok::Amp: return "'&'";
+    case Tok::Pipe: return "'|'";
+    case Tok::Caret: return "'^'";
+    case Tok::Tilde: return "'~'";
+    case Tok::Shl: return "'<<'";
+    case Tok::Shr: return "'>>'";
   }
   return "?";
 }
@@ -166,17 +172,24 @@ class Lexer {
       case '/': return peek(1) == '=' ? make(Tok::SlashEq, loc, 2) : make(Tok::Slash, loc, 1);
       case '%': return peek(1) == '=' ? make(Tok::PercentEq, loc, 2) : make(Tok::Percent, loc, 1);
       case '=': return peek(1) == '=' ? make(Tok::EqEq, loc, 2) : make(Tok::Eq, loc, 1);
-      case '<': return peek(1) == '=' ? make(Tok::LtEq, loc, 2) : make(Tok::Lt, loc, 1);
-      case '>': return peek(1) == '=' ? make(Tok::GtEq, loc, 2) : make(Tok::Gt, loc, 1);
+      case '<':
+        if (peek(1) == '<') return make(Tok::Shl, loc, 2);
+        return peek(1) == '=' ? make(Tok::LtEq, loc, 2) : make(Tok::Lt, loc, 1);
+      case '>':
+        if (peek(1) == '>') return make(Tok::Shr, loc, 2);
+        return peek(1) == '=' ? make(Tok::GtEq, loc, 2) : make(Tok::Gt, loc, 1);
+      case '^': return make(Tok::Caret, loc, 1);
+      case '~': return make(Tok::Tilde, loc, 1);
       case '!':
         if (peek(1) == '=') return make(Tok::NotEq, loc, 2);
         ++pos_;
         return error(loc, "unexpected '!'; write 'not' for negation");
       case '&':
       case '|': {
-        bool doubled = peek(1) == static_cast<char>(c);
-        pos_ += doubled ? 2 : 1;
-        return error(loc, std::string("unexpected '") + static_cast<char>(c) + "'; write '" +
+        // A single '&' or '|' is the bitwise operator on ints; doubled, it is C's logical one.
+        if (peek(1) != static_cast<char>(c)) return make(c == '&' ? Tok::Amp : Tok::Pipe, loc, 1);
+        pos_ += 2;
+        return error(loc, std::string("unexpected '") + static_cast<char>(c) + static_cast<char>(c) + "'; write '" +
                               (c == '&' ? "and" : "or") + "'");
       }
       default: break;

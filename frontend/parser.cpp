@@ -503,19 +503,58 @@ class Parser {
   }
 
   ExprPtr comparison() {
-    ExprPtr e = additive();
+    ExprPtr e = bit_or();
     if (is_comparison(peek().kind)) {
       Tok op = peek().kind;
       Loc loc = advance().loc;
-      e = binary(std::move(e), loc, op, additive());
+      e = binary(std::move(e), loc, op, bit_or());
       if (is_comparison(peek().kind)) {
         // report once, then read the rest of the chain so that nothing else is reported
         if (!panic_) diags_.error(peek().loc, "comparisons cannot be chained", "write 'a < b and b < c'");
         while (is_comparison(peek().kind)) {
           advance();
-          additive();
+          bit_or();
         }
       }
+    }
+    return e;
+  }
+
+  // Bitwise operators on ints, between the comparisons and '+' as in Python (so that
+  // `x & 1 == 0` means `(x & 1) == 0`): '|' below '^' below '&' below the shifts.
+  ExprPtr bit_or() {
+    ExprPtr e = bit_xor();
+    while (at(Tok::Pipe)) {
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, Tok::Pipe, bit_xor());
+    }
+    return e;
+  }
+
+  ExprPtr bit_xor() {
+    ExprPtr e = bit_and();
+    while (at(Tok::Caret)) {
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, Tok::Caret, bit_and());
+    }
+    return e;
+  }
+
+  ExprPtr bit_and() {
+    ExprPtr e = shift();
+    while (at(Tok::Amp)) {
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, Tok::Amp, shift());
+    }
+    return e;
+  }
+
+  ExprPtr shift() {
+    ExprPtr e = additive();
+    while (at(Tok::Shl) || at(Tok::Shr)) {
+      Tok op = peek().kind;
+      Loc loc = advance().loc;
+      e = binary(std::move(e), loc, op, additive());
     }
     return e;
   }
@@ -559,6 +598,13 @@ class Parser {
       }
       auto e = std::make_unique<Expr>(ExprKind::Unary, loc);
       e->op = static_cast<int>(Tok::Minus);
+      e->args.push_back(unary());
+      return e;
+    }
+    if (at(Tok::Tilde)) {  // bitwise not, at the level of negation
+      DepthGuard guard(*this, peek().loc);
+      auto e = std::make_unique<Expr>(ExprKind::Unary, advance().loc);
+      e->op = static_cast<int>(Tok::Tilde);
       e->args.push_back(unary());
       return e;
     }

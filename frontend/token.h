@@ -23,6 +23,7 @@ enum class Tok : uint8_t {
   LParen, RParen, LBrace, RBrace, LBracket, RBracket, Comma, Colon, Semicolon, Dot, DotDot, Arrow,
   Plus, Minus, Star, Slash, Percent, Eq, EqEq, NotEq, Lt, LtEq, Gt, GtEq,
   PlusEq, MinusEq, StarEq, SlashEq, PercentEq,
+  Amp, Pipe, Caret, Tilde, Shl, Shr,  // bitwise operators on int
 };
 
 const char* tok_name(Tok t);  // for messages: "'{'", "identifier", "end of file"

@@ -732,7 +732,8 @@ class Lowerer {
         uint32_t v = expr(*e.args[0]);
         uint32_t d = out(scalar_kind(e.type));
         Tok op = static_cast<Tok>(e.op);
-        emit(op == Tok::KwNot ? Op::NOT : e.type->kind == TypeKind::Num ? Op::NEG_NUM : Op::NEG_INT, d, v, 0, 0, e.loc);
+        emit(op == Tok::KwNot ? Op::NOT : op == Tok::Tilde ? Op::BNOT_INT : e.type->kind == TypeKind::Num ? Op::NEG_NUM : Op::NEG_INT,
+             d, v, 0, 0, e.loc);
         return d;
       }
       case ExprKind::Binary: return binary(e, dst);
@@ -858,6 +859,13 @@ class Lowerer {
       case Tok::Minus: case Tok::Star: case Tok::Slash: case Tok::Percent: {
         uint32_t d = out(num ? SlotKind::Num : SlotKind::Int);
         emit(arithmetic_op(op, num), d, a, b, 0, e.loc);
+        return d;
+      }
+      case Tok::Amp: case Tok::Pipe: case Tok::Caret: case Tok::Shl: case Tok::Shr: {
+        uint32_t d = out(SlotKind::Int);
+        Op bop = op == Tok::Amp ? Op::AND_INT : op == Tok::Pipe ? Op::OR_INT : op == Tok::Caret ? Op::XOR_INT
+               : op == Tok::Shl ? Op::SHL_INT : Op::SHR_INT;
+        emit(bop, d, a, b, 0, e.loc);
         return d;
       }
       default: break;

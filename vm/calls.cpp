@@ -54,6 +54,11 @@ void overflow(const Instr* ip, const char* op, int64_t a, int64_t b) {
   fault(ip, "integer overflow: " + std::to_string(a) + " " + op + " " + std::to_string(b) + " does not fit in 64 bits");
 }
 
+void bad_shift(const Instr* ip, const char* op, int64_t a, int64_t n) {
+  fault(ip, "shift amount out of range: " + std::to_string(a) + " " + op + " " + std::to_string(n) +
+                " (the amount must be 0 to 63)");
+}
+
 void budget_spent(VM& vm, const Instr* ip) {
   uint64_t n = vm.options.max_steps;
   fault(ip, "step budget spent (" + std::to_string(n) + (n == 1 ? " step; " : " steps; ") + kStepDefinition +

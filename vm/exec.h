@@ -118,6 +118,27 @@ EXEC(NEG_INT) {
   return ip + 1;
 }
 
+// Bitwise operations see an int as its 64-bit two's complement pattern. A shift amount outside
+// 0..63 is a runtime error (in C++ it would be undefined behaviour); '<<' drops the bits shifted
+// out (no overflow error, as for a bit pattern) and '>>' is arithmetic (the sign bit comes in).
+[[noreturn]] void bad_shift(const Instr* ip, const char* op, int64_t a, int64_t n);
+EXEC(AND_INT) { s[ip->a].i = s[ip->b].i & s[ip->c].i; return ip + 1; }
+EXEC(OR_INT) { s[ip->a].i = s[ip->b].i | s[ip->c].i; return ip + 1; }
+EXEC(XOR_INT) { s[ip->a].i = s[ip->b].i ^ s[ip->c].i; return ip + 1; }
+EXEC(BNOT_INT) { s[ip->a].i = ~s[ip->b].i; return ip + 1; }
+EXEC(SHL_INT) {
+  int64_t b = s[ip->b].i, n = s[ip->c].i;
+  if (static_cast<uint64_t>(n) > 63) bad_shift(ip, "<<", b, n);
+  s[ip->a].i = static_cast<int64_t>(static_cast<uint64_t>(b) << n);
+  return ip + 1;
+}
+EXEC(SHR_INT) {
+  int64_t b = s[ip->b].i, n = s[ip->c].i;
+  if (static_cast<uint64_t>(n) > 63) bad_shift(ip, ">>", b, n);
+  s[ip->a].i = b >> n;  // arithmetic since C++20
+  return ip + 1;
+}
+
 // ---- nums ------------------------------------------------------------------------------------
 EXEC(ADD_NUM) { s[ip->a].n = s[ip->b].n + s[ip->c].n; return ip + 1; }
 EXEC(SUB_NUM) { s[ip->a].n = s[ip->b].n - s[ip->c].n; return ip + 1; }

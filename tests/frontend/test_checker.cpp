@@ -320,3 +320,19 @@ TEST_CASE("checker: negative number defaults are literals; other expressions are
   CHECK(contains(errors_of("type T { a: bool = -true }\nfn main() { }\n"), "the default of 'a' must be a bool literal"));
   CHECK(contains(errors_of("type T { a: text = -\"x\" }\nfn main() { }\n"), "the default of 'a' must be a text literal"));
 }
+
+TEST_CASE("checker: bitwise operators take ints, once per operator, with hints for bools and nums") {
+  CHECK(errors_of(in_main("let a = 1 | 2 & 3 ^ ~4 << 1 >> 2\nlet b: int = a\nprint(a & 1 == 1)")) == "");
+  std::string e = errors_of(in_main("let a = true | false"));
+  CHECK(contains(e, "t.pure:2:14: error: cannot use '|' on bool; bitwise operators take ints"));
+  CHECK(contains(e, "write 'or' for bools"));
+  CHECK(errors_of(in_main("let a = true | false")).find("error", e.find("error") + 1) == std::string::npos);
+  CHECK(contains(errors_of(in_main("let a = 1.5 & 1")), "cannot use '&' on num; bitwise operators take ints"));
+  CHECK(contains(errors_of(in_main("let a = 1.5 & 1")), "convert with int(...)"));
+  CHECK(contains(errors_of(in_main("let a = 1 << \"x\"")), "cannot use '<<' on text"));
+  CHECK(contains(errors_of(in_main("let a = ~true")), "'~' needs an int, not bool"));
+  CHECK(contains(errors_of(in_main("let a = ~1.0")), "'~' needs an int, not num"));
+  // precedence: comparisons below the bitwise operators, so this compares ints, not bools
+  CHECK(errors_of(in_main("let ok: bool = 6 & 3 == 2")) == "");
+  CHECK(contains(errors_of(in_main("let x = 1 + 2 << 3 < 4 | 5 < 6")), "comparisons cannot be chained"));
+}

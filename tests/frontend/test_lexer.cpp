@@ -167,6 +167,8 @@ TEST_CASE("lexer: bad characters and bytes are reported once each, with hints fo
 
   Lexed amp("a && b || c");
   CHECK(amp.diags->count() == 2);
+  CHECK(amp.list()[0].message == "unexpected '&&'; write 'and'");
+  CHECK(amp.list()[1].message == "unexpected '||'; write 'or'");
 
   Lexed bytes(std::string("a \x01 \xff b \xe2\x82\xac c"));
   CHECK(bytes.diags->count() == 3);
@@ -193,4 +195,13 @@ TEST_CASE("lexer: lexing a sub-range gives positions in the whole source") {
   CHECK(tokens[0].text == "def");
   CHECK(tokens[0].loc.offset == 6);
   CHECK(tokens[0].loc.col == 7);
+}
+
+TEST_CASE("lexer: bitwise operators, and shifts before comparisons") {
+  Lexed l("a & b | c ^ ~d << 2 >> 1 < <= > >= <<= >>=");
+  std::vector<Tok> want = {Tok::Ident, Tok::Amp,   Tok::Ident, Tok::Pipe, Tok::Ident, Tok::Caret, Tok::Tilde,
+                           Tok::Ident, Tok::Shl,   Tok::Int,   Tok::Shr,  Tok::Int,   Tok::Lt,    Tok::LtEq,
+                           Tok::Gt,    Tok::GtEq,  Tok::Shl,   Tok::Eq,   Tok::Shr,   Tok::Eq,    Tok::End};
+  CHECK(l.kinds() == want);
+  CHECK_FALSE(l.diags->any());
 }

@@ -296,6 +296,42 @@ TEST_CASE("vm: each kind of runtime error") {
   }
 }
 
+TEST_CASE("vm: bitwise operators on the two's complement pattern; shifts out of 0..63 are errors") {
+  const char* p = R"(fn main() {
+  let m = -1
+  print("{0xF0 | 0x0F} {0xFF & 0x3C} {0xFF ^ 0x0F} {~0} {~-1} {1 << 10} {1 << 63} {-16 >> 2} {m >> 63}")
+  print("{(1 << 62) << 1} {0x7FFFFFFFFFFFFFFF >> 62} {3 << 0} {-9223372036854775807 - 1 >> 63} {5 & -2}")
+  print("{1 + 2 << 3} {1 | 2 ^ 3 & 6} {6 & 3 == 2} {-~5}")
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    Outcome o = run_with(p, 1000, engine);
+    CHECK(o.output ==
+          "255 60 240 -1 0 1024 -9223372036854775808 -4 -1\n"
+          "-9223372036854775808 1 3 -1 4\n"
+          "24 1 true 6\n");
+    CHECK_FALSE(o.failed);
+  }
+  struct Case { const char* body; const char* message; uint32_t col; };
+  Case cases[] = {
+      {"let n = 64\n print(1 << n)", "shift amount out of range: 1 << 64 (the amount must be 0 to 63)", 10},
+      {"let n = -1\n print(8 >> n)", "shift amount out of range: 8 >> -1 (the amount must be 0 to 63)", 10},
+      {"let n = -9223372036854775807 - 1\n print(8 << n)", "shift amount out of range: 8 << -9223372036854775808", 10},
+      {"let n = 100\n print(-8 >> n)", "shift amount out of range: -8 >> 100", 11},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.body);
+    for (Engine engine : {Engine::Interpret, Engine::Step}) {
+      Outcome o = run_with(std::string("fn main() {\n ") + c.body + "\n}\n", 1000, engine);
+      REQUIRE(o.signal == 0);
+      CHECK(o.failed);
+      CHECK(contains(o.message, c.message));
+      CHECK(o.line == 3);
+      CHECK(o.col == c.col);
+    }
+  }
+}
+
 TEST_CASE("vm: deep recursion is a runtime error, not a crash") {
   Outcome o = run_program("fn down(n: int) -> int { return down(n + 1) + 1 }\nfn main() { print(down(0)) }");
   REQUIRE(o.signal == 0);
