@@ -45,6 +45,7 @@ enum class ExprKind : uint8_t {
   ItemLit,                // Name { f: e, ... } or { f: e, ... }: field_names + args
   SeqLit,                 // [a, b, c]
   NewList,                // seq T / list by ... used as a value: an empty event list
+  Cond,                   // if args[0] { args[1] } else { args[2] }: one of two values
 };
 
 // What a Name refers to, filled in by the checker.

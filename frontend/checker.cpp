@@ -710,6 +710,7 @@ class Checker {
       }
       case ExprKind::ItemLit: return check_item_literal(e, expected);
       case ExprKind::SeqLit: return check_seq_literal(e, expected);
+      case ExprKind::Cond: return check_conditional(e, expected);
       case ExprKind::NewList: {
         const Type* t = resolve_type(e.type_expr.get());
         if (!t->is_list() && !is_error(t)) {
@@ -830,6 +831,31 @@ class Checker {
       error(e.loc, "cannot order " + type_name(ta) + " values with " + sym);
     }
     return tt_.bool_type();
+  }
+
+  // if c { a } else { b }: both branches have one type, which is the value's.
+  const Type* check_conditional(Expr& e, const Type* expected) {
+    expect_bool(e.args[0].get(), "an 'if' condition");
+    Expr& a = *e.args[1];
+    Expr& b = *e.args[2];
+    check_expr(a, expected);
+    check_expr(b, expected ? expected : a.type);
+    unify_literals(a, b);  // 1 and 2.5: the int literal adapts to num, as on the sides of an operator
+    const Type* ta = a.type;
+    const Type* tb = b.type;
+    if (is_error(ta) || is_error(tb)) return tt_.error();
+    for (Expr* side : {&a, &b})
+      if (side->type->kind == TypeKind::Void) {
+        error(side->loc, "this branch has no value; an 'if' used as a value needs one in each branch");
+        return tt_.error();
+      }
+    if (ta != tb) {
+      std::string hint;
+      if (is_numeric(ta) && is_numeric(tb)) hint = "convert one branch with num(...) or int(...)";
+      error(e.loc, "the branches of this 'if' have different types: " + type_name(ta) + " and " + type_name(tb), hint);
+      return tt_.error();
+    }
+    return ta;
   }
 
   static bool is_bitwise(Tok op) {

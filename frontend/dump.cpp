@@ -44,6 +44,7 @@ std::string expr_text(const Expr& e) {
     case ExprKind::ItemLit: return (e.text.empty() ? "" : e.text + " ") + "{" + join_args(e, 0) + "}";
     case ExprKind::SeqLit: return "[" + join_args(e, 0) + "]";
     case ExprKind::NewList: return "new " + type_name(e.type);
+    case ExprKind::Cond: return "(if " + expr_text(*e.args[0]) + " { " + expr_text(*e.args[1]) + " } else { " + expr_text(*e.args[2]) + " })";
   }
   return "?";
 }

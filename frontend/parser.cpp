@@ -738,11 +738,65 @@ class Parser {
         e->type_expr = type();
         return e;
       }
+      case Tok::KwIf: return conditional();
       default: break;
     }
     if (t.kind == Tok::End) error_here("expected an expression, found the end of the file");
     else error_here("expected an expression, found " + found());
     return std::make_unique<Expr>(ExprKind::Int, loc);
+  }
+
+  // At 'if' where a value is expected: `if COND { EXPR } else { EXPR }`, or `else if ...`. Each
+  // branch is one expression in braces; the else is required. Each brace pair is a nesting level.
+  ExprPtr conditional() {
+    DepthGuard guard(*this, peek().loc);
+    auto e = std::make_unique<Expr>(ExprKind::Cond, advance().loc);
+    e->args.push_back(header_expression());
+    e->args.push_back(branch("after the 'if' condition"));
+    if (!at(Tok::KwElse)) {
+      error_at(e->loc, "an 'if' used as a value needs an 'else' branch", "write 'if c { a } else { b }'");
+      e->args.push_back(std::make_unique<Expr>(ExprKind::Int, e->loc));
+      return e;
+    }
+    advance();
+    if (at(Tok::KwIf)) e->args.push_back(conditional());
+    else e->args.push_back(branch("after 'else'"));
+    check_height(*e);
+    return e;
+  }
+
+  ExprPtr branch(const char* where) {
+    if (!at(Tok::LBrace)) {
+      error_here(std::string("expected '{' ") + where + ", found " + found());
+      return std::make_unique<Expr>(ExprKind::Int, peek().loc);
+    }
+    DepthGuard guard(*this, peek().loc);
+    advance();
+    bool saved = no_item_literal_;
+    no_item_literal_ = false;
+    ExprPtr v = expression();
+    no_item_literal_ = saved;
+    if (at(Tok::RBrace)) {
+      advance();
+      return v;
+    }
+    if (!at(Tok::End))
+      error_here("expected '}' after the value of an 'if' branch, found " + found(),
+                 "each branch of an 'if' used as a value is one expression");
+    else
+      error_here("expected '}' to close the branch, found the end of the file");
+    // Skip to the branch's own '}' so that the rest of the 'if' (and the block around it) parses.
+    int braces = 0;
+    while (!at(Tok::End)) {
+      if (at(Tok::LBrace)) ++braces;
+      if (at(Tok::RBrace) && braces-- == 0) {
+        advance();
+        panic_ = false;
+        break;
+      }
+      advance();
+    }
+    return v;
   }
 
   // At '{': `{ name: expr, ... }`.

@@ -794,6 +794,20 @@ class Lowerer {
         emit(Op::NEW_LIST, d, 0, 0, desc_of(e.type), e.loc);
         return d;
       }
+      case ExprKind::Cond: {
+        // Both branches write the same slots; only one of them runs.
+        uint32_t d = out_value();
+        int yes = new_block(), no = new_block(), end = new_block();
+        condition(*e.args[0], yes, no);
+        set_block(yes);
+        expr_into(*e.args[1], d);
+        jump(end);
+        set_block(no);
+        expr_into(*e.args[2], d);
+        jump(end);
+        set_block(end);
+        return d;
+      }
     }
     return 0;
   }

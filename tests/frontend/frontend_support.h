@@ -73,6 +73,7 @@ inline std::string sexpr(const Expr& e) {
     case ExprKind::ItemLit: return "(item " + e.text + args(0) + ")";
     case ExprKind::SeqLit: return "(seq" + args(0) + ")";
     case ExprKind::NewList: return "(new)";
+    case ExprKind::Cond: return "(if" + args(0) + ")";
   }
   return "?";
 }

@@ -336,3 +336,14 @@ TEST_CASE("checker: bitwise operators take ints, once per operator, with hints f
   CHECK(errors_of(in_main("let ok: bool = 6 & 3 == 2")) == "");
   CHECK(contains(errors_of(in_main("let x = 1 + 2 << 3 < 4 | 5 < 6")), "comparisons cannot be chained"));
 }
+
+TEST_CASE("checker: 'if' as a value has one type; conditions are bools; branches have values") {
+  CHECK(errors_of(in_main("let a: num = if true { 1 } else { 2.5 }\nlet b = if a > 1.0 { \"x\" } else { \"y\" }\nlet c: text = b")) == "");
+  CHECK(errors_of(in_main("let xs = if true { [1] } else { [] }\nlet n: int = xs[0]")) == "");
+  CHECK(contains(errors_of(in_main("let a = if 1 { 2 } else { 3 }")), "an 'if' condition must be a bool, not int"));
+  CHECK(contains(errors_of(in_main("let n = 1\nlet a = if true { n } else { 2.5 }")),
+                 "the branches of this 'if' have different types: int and num"));
+  CHECK(contains(errors_of("fn f() { }\n" + in_main("let a = if true { f() } else { f() }")),
+                 "this branch has no value; an 'if' used as a value needs one in each branch"));
+  CHECK(contains(errors_of(in_main("let a: int = if true { \"x\" } else { \"y\" }")), "declared as int but the value is text"));
+}

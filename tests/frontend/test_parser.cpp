@@ -295,3 +295,28 @@ TEST_CASE("parser: garbage input never loops and always ends with diagnostics") 
   CHECK(p.diags->list().size() <= Diagnostics::kMaxShown);
   CHECK(p.errors().find("more errors") != std::string::npos);
 }
+
+TEST_CASE("parser: bitwise operators between the comparisons and '+', as in Python") {
+  CHECK(parse_expr("a | b ^ c & d << 1 + 2") == "('|' a ('^' b ('&' c ('<<' d ('+' 1 2)))))");
+  CHECK(parse_expr("a & 1 == 0") == "('==' ('&' a 1) 0)");
+  CHECK(parse_expr("1 << 2 >> 3") == "('>>' ('<<' 1 2) 3)");
+  CHECK(parse_expr("~a * -b") == "('*' ('~' a) ('-' b))");
+  CHECK(parse_expr("~~a") == "('~' ('~' a))");
+}
+
+TEST_CASE("parser: 'if' as a value, with else-if chains and one expression per branch") {
+  CHECK(parse_expr("if a { 1 } else { 2 }") == "(if a 1 2)");
+  CHECK(parse_expr("if a { 1 } else if b { 2 } else { 3 }") == "(if a 1 (if b 2 3))");
+  CHECK(parse_expr("if a { 1 } else { 2 } + 10") == "('+' (if a 1 2) 10)");
+  CHECK(parse_expr("f(if a { P { x: 1 } } else { q })") == "(call f (if a (item P 1) q))");
+  std::string errors;
+  parse_expr("if a { 1 }", &errors);
+  CHECK(errors.find("an 'if' used as a value needs an 'else' branch") != std::string::npos);
+  parse_expr("if a { 1 2 } else { 3 }", &errors);
+  CHECK(errors.find("expected '}' after the value of an 'if' branch, found an integer") != std::string::npos);
+  // recovery: the branch's own '}' is found, so the block around it is not closed early
+  Parsed p("fn main() {\n  let x = if a { let } else { 2 }\n  let y = 1 +\n}\n");
+  CHECK(p.errors().find("found 'let'") != std::string::npos);
+  CHECK(p.errors().find("expected an expression, found '}'") != std::string::npos);  // line 3 is still read
+  CHECK(p.errors().find("expected a declaration") == std::string::npos);
+}

@@ -24,6 +24,7 @@ TOKENS = [
     b"1_", b"0.5", b"print(", b"repeat(", b".push(", b".count()", b"[0]", b"x", b"\x00",
     b"\xff", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\t", b"\r",
     b"&", b"|", b"^", b"~", b"<<", b">>", b"&&", b"||",
+    b"if x { 1 } else { 2 }", b" else if ", b"= if ",
 ]
 
 LOCATED = re.compile(rb"^[^\n]*:[0-9]+:[0-9]+: error: ")

@@ -332,6 +332,31 @@ TEST_CASE("vm: bitwise operators on the two's complement pattern; shifts out of 
   }
 }
 
+TEST_CASE("vm: 'if' as a value evaluates only the chosen branch, into any kind of slot") {
+  const char* p = R"(type P { x: int, s: text }
+fn pick(b: bool, t: text) -> text { return if b { t + "!" } else { t } }
+fn main() {
+  var s = "a"
+  var total = 0
+  for i in 0 .. 6 {
+    s = if i % 2 == 0 { s + "{i}" } else { s }
+    total += if i < 3 { i } else if i < 5 { 10 * i } else { 1 / (i - 5 + 1) }
+  }
+  let zero = 0
+  let safe = if zero == 0 { 0 } else { 10 / zero }
+  let p = if total > 10 { P { x: 1, s: pick(true, "y") } } else { P { x: 2, s: "n" } }
+  let xs = if safe == 0 { [s, pick(false, "z")] } else { [] }
+  print("{s} {total} {safe} {p.x} {p.s} {xs} {if xs.count() > 1 { xs[1] } else { "none" }}")
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    Outcome o = run_with(p, 10000, engine);
+    CHECK(o.output == "a024 74 0 1 y! [\"a024\", \"z\"] z\n");
+    CHECK_FALSE(o.failed);
+    CHECK(o.leaked_texts == 0);
+  }
+}
+
 TEST_CASE("vm: deep recursion is a runtime error, not a crash") {
   Outcome o = run_program("fn down(n: int) -> int { return down(n + 1) + 1 }\nfn main() { print(down(0)) }");
   REQUIRE(o.signal == 0);
