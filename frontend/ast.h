@@ -155,7 +155,21 @@ struct ItemDecl {  // type Name { fields } or type Name = T
   const Type* resolved = nullptr;
 };
 
+struct ConstDecl {  // const NAME = expr: a scalar computed at compile time
+  Loc loc;
+  std::string name;
+  ExprPtr value;
+
+  // Filled by the checker.
+  enum State : uint8_t { Unvisited, Visiting, Done } state = Unvisited;
+  const Type* type = nullptr;  // int, num, bool or text; the error type if the value is not constant
+  int64_t int_value = 0;       // int and bool
+  double num_value = 0;
+  std::string text;
+};
+
 struct Module {
+  std::vector<ConstDecl> consts;
   std::vector<ItemDecl> types;
   std::vector<ListDecl> lists;
   std::vector<FuncDecl> funcs;

@@ -2,7 +2,10 @@
 #include "frontend/checker.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+
+#include "base/limits.h"
 
 #include "frontend/builtins.h"
 #include "frontend/token.h"
@@ -67,9 +70,11 @@ class Checker {
   Checker(Module& m, TypeTable& tt, Diagnostics& d) : m_(m), tt_(tt), d_(d) {}
 
   void run() {
+    declare_consts();
     declare_types();
     declare_lists();
     declare_functions();
+    check_const_names();
     for (FuncDecl& f : m_.funcs)
       if (!f.duplicate) check_function(f);
   }
@@ -81,6 +86,8 @@ class Checker {
   std::map<std::string, const Type*> type_names_;
   std::map<std::string, int> list_index_;
   std::map<std::string, int> func_index_;
+  std::map<std::string, int> const_index_;
+  int const_depth_ = 0;  // constants being computed, one inside the other
   FuncDecl* fn_ = nullptr;
   std::vector<std::map<std::string, int>> scopes_;
   int loop_depth_ = 0;
@@ -99,6 +106,255 @@ class Checker {
   void error(Loc loc, std::string msg, std::string hint = {}) {
     d_.error(loc, std::move(msg), std::move(hint));
     if (d_.count() > 200) throw CompileAbort{};
+  }
+
+  // ---- constants ----------------------------------------------------------------------------
+  // `const NAME = expr`: computed here, at compile time, with the VM's rules (overflow, division by
+  // zero and shift amounts are errors); a name of a constant anywhere else becomes its literal.
+  struct ConstVal {
+    const Type* type = nullptr;  // null: not constant (already reported)
+    int64_t i = 0;
+    double n = 0;
+    std::string t;
+  };
+
+  void declare_consts() {
+    for (size_t i = 0; i < m_.consts.size(); ++i) {
+      ConstDecl& c = m_.consts[i];
+      if (const_index_.count(c.name)) {
+        error(c.loc, "constant '" + c.name + "' is declared twice");
+        c.state = ConstDecl::Done;
+        c.type = tt_.error();
+        continue;
+      }
+      const_index_[c.name] = static_cast<int>(i);
+    }
+    for (ConstDecl& c : m_.consts) evaluate_const(c, c.loc);
+  }
+
+  void check_const_names() {
+    for (auto& [name, i] : const_index_) {
+      const ConstDecl& c = m_.consts[i];
+      if (type_names_.count(name) || list_index_.count(name) || func_index_.count(name) || name == "int" || name == "num" ||
+          name == "bool" || name == "text")
+        error(c.loc, "'" + name + "' is declared twice (a constant and a " +
+                         (list_index_.count(name) ? "stored list" : func_index_.count(name) ? "function" : "type") + ")");
+      else if (find_builtin(name, Builtin::Print, kFirstTextMethod) >= 0)
+        error(c.loc, "'" + name + "' is a standard function and cannot be redeclared");
+    }
+  }
+
+  // Computes a constant once; `use` is where it is needed (for the message about a cycle).
+  const ConstDecl& evaluate_const(ConstDecl& c, Loc use) {
+    if (c.state == ConstDecl::Done) return c;
+    if (c.state == ConstDecl::Visiting) {
+      error(use, "constant '" + c.name + "' depends on itself", "a constant's value cannot use the constant");
+      c.type = tt_.error();
+      return c;
+    }
+    if (const_depth_ >= limits::kNestingDepth) {
+      error(use, "constants refer to each other too deeply (more than " + std::to_string(limits::kNestingDepth) + " levels)");
+      c.type = tt_.error();
+      return c;
+    }
+    c.state = ConstDecl::Visiting;
+    ++const_depth_;
+    ConstVal v = c.value ? const_value(*c.value) : ConstVal{};
+    --const_depth_;
+    if (c.state == ConstDecl::Done) return c;  // a cycle through it was reported
+    c.state = ConstDecl::Done;
+    c.type = v.type ? v.type : tt_.error();
+    c.int_value = v.i;
+    c.num_value = v.n;
+    c.text = std::move(v.t);
+    return c;
+  }
+
+  ConstVal const_error(Loc loc, std::string msg, std::string hint = {}) {
+    error(loc, std::move(msg), std::move(hint));
+    return {};
+  }
+
+  ConstVal const_of(const Type* t, int64_t i = 0, double n = 0, std::string text = {}) { return {t, i, n, std::move(text)}; }
+
+  // The value of a constant expression, or a ConstVal with a null type after an error.
+  ConstVal const_value(Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Int: return const_of(tt_.int_type(), e.int_value);
+      case ExprKind::Num: return const_of(tt_.num_type(), 0, e.num_value);
+      case ExprKind::Bool: return const_of(tt_.bool_type(), e.int_value);
+      case ExprKind::Text: return const_of(tt_.text_type(), 0, 0, e.text);
+      case ExprKind::Name: {
+        auto it = const_index_.find(e.text);
+        if (it == const_index_.end()) {
+          if (list_index_.count(e.text) || func_index_.count(e.text) || type_names_.count(e.text))
+            return const_error(e.loc, "'" + e.text + "' is not a constant; a constant's value is computed from literals and other constants");
+          std::vector<std::string> names;
+          for (auto& [n, i] : const_index_) names.push_back(n);
+          return const_error(e.loc, "unknown constant '" + e.text + "'", suggest(e.text, names));
+        }
+        const ConstDecl& c = evaluate_const(m_.consts[it->second], e.loc);
+        if (!c.type || is_error(c.type)) return {};
+        return const_of(c.type, c.int_value, c.num_value, c.text);
+      }
+      case ExprKind::Unary: {
+        ConstVal v = const_value(*e.args[0]);
+        if (!v.type) return v;
+        Tok op = static_cast<Tok>(e.op);
+        if (op == Tok::KwNot) {
+          if (v.type->kind != TypeKind::Bool) return const_error(e.loc, "'not' needs a bool, not " + type_name(v.type));
+          return const_of(v.type, !v.i);
+        }
+        if (op == Tok::Tilde) {
+          if (!is_int(v.type)) return const_error(e.loc, "'~' needs an int, not " + type_name(v.type));
+          return const_of(v.type, ~v.i);
+        }
+        if (is_num(v.type)) return const_of(v.type, 0, -v.n);
+        if (!is_int(v.type)) return const_error(e.loc, "'-' needs an int or num, not " + type_name(v.type));
+        if (v.i == INT64_MIN) return const_error(e.loc, "integer overflow in a constant: -(" + std::to_string(v.i) + ") does not fit in 64 bits");
+        return const_of(v.type, -v.i);
+      }
+      case ExprKind::Binary: return const_binary(e);
+      case ExprKind::Cond: {
+        ConstVal c = const_value(*e.args[0]);
+        ConstVal a = const_value(*e.args[1]);
+        ConstVal b = const_value(*e.args[2]);
+        if (!c.type || !a.type || !b.type) return {};
+        if (c.type->kind != TypeKind::Bool) return const_error(e.args[0]->loc, "an 'if' condition must be a bool, not " + type_name(c.type));
+        adapt_const_literals(*e.args[1], a, *e.args[2], b);
+        if (a.type != b.type)
+          return const_error(e.loc, "the branches of this 'if' have different types: " + type_name(a.type) + " and " + type_name(b.type));
+        return c.i ? a : b;
+      }
+      case ExprKind::Interp: {
+        std::string out;
+        for (ExprPtr& part : e.args) {
+          ConstVal v = const_value(*part);
+          if (!v.type) return v;
+          switch (v.type->kind) {
+            case TypeKind::Text: out += v.t; break;
+            case TypeKind::Int: out += std::to_string(v.i); break;
+            case TypeKind::Bool: out += v.i ? "true" : "false"; break;
+            default:
+              return const_error(part->loc, "a num cannot be put into a constant text", "make the text where it is used, or use fixed(...) there");
+          }
+        }
+        return const_of(tt_.text_type(), 0, 0, std::move(out));
+      }
+      default:
+        return const_error(e.loc, "a constant's value must be computed at compile time from literals and other constants",
+                           "calls, lists, items and variables are not constant");
+    }
+  }
+
+  // An int literal (or a constant's name, which stands for its literal) next to a num is taken
+  // as a num, as in any expression.
+  void adapt_const_literals(const Expr& ea, ConstVal& a, const Expr& eb, ConstVal& b) {
+    auto literal = [](const Expr& e) { return e.kind == ExprKind::Int || e.kind == ExprKind::Name; };
+    if (is_int(a.type) && is_num(b.type) && literal(ea)) a = const_of(b.type, 0, static_cast<double>(a.i));
+    if (is_int(b.type) && is_num(a.type) && literal(eb)) b = const_of(a.type, 0, static_cast<double>(b.i));
+  }
+
+  ConstVal const_binary(Expr& e) {
+    Tok op = static_cast<Tok>(e.op);
+    ConstVal a = const_value(*e.args[0]);
+    if (!a.type) return a;
+    if ((op == Tok::KwAnd || op == Tok::KwOr) && a.type->kind == TypeKind::Bool && (op == Tok::KwAnd ? !a.i : a.i)) {
+      ConstVal b = const_value(*e.args[1]);  // still checked, though its value is not needed
+      if (!b.type) return b;
+      if (b.type->kind != TypeKind::Bool) return const_error(e.args[1]->loc, "each side of " + std::string(tok_name(op)) + " must be a bool, not " + type_name(b.type));
+      return a;
+    }
+    ConstVal b = const_value(*e.args[1]);
+    if (!b.type) return b;
+    adapt_const_literals(*e.args[0], a, *e.args[1], b);
+    std::string sym = tok_name(op);
+    if (a.type != b.type) return const_error(e.loc, "cannot use " + sym + " on " + type_name(a.type) + " and " + type_name(b.type));
+    TypeKind k = a.type->kind;
+    auto overflow = [&](const char* s) {
+      return const_error(e.loc, "integer overflow in a constant: " + std::to_string(a.i) + " " + s + " " + std::to_string(b.i) +
+                                    " does not fit in 64 bits");
+    };
+    switch (op) {
+      case Tok::KwAnd: case Tok::KwOr:
+        if (k != TypeKind::Bool) return const_error(e.loc, "each side of " + sym + " must be a bool, not " + type_name(a.type));
+        return b;
+      case Tok::Plus: case Tok::Minus: case Tok::Star: case Tok::Slash: case Tok::Percent: {
+        if (k == TypeKind::Text && op == Tok::Plus) return const_of(a.type, 0, 0, a.t + b.t);
+        if (k == TypeKind::Num) {
+          double x = a.n, y = b.n;
+          double r = op == Tok::Plus ? x + y : op == Tok::Minus ? x - y : op == Tok::Star ? x * y : op == Tok::Slash ? x / y : std::fmod(x, y);
+          return const_of(a.type, 0, r);
+        }
+        if (k != TypeKind::Int) return const_error(e.loc, "cannot use " + sym + " on " + type_name(a.type));
+        int64_t r = 0;
+        switch (op) {
+          case Tok::Plus: if (__builtin_add_overflow(a.i, b.i, &r)) return overflow("+"); break;
+          case Tok::Minus: if (__builtin_sub_overflow(a.i, b.i, &r)) return overflow("-"); break;
+          case Tok::Star: if (__builtin_mul_overflow(a.i, b.i, &r)) return overflow("*"); break;
+          default:
+            if (b.i == 0) return const_error(e.loc, op == Tok::Slash ? "division by zero in a constant" : "division by zero (in %) in a constant");
+            if (op == Tok::Slash) {
+              if (a.i == INT64_MIN && b.i == -1) return overflow("/");
+              r = a.i / b.i;
+            } else {
+              r = b.i == -1 ? 0 : a.i % b.i;
+            }
+        }
+        return const_of(a.type, r);
+      }
+      case Tok::Amp: case Tok::Pipe: case Tok::Caret: case Tok::Shl: case Tok::Shr: {
+        if (k != TypeKind::Int) return const_error(e.loc, "cannot use " + sym + " on " + type_name(a.type) + "; bitwise operators take ints");
+        if ((op == Tok::Shl || op == Tok::Shr) && static_cast<uint64_t>(b.i) > 63)
+          return const_error(e.loc, "shift amount out of range in a constant: " + std::to_string(a.i) + " " + sym.substr(1, sym.size() - 2) +
+                                        " " + std::to_string(b.i) + " (the amount must be 0 to 63)");
+        int64_t r = op == Tok::Amp ? (a.i & b.i) : op == Tok::Pipe ? (a.i | b.i) : op == Tok::Caret ? (a.i ^ b.i)
+                  : op == Tok::Shl ? static_cast<int64_t>(static_cast<uint64_t>(a.i) << b.i) : (a.i >> b.i);
+        return const_of(a.type, r);
+      }
+      default: break;
+    }
+    // comparisons
+    int c = 0;
+    bool unordered = false;  // a nan: every comparison but != is false
+    if (k == TypeKind::Num) {
+      unordered = a.n != a.n || b.n != b.n;
+      c = a.n < b.n ? -1 : a.n > b.n ? 1 : 0;
+    } else if (k == TypeKind::Text) {
+      int r = a.t.compare(b.t);  // bytes: code point order for UTF-8
+      c = r < 0 ? -1 : r > 0 ? 1 : 0;
+    } else {
+      c = a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
+    }
+    if ((op != Tok::EqEq && op != Tok::NotEq) && k == TypeKind::Bool)
+      return const_error(e.loc, "cannot order bool values with " + sym);
+    bool r = false;
+    switch (op) {
+      case Tok::EqEq: r = !unordered && c == 0; break;
+      case Tok::NotEq: r = unordered || c != 0; break;
+      case Tok::Lt: r = !unordered && c < 0; break;
+      case Tok::LtEq: r = !unordered && c <= 0; break;
+      case Tok::Gt: r = !unordered && c > 0; break;
+      default: r = !unordered && c >= 0; break;
+    }
+    return const_of(tt_.bool_type(), r);
+  }
+
+  // A name that is a constant becomes its literal (the checker and the lowering see a literal).
+  bool substitute_const(Expr& e) {
+    auto it = const_index_.find(e.text);
+    if (it == const_index_.end()) return false;
+    const ConstDecl& c = evaluate_const(m_.consts[it->second], e.loc);
+    e.name_kind = NameKind::Unresolved;
+    switch (c.type ? c.type->kind : TypeKind::Error) {
+      case TypeKind::Int: e.kind = ExprKind::Int; e.int_value = c.int_value; break;
+      case TypeKind::Num: e.kind = ExprKind::Num; e.num_value = c.num_value; break;
+      case TypeKind::Bool: e.kind = ExprKind::Bool; e.int_value = c.int_value; break;
+      case TypeKind::Text: e.kind = ExprKind::Text; e.text = c.text; break;
+      default: e.type = tt_.error(); return true;
+    }
+    e.type = c.type;
+    return true;
   }
 
   // ---- declarations -------------------------------------------------------------------------
@@ -149,17 +405,14 @@ class Checker {
     if (f.default_value) {
       Expr& e = *f.default_value;
       info.has_default = true;
-      if (e.kind == ExprKind::Int && is_num(info.type)) {
-        e.kind = ExprKind::Num;
-        e.num_value = static_cast<double>(e.int_value);
-      }
-      bool ok = (e.kind == ExprKind::Int && is_int(info.type)) || (e.kind == ExprKind::Num && is_num(info.type)) ||
-                (e.kind == ExprKind::Bool && info.type->kind == TypeKind::Bool) ||
-                (e.kind == ExprKind::Text && info.type->kind == TypeKind::Text);
-      if (!ok && !is_error(info.type)) error(e.loc, "the default of '" + f.name + "' must be " + a_type(info.type) + " literal");
-      info.default_int = e.int_value;
-      info.default_num = e.num_value;
-      info.default_text = e.text;
+      // a literal, a constant, or an expression of them (in parentheses)
+      ConstVal v = const_value(e);
+      if (v.type && is_int(v.type) && is_num(info.type)) v = const_of(info.type, 0, static_cast<double>(v.i));
+      if (v.type && v.type != info.type && !is_error(info.type))
+        error(e.loc, "the default of '" + f.name + "' must be " + a_type(info.type) + ", not " + a_type(v.type));
+      info.default_int = v.i;
+      info.default_num = v.n;
+      info.default_text = v.t;
     }
     return info;
   }
@@ -246,6 +499,7 @@ class Checker {
         LocalInfo info{p.name, resolve_type(p.type.get()), false, p.loc};
         for (auto& other : f.locals)
           if (other.name == p.name) error(p.loc, "parameter '" + p.name + "' appears twice");
+        if (const_index_.count(p.name)) error(p.loc, "'" + p.name + "' is already the name of a constant", "choose another name");
         f.locals.push_back(info);
       }
       if (f.kind == FuncKind::Main) {
@@ -315,6 +569,7 @@ class Checker {
 
   int declare_local(const std::string& name, const Type* type, bool is_var, Loc loc) {
     if (name.empty()) return -1;
+    if (const_index_.count(name)) error(loc, "'" + name + "' is already the name of a constant", "choose another name");
     if (list_index_.count(name) || func_index_.count(name))
       error(loc, "'" + name + "' is already the name of a " + (list_index_.count(name) ? "stored list" : "function"),
             "choose another name");
@@ -339,6 +594,7 @@ class Checker {
       for (auto& [n, id] : s) names.push_back(n);
     for (auto& [n, i] : list_index_) names.push_back(n);
     for (auto& [n, i] : func_index_) names.push_back(n);
+    for (auto& [n, i] : const_index_) names.push_back(n);
     return names;
   }
 
@@ -730,6 +986,7 @@ class Checker {
       e.ref = local;
       return fn_->locals[local].type;
     }
+    if (substitute_const(e)) return e.type;
     auto l = list_index_.find(e.text);
     if (l != list_index_.end()) {
       e.name_kind = NameKind::StoredList;

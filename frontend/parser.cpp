@@ -113,7 +113,7 @@ class Parser {
     while (!at(Tok::End)) {
       const Token& t = peek();
       if (t.newline_before && (t.kind == Tok::KwFn || t.kind == Tok::KwEvent || t.kind == Tok::KwQuery ||
-                               t.kind == Tok::KwType || t.kind == Tok::KwList))
+                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst))
         break;
       advance();
     }
@@ -144,11 +144,12 @@ class Parser {
         case Tok::KwFn: function(m, FuncKind::Function); break;
         case Tok::KwEvent: function(m, FuncKind::Event); break;
         case Tok::KwQuery: function(m, FuncKind::Query); break;
+        case Tok::KwConst: const_declaration(m); break;
         default:
           if (at(Tok::KwLet) || at(Tok::KwVar))
             error_here("statements belong inside a function", "put them in 'fn main() { ... }'");
           else
-            error_here("expected a declaration ('fn', 'event', 'query', 'type' or 'list'), found " + found());
+            error_here("expected a declaration ('fn', 'event', 'query', 'type', 'list' or 'const'), found " + found());
           sync_declaration();
           return;
       }
@@ -157,6 +158,18 @@ class Parser {
     }
     if (panic_) sync_declaration();
     (void)loc;
+  }
+
+  void const_declaration(Module& m) {
+    ConstDecl d;
+    d.loc = advance().loc;
+    d.name = expect_name("a constant's name after 'const'");
+    expect(Tok::Eq, "(a constant needs a value: 'const NAME = 10')");
+    if (panic_) return;
+    d.value = expression();
+    if (!panic_ && !at(Tok::End) && !peek().newline_before && !accept(Tok::Semicolon))
+      error_here("expected a new line after the constant's value, found " + found());
+    m.consts.push_back(std::move(d));
   }
 
   void type_declaration(Module& m) {
@@ -230,7 +243,7 @@ class Parser {
     f.name = expect_name("a field name");
     expect(Tok::Colon, "after the field name");
     f.type = type();
-    if (allow_default && accept(Tok::Eq)) f.default_value = unary();
+    if (allow_default && accept(Tok::Eq)) f.default_value = header_expression();  // a constant expression
     return f;
   }
 
@@ -356,7 +369,7 @@ class Parser {
         s = std::make_unique<Stmt>(StmtKind::Block, loc);
         s->body = block();
         break;
-      case Tok::KwFn: case Tok::KwEvent: case Tok::KwQuery: case Tok::KwType: case Tok::KwList:
+      case Tok::KwFn: case Tok::KwEvent: case Tok::KwQuery: case Tok::KwType: case Tok::KwList: case Tok::KwConst:
         if (peek().kind != Tok::KwList || peek(1).kind != Tok::KwBy) {
           error_here(std::string("a declaration (") + tok_name(peek().kind) + ") cannot appear inside a block",
                      "is a '}' missing above?");

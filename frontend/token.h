@@ -13,7 +13,7 @@ namespace pure {
   X(Seq, "seq") X(By, "by") X(Let, "let") X(Var, "var") X(If, "if") X(Else, "else")          \
   X(While, "while") X(For, "for") X(In, "in") X(Return, "return") X(Break, "break")          \
   X(Continue, "continue") X(Fail, "fail") X(And, "and") X(Or, "or") X(Not, "not")            \
-  X(True, "true") X(False, "false")
+  X(True, "true") X(False, "false") X(Const, "const")
 
 enum class Tok : uint8_t {
   End, Error, Ident, Int, Num, Str,

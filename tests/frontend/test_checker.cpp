@@ -312,13 +312,41 @@ TEST_CASE("checker: interpolation and text() take items and lists, as print does
   CHECK(contains(errors_of("list s seq int\nfn main() {\n  print(text(s))\n}\n"), "is the module's state, not a value"));
 }
 
-TEST_CASE("checker: negative number defaults are literals; other expressions are not") {
+TEST_CASE("checker: defaults are constant expressions of the field's type") {
   // issue 13: errors.md said negative num defaults were rejected; they are accepted
   CHECK(errors_of("type T { a: num = -1.5, b: num = -2, c: int = -9223372036854775808 }\nfn main() { }\n").empty());
   CHECK(errors_of("fn main() {\n  let m = list by k: int { v: num = -0.25 }\n  m[1].v += 1.0\n}\n").empty());
-  CHECK(contains(errors_of("type T { a: num = -x }\nfn main() { }\n"), "the default of 'a' must be a num literal"));
-  CHECK(contains(errors_of("type T { a: bool = -true }\nfn main() { }\n"), "the default of 'a' must be a bool literal"));
-  CHECK(contains(errors_of("type T { a: text = -\"x\" }\nfn main() { }\n"), "the default of 'a' must be a text literal"));
+  CHECK(contains(errors_of("type T { a: num = -x }\nfn main() { }\n"), "unknown constant 'x'"));
+  CHECK(contains(errors_of("type T { a: bool = -true }\nfn main() { }\n"), "'-' needs an int or num, not bool"));
+  CHECK(contains(errors_of("type T { a: text = -\"x\" }\nfn main() { }\n"), "'-' needs an int or num, not text"));
+  CHECK(contains(errors_of("type T { a: num = \"x\" }\nfn main() { }\n"), "the default of 'a' must be a num, not a text"));
+  CHECK(contains(errors_of("fn f() -> int { return 1 }\ntype T { a: int = f() }\nfn main() { }\n"),
+                 "a constant's value must be computed at compile time"));
+  CHECK(errors_of("const N = 4\ntype T { a: num = N / 2, b: text = \"n{N}\", c: bool = N > 3 }\nfn main() { }\n").empty());
+}
+
+TEST_CASE("checker: constants: any order, scalar values, clear errors for cycles, calls and clashes") {
+  CHECK(errors_of("const B = A + 1\nconst A = 2\nconst T = \"{A}{B}\" + \"!\"\nconst F = 0.5 * A\n" +
+                  in_main("let x: int = A\nlet y: num = B\nlet t: text = T\nlet f: num = F")) == "");
+  CHECK(contains(errors_of("const A = B\nconst B = C\nconst C = A\nfn main() { }\n"), "constant 'A' depends on itself"));
+  CHECK(contains(errors_of("const A = A\nfn main() { }\n"), "t.pure:1:11: error: constant 'A' depends on itself"));
+  CHECK(contains(errors_of("const A = [1]\nfn main() { }\n"), "must be computed at compile time"));
+  CHECK(contains(errors_of("const A = 1\nconst A = 2\nfn main() { }\n"), "constant 'A' is declared twice"));
+  CHECK(contains(errors_of("const f = 1\nfn f() { }\nfn main() { }\n"), "'f' is declared twice (a constant and a function)"));
+  CHECK(contains(errors_of("const L = 1\nlist L seq int\nfn main() { }\n"), "(a constant and a stored list)"));
+  CHECK(contains(errors_of("const print = 1\nfn main() { }\n"), "'print' is a standard function"));
+  CHECK(contains(errors_of("const N = 1\nfn g(N: int) { }\nfn main() { }\n"), "'N' is already the name of a constant"));
+  CHECK(contains(errors_of("const N = 1\n" + in_main("for N in 0 .. 3 { }")), "'N' is already the name of a constant"));
+  CHECK(contains(errors_of("const N = 1 % 0\nfn main() { }\n"), "division by zero (in %) in a constant"));
+  CHECK(contains(errors_of("const N = -(-9223372036854775807 - 1)\nfn main() { }\n"), "integer overflow in a constant"));
+  CHECK(contains(errors_of("const N = 1 + \"a\"\nfn main() { }\n"), "cannot use '+' on int and text"));
+  CHECK(contains(errors_of("const N = true < false\nfn main() { }\n"), "cannot order bool values"));
+  CHECK(contains(errors_of("const DISTRICS = 1\n" + in_main("print(DISTRICTS)")), "did you mean 'DISTRICS'?"));
+  // a long chain is an error, not a stack overflow
+  std::string chain;
+  for (int i = 0; i < 5000; ++i) chain += "const C" + std::to_string(i) + " = C" + std::to_string(i + 1) + " + 1\n";
+  chain += "const C5000 = 0\nfn main() { print(C0) }\n";
+  CHECK(contains(errors_of(chain), "constants refer to each other too deeply"));
 }
 
 TEST_CASE("checker: bitwise operators take ints, once per operator, with hints for bools and nums") {

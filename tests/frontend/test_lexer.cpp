@@ -22,7 +22,7 @@ TEST_CASE("lexer: keywords, identifiers and punctuation") {
 
 TEST_CASE("lexer: every keyword is a keyword, and a longer word is a name") {
   for (const char* w : {"fn", "event", "query", "type", "list", "seq", "by", "let", "var", "if", "else", "while",
-                        "for", "in", "return", "break", "continue", "fail", "true", "false"}) {
+                        "for", "in", "return", "break", "continue", "fail", "true", "false", "const"}) {
     Lexed l(w);
     CHECK_MESSAGE(l.tokens[0].kind != Tok::Ident, w);
     Lexed longer(std::string(w) + "x");

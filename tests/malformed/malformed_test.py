@@ -25,6 +25,7 @@ TOKENS = [
     b"\xff", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\t", b"\r",
     b"&", b"|", b"^", b"~", b"<<", b">>", b"&&", b"||",
     b"if x { 1 } else { 2 }", b" else if ", b"= if ",
+    b"const", b"const N = 10\n", b"const A = B\nconst B = A\n", b" = N * 2",
 ]
 
 LOCATED = re.compile(rb"^[^\n]*:[0-9]+:[0-9]+: error: ")

@@ -357,6 +357,35 @@ fn main() {
   }
 }
 
+TEST_CASE("vm: constants are computed once, at compile time, with the VM's arithmetic") {
+  const char* p = R"(const N = 3
+const BIG = 9223372036854775807
+const NEG = -BIG - 1
+const Q = NEG / 7
+const R = NEG % 7
+const THIRD = 1.0 / 3.0
+const INF = 1.0 / 0.0
+const ODD = NEG >> 63 & 1 == 1
+const NAME = "n" + "{N}" + "{ODD}"
+const NAN_EQ = (0.0 / 0.0) == (0.0 / 0.0)
+list stock by id: int { qty: int = N * 10, note: text = NAME }
+event put(id: int) { stock[id] = {} }
+fn main() {
+  let r = put(1)
+  print("{Q} {R} {THIRD} {INF} {ODD} {NAME} {NAN_EQ} {stock[1].qty} {stock[1].note}")
+  let big = BIG
+  let neg = NEG
+  print("{neg / 7 == Q} {neg % 7 == R} {1.0 / 3.0 == THIRD}")
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    Outcome o = run_with(p, 10000, engine);
+    CHECK(o.compile_errors == "");
+    CHECK(o.output == "-1317624576693539401 -1 0.3333333333333333 inf true n3true false 30 n3true\ntrue true true\n");
+    CHECK(o.leaked_texts == 0);
+  }
+}
+
 TEST_CASE("vm: deep recursion is a runtime error, not a crash") {
   Outcome o = run_program("fn down(n: int) -> int { return down(n + 1) + 1 }\nfn main() { print(down(0)) }");
   REQUIRE(o.signal == 0);
