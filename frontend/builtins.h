@@ -14,7 +14,7 @@ namespace pure {
   X(Acos, "acos") X(Atan, "atan") X(Atan2, "atan2") X(Hypot, "hypot") X(Cbrt, "cbrt")             \
   X(IsNan, "is_nan") X(Repeat, "repeat") X(Join, "join") X(ParseInt, "parse_int")                 \
   X(ParseNum, "parse_num") X(Fixed, "fixed") X(RandNext, "rand_next") X(RandInt, "rand_int")      \
-  X(RandNum, "rand_num") X(Char, "char")
+  X(RandNum, "rand_num") X(Char, "char") X(Zpad, "zpad")
 
 // X(id, name): methods on text values
 #define PURE_TEXT_METHODS(X)                                                                       \

@@ -1337,6 +1337,7 @@ class Checker {
       case Builtin::RandInt: check_args(e, {I, I, I}, 0, what); return I;
       case Builtin::RandNum: check_args(e, {I}, 0, what); return N;
       case Builtin::Char: check_args(e, {I}, 0, what); return T;
+      case Builtin::Zpad: check_args(e, {I, I}, 0, what); return T;
       default: break;
     }
     return tt_.error();

@@ -60,6 +60,19 @@ std::string format_int(int64_t value) {
     return std::string(buffer, result.ptr);
 }
 
+std::string format_int_padded(int64_t value, int width) {
+  if (width < 0 || width > kMaxWidth) throw std::out_of_range("format_int_padded: width must be 0..100");
+  std::string digits = format_int(value);
+  bool negative = value < 0;
+  if (digits.size() >= static_cast<size_t>(width)) return digits;
+  std::string out;
+  out.reserve(static_cast<size_t>(width));
+  if (negative) out += '-';
+  out.append(static_cast<size_t>(width) - digits.size(), '0');
+  out.append(digits, negative ? 1 : 0, std::string::npos);
+  return out;
+}
+
 std::string format_fixed(double value, int decimals) {
     if (decimals < 0 || decimals > kMaxDecimals) throw std::out_of_range("format_fixed: decimals must be 0..100");
     if (!std::isfinite(value)) return special_text(value);

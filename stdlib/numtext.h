@@ -15,6 +15,12 @@ std::string format_num(double value);
 
 std::string format_int(int64_t value);
 
+// An int in at least `width` characters, zeros after the sign ("0042", "-0042" for width 5),
+// like C's "%0*lld" without the locale; a longer number is never cut. width must be in
+// [0, kMaxWidth], otherwise std::out_of_range is thrown.
+constexpr int kMaxWidth = 100;
+std::string format_int_padded(int64_t value, int width);
+
 // Exactly `decimals` digits after the point, correctly rounded from the exact binary value (exact
 // ties such as 0.125 to two decimals go to the even digit: "0.12"). nan / inf / -inf as in format_num. decimals must be in
 // [0, kMaxDecimals], otherwise std::out_of_range is thrown.

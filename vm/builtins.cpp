@@ -362,6 +362,13 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       }
       case Builtin::RandNum: a[0].n = static_cast<double>(mix(a[0].u) >> 11) * 0x1.0p-53; return;
       case Builtin::Char: a[0].t = make_text(ip, text::from_code_point(a[0].i)); return;
+      case Builtin::Zpad: {
+        int64_t w = a[1].i;
+        if (w < 0 || w > numtext::kMaxWidth) fault(ip, "zpad: width " + std::to_string(w) + " is outside 0..100");
+        a[1].u = 0;
+        a[0].t = make_text(ip, numtext::format_int_padded(a[0].i, static_cast<int>(w)));
+        return;
+      }
       case Builtin::Quote: a[0].t = make_text(ip, text::quote(sv(a[0]))); return;
       case Builtin::ToText: {
         std::string r = list_text(vm, a, ip, vm.prog.shape_columns[ip->c >> 1]);

@@ -13,6 +13,7 @@
 #include <string>
 
 using pure::numtext::format_fixed;
+using pure::numtext::format_int_padded;
 using pure::numtext::format_int;
 using pure::numtext::format_num;
 using pure::numtext::parse_int;
@@ -253,4 +254,20 @@ TEST_CASE("format_num text always reads as a number") {
         CHECK(has_point_or_exponent);
         CHECK(text.find('+') == std::string::npos);
     }
+}
+
+TEST_CASE("format_int_padded: zeros after the sign, never cut, width bounded") {
+  CHECK(format_int_padded(42, 4) == "0042");
+  CHECK(format_int_padded(-42, 5) == "-0042");
+  CHECK(format_int_padded(-42, 3) == "-42");
+  CHECK(format_int_padded(-42, 2) == "-42");
+  CHECK(format_int_padded(0, 3) == "000");
+  CHECK(format_int_padded(0, 0) == "0");
+  CHECK(format_int_padded(123456, 3) == "123456");
+  CHECK(format_int_padded(INT64_MIN, 20) == "-9223372036854775808");
+  CHECK(format_int_padded(INT64_MIN, 21) == "-09223372036854775808");
+  CHECK(format_int_padded(INT64_MAX, 20) == "09223372036854775807");
+  CHECK(format_int_padded(5, 100) == std::string(99, '0') + "5");
+  CHECK_THROWS_AS(format_int_padded(5, 101), std::out_of_range);
+  CHECK_THROWS_AS(format_int_padded(5, -1), std::out_of_range);
 }

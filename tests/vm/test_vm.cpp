@@ -386,6 +386,17 @@ fn main() {
   }
 }
 
+TEST_CASE("vm: zpad pads ints with zeros after the sign; a bad width is a located error") {
+  CHECK(output_of("fn main() { print(\"{zpad(42, 4)} {zpad(-42, 5)} {zpad(123, 1)} {zpad(0, 2)}\") }") == "0042 -0042 123 00\n");
+  for (const char* w : {"-1", "101"}) {
+    Outcome o = run_program(std::string("fn main() {\n  let w = ") + w + "\n  print(zpad(1, w))\n}\n");
+    CHECK(o.failed);
+    CHECK(o.message == std::string("zpad: width ") + w + " is outside 0..100");
+    CHECK(o.line == 3);
+  }
+  CHECK(contains(pure::test::run_program("fn main() { print(zpad(1.5, 2)) }").compile_errors, "argument 1 of 'zpad' must be int, not num"));
+}
+
 TEST_CASE("vm: deep recursion is a runtime error, not a crash") {
   Outcome o = run_program("fn down(n: int) -> int { return down(n + 1) + 1 }\nfn main() { print(down(0)) }");
   REQUIRE(o.signal == 0);
