@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
@@ -249,6 +250,7 @@ int main(int argc, char** argv) {
   options.max_memory = max_memory;
   options.args = std::move(args);
   options.read_input = read_all_stdin;
+  options.flush_lines = isatty(STDOUT_FILENO) == 1;  // a person watching: each line as it is printed
 #ifdef PURE_HAVE_LLVM_JIT
   std::unique_ptr<pure::jit::Jit> jit;  // after the program: its code dies before the program
   if (use_jit) {

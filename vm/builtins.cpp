@@ -228,7 +228,9 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::Write:
         vm.output.append(sv(a[0]));
         if (b == Builtin::Print) vm.output += '\n';
-        if (vm.output.size() > (1u << 16)) vm.flush_output();
+        if (vm.output.size() > kOutputFlushBytes ||
+            (vm.options.flush_lines && (b == Builtin::Print || sv(a[0]).find('\n') != std::string_view::npos)))
+          vm.flush_output();
         a[0].u = 0;
         return;
       case Builtin::Input: {

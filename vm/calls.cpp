@@ -43,8 +43,13 @@ VM::~VM() {
 
 void VM::flush_output() {
   if (output.empty()) return;
-  if (options.write_output) options.write_output(output);
-  else std::fwrite(output.data(), 1, output.size(), stdout);
+  if (options.write_output) {
+    options.write_output(output);
+  } else {
+    // past stdio's own buffer too, so what was flushed is on its way (a pipe, a terminal)
+    std::fwrite(output.data(), 1, output.size(), stdout);
+    std::fflush(stdout);
+  }
   output.clear();
 }
 

@@ -48,13 +48,19 @@ struct Value {
   static Value of_text(std::string v) { Value x; x.kind = Kind::Text; x.text = std::move(v); return x; }
 };
 
+inline constexpr size_t kOutputFlushBytes = size_t{1} << 16;  // print's buffer is written out past 64 KiB
+
 struct RunOptions {
   uint64_t max_steps = 10'000'000'000ull;  // per invocation: main, and each event or query
   // Bytes of texts, event lists and stored rows one invocation (main and everything it calls, or
   // one event or query a host calls) may allocate and hold at once; past it an allocation is a
   // runtime error. Counted, not measured, on the invocation's thread: see runtime/memory.h.
   uint64_t max_memory = uint64_t{4} << 30;
-  std::function<void(std::string_view)> write_output;  // print/write; default: stdout
+  // print/write; default: stdout. Output is buffered and handed over when the buffer passes
+  // kOutputFlushBytes, at each new line with flush_lines, and when the run ends: the bytes are the
+  // same whatever the chunks.
+  std::function<void(std::string_view)> write_output;
+  bool flush_lines = false;  // hand output over at each new line (pure-run: when stdout is a terminal)
   std::function<std::string()> read_input;             // input(); default: empty text
   std::vector<std::string> args;                       // main's arguments (valid UTF-8: the host checks)
   Engine* engine = nullptr;  // how to run bytecode (vm/engine.h); null: the interpreter

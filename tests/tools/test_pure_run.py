@@ -7,9 +7,12 @@ Usage: test_pure_run.py PURE_RUN [EMULATOR [ARGS...]]   (standard library only)
 Every run is bounded: memory cases use a small --max-memory, so each takes well under a second.
 """
 import os
+import pty
+import select
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 PURE_RUN = []  # the command prefix: [emulator..., pure-run]
@@ -125,6 +128,76 @@ fn main() {
         self.assertEqual(code, 3)
         self.assertEqual(out, "".join("line %d\n" % i for i in range(20000)).encode())
         self.assertTrue(err.startswith("prog.pure:4:18: runtime error: " + SPENT_64M), err)
+
+
+# Prints, then waits for standard input (input() reads to its end), then prints again: what was
+# printed before the wait must be readable while the program waits.
+WAIT_FOR_INPUT = ('fn main() {\n  print(repeat("x", 70000).join(""))\n  print("first")\n  write("partial")\n'
+                  '  let rest = input()\n  print(" second {rest.len()}")\n}\n')
+BEFORE_WAIT = b"x" * 70000 + b"\nfirst\n"
+
+
+def read_until(fd, want, seconds=20):
+    """Reads fd until `want` bytes (the ones that count) have arrived; returns what was read."""
+    got = b""
+    deadline = time.monotonic() + seconds
+    while len(got.replace(b"\r\n", b"\n")) < want and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            got += chunk
+    return got
+
+
+class OutputStreams(unittest.TestCase):
+    """print's buffer is written out when it passes 64 KiB, and at each new line on a terminal."""
+
+    def start(self, tmp, stdout):
+        path = os.path.join(tmp, "prog.pure")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(WAIT_FOR_INPUT)
+        return subprocess.Popen(PURE_RUN + ["prog.pure"], cwd=tmp, stdin=subprocess.PIPE, stdout=stdout,
+                                stderr=subprocess.PIPE)
+
+    def test_a_pipe_gets_the_output_once_it_passes_64_kib(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = self.start(tmp, subprocess.PIPE)
+            try:
+                early = read_until(proc.stdout.fileno(), 65536)
+                self.assertGreaterEqual(len(early), 65536, "nothing reached the pipe while the program waited")
+                proc.stdin.write(b"abc")
+                proc.stdin.close()
+                rest = proc.stdout.read()
+                self.assertEqual(proc.wait(timeout=20), 0)
+            finally:
+                proc.kill()
+                proc.wait()
+                proc.stdout.close()
+                proc.stderr.close()
+            # byte for byte what the program printed, the partial line included
+            self.assertEqual(early + rest, BEFORE_WAIT + b"partial second 3\n")
+
+    def test_a_terminal_gets_each_line_as_it_is_printed(self):
+        master, slave = pty.openpty()
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = self.start(tmp, slave)
+            os.close(slave)
+            try:
+                early = read_until(master, len(BEFORE_WAIT))
+                self.assertEqual(early.replace(b"\r\n", b"\n"), BEFORE_WAIT,
+                                 "the lines printed before input() did not reach the terminal")
+                proc.stdin.close()
+                self.assertEqual(proc.wait(timeout=20), 0)
+                rest = read_until(master, len(b"partial second 0\n"))
+                self.assertEqual(rest.replace(b"\r\n", b"\n"), b"partial second 0\n")
+            finally:
+                proc.kill()
+                proc.wait()
+                os.close(master)
+                proc.stdin.close()
+                proc.stderr.close()
 
 
 ECHO_ARGS = 'fn main(args: seq text) {\n  for a in args { print("{a.len()} {a.byte_len()} {a}") }\n}\n'
