@@ -139,7 +139,8 @@ class RefReader : public ListWriter {
 Text* frozen_text(const Text* t) {
   auto* copy = static_cast<Text*>(std::malloc(sizeof(Text) + t->len));
   copy->rc = 1;
-  copy->flags = kTextStored;
+  copy->flags = kTextStored | (t->flags & (kTextAscii | kTextNotAscii) ? t->flags & (kTextAscii | kTextNotAscii)
+                                                                        : ascii_flags(t->view()));
   copy->pad = 0;
   copy->len = t->len;
   copy->cap = t->len;

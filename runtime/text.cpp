@@ -57,6 +57,25 @@ void text_release(Text* t) {
   if (t && !t->stored() && --t->rc == 0) text_free(t);
 }
 
+bool bytes_are_ascii(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size(), i = 0;
+  uint64_t any = 0;
+  for (; i + 8 <= n; i += 8) {  // eight bytes at a time
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    any |= w;
+  }
+  for (; i < n; ++i) any |= static_cast<unsigned char>(p[i]);
+  return (any & 0x8080808080808080ull) == 0;
+}
+
+bool text_classify(Text* t) {
+  bool ascii = bytes_are_ascii(t->view());
+  if (!t->stored()) t->flags |= ascii ? kTextAscii : kTextNotAscii;
+  return ascii;
+}
+
 Text* text_store_copy(const Text* t) {
   if (t->stored()) {
     Text* same = const_cast<Text*>(t);
@@ -65,7 +84,8 @@ Text* text_store_copy(const Text* t) {
   }
   Text* copy = allocate(t->len, t->len, false);
   if (t->len) std::memcpy(copy->bytes, t->bytes, t->len);
-  copy->flags = kTextStored;
+  uint16_t known = t->flags & (kTextAscii | kTextNotAscii);
+  copy->flags = kTextStored | (known ? known : ascii_flags(copy->view()));
   return copy;
 }
 
@@ -79,7 +99,7 @@ void text_store_release(Text* t) {
 
 Text* text_new_immortal(std::string_view s) {
   Text* t = text_new(s);
-  t->flags = kTextStored | kTextImmortal;
+  t->flags = kTextStored | kTextImmortal | ascii_flags(s);
   return t;
 }
 

@@ -8,6 +8,10 @@
 //    count on the owner thread only, so the count needs no atomics.
 //  * Immortal texts (kTextStored | kTextImmortal) are a Program's constants: never counted by
 //    anyone, so one Program is shared read-only by every thread and every store.
+// kTextAscii / kTextNotAscii cache whether every byte is ASCII (then code point i is byte i, and
+// at, slice and len take O(1)). Stored and immortal texts get the answer when they are made (they
+// are read by many threads); a VM text when first asked (text_is_ascii), on its owner thread.
+// Neither bit set: not known yet. Appending in place (CONCAT) keeps the bits true.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +23,8 @@ namespace pure::rt {
 
 inline constexpr uint16_t kTextStored = 1;
 inline constexpr uint16_t kTextImmortal = 2;
+inline constexpr uint16_t kTextAscii = 4;     // known: every byte is below 0x80
+inline constexpr uint16_t kTextNotAscii = 8;  // known: some byte is not
 
 struct Text {
   uint32_t rc;     // references; meaning depends on the owner (see above)
@@ -46,6 +52,19 @@ void text_release(Text* t);  // VM release; frees at zero; no-op for store texts
 Text* text_store_copy(const Text* t);
 void text_store_retain(Text* t);
 void text_store_release(Text* t);
+
+// Whether every byte of s is below 0x80.
+bool bytes_are_ascii(std::string_view s);
+// Looks at t's bytes once and keeps the answer in its flags (VM texts) or not (a stored text made
+// without it, which no path does today: it is then looked at each time, never written).
+bool text_classify(Text* t);
+inline bool text_is_ascii(Text* t) {
+  if (t->flags & kTextAscii) return true;
+  if (t->flags & kTextNotAscii) return false;
+  return text_classify(t);
+}
+// The ASCII bits of a text made from s, for texts read by several threads.
+inline uint16_t ascii_flags(std::string_view s) { return bytes_are_ascii(s) ? kTextAscii : kTextNotAscii; }
 
 // Byte-wise order (UTF-8 byte order equals code point order); shorter prefix first.
 int text_compare(const Text* a, const Text* b);

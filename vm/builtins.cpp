@@ -19,6 +19,13 @@ rt::Text* make_text(const Instr* ip, std::string_view s) {
   return rt::text_new(s);
 }
 
+// A new VM text of bytes known to be ASCII (a piece of an ASCII text).
+rt::Text* ascii_text(const Instr* ip, std::string_view s) {
+  rt::Text* t = make_text(ip, s);
+  t->flags |= rt::kTextAscii;
+  return t;
+}
+
 // A `seq text` built piece by piece, so that a huge result runs into the list limit or the memory
 // budget while it grows (and is let go whole) instead of being built elsewhere first.
 class TextListBuilder {
@@ -378,9 +385,22 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       }
       // ---- text methods ----
-      case Builtin::TLen: a[0].i = text::length(sv(a[0])); return;
+      // at, slice, len and code take O(1) on an all-ASCII text (runtime/text.h); anything out of
+      // range goes the general way, which gives the error
+      case Builtin::TLen: {
+        rt::Text* t = a[0].t;
+        a[0].i = rt::text_is_ascii(t) ? int64_t{t->len} : text::length(t->view());
+        return;
+      }
       case Builtin::TByteLen: a[0].i = a[0].t->len; return;
       case Builtin::TSlice: {
+        rt::Text* t = a[0].t;
+        int64_t from = a[1].i, to = a[2].i;
+        if (from >= 0 && from <= to && to <= int64_t{t->len} && rt::text_is_ascii(t)) {
+          a[1].u = a[2].u = 0;
+          a[0].t = ascii_text(ip, t->view().substr(static_cast<size_t>(from), static_cast<size_t>(to - from)));
+          return;
+        }
         std::string r = text::slice(sv(a[0]), a[1].i, a[2].i);
         a[1].u = a[2].u = 0;
         a[0].t = make_text(ip, r);
@@ -439,8 +459,22 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       }
       case Builtin::TPadLeft: { std::string r = text::pad_left(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
       case Builtin::TPadRight: { std::string r = text::pad_right(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
-      case Builtin::TCode: { int64_t r = text::code_point_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].i = r; return; }
-      case Builtin::TAt: { std::string r = text::char_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+      case Builtin::TCode:
+        if (a[1].i >= 0 && a[1].i < int64_t{a[0].t->len} && rt::text_is_ascii(a[0].t)) {
+          a[0].i = static_cast<unsigned char>(a[0].t->bytes[a[1].i]);
+          a[1].u = 0;
+          return;
+        }
+        { int64_t r = text::code_point_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TAt:
+        if (a[1].i >= 0 && a[1].i < int64_t{a[0].t->len} && rt::text_is_ascii(a[0].t)) {
+          rt::Text* t = a[0].t;
+          size_t i = static_cast<size_t>(a[1].i);
+          a[1].u = 0;
+          a[0].t = ascii_text(ip, t->view().substr(i, 1));
+          return;
+        }
+        { std::string r = text::char_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
       // ---- list methods ----
       case Builtin::LFirst:
       case Builtin::LLast: {

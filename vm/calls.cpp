@@ -81,6 +81,8 @@ rt::Text* concat(const Instr* ip, rt::Text* a, rt::Text* b, bool in_place) {
   if (in_place && len <= a->cap) {  // s = s + t with s unshared: append where it is
     std::memcpy(a->bytes + a->len, b->bytes, b->len);
     a->len = static_cast<uint32_t>(len);
+    // all ASCII stays true only if b is known to be; not all ASCII stays true
+    if ((a->flags & rt::kTextAscii) && !(b->flags & rt::kTextAscii)) a->flags &= static_cast<uint16_t>(~rt::kTextAscii);
     return a;
   }
   // Grow geometrically when appending to an unshared text, so building a text by repeated

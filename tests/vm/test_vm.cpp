@@ -397,6 +397,49 @@ TEST_CASE("vm: zpad pads ints with zeros after the sign; a bad width is a locate
   CHECK(contains(pure::test::run_program("fn main() { print(zpad(1.5, 2)) }").compile_errors, "argument 1 of 'zpad' must be int, not num"));
 }
 
+TEST_CASE("vm: at, slice, len and code agree on ASCII and other texts, also after appending in place") {
+  const char* p = R"(fn main() {
+  let alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+  print("{alpha.len()} {alpha.at(0)}{alpha.at(61)} {alpha.slice(60, 62)} {alpha.slice(5, 5).len()} {alpha.code(26)}")
+  var s = "abc"
+  print("{s.len()} {s.at(2)}")
+  s = s + "\u{e9}x"
+  print("{s.len()} {s.at(3)} {s.at(4)} {s.slice(2, 5)} {s.code(3)}")
+  var t = "\u{e9}"
+  t = t + "ab"
+  print("{t.len()} {t.at(1)} {t.slice(1, 3)}")
+  var u = "ab"
+  print(u.len())
+  u = u + "cd"
+  print("{u.len()} {u.at(3)} {u.slice(1, 4).at(2)}")
+  var w = "xxxxxxx" + "x"
+  w = w + "y"           // grows with room to spare: the next append is in place
+  print(w.len())        // finds w all ASCII
+  w = w + "\u{e9}"      // in place: w is no longer all ASCII
+  print("{w.len()} {w.at(9)} {w.slice(8, 10)}")
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    Outcome o = run_with(p, 10000, engine);
+    CHECK(o.output == "62 a9 89 0 65\n3 c\n5 \u00e9 x c\u00e9x 233\n3 a ab\n2\n4 d d\n9\n10 \u00e9 y\u00e9\n");
+    CHECK(o.leaked_texts == 0);
+  }
+  struct Case { const char* body; const char* message; };
+  Case cases[] = {
+      {"print(\"abc\".at(3))", "char_at(3): index 3 is out of range for a text of length 3"},
+      {"print(\"abc\".at(-1))", "char_at(-1)"},
+      {"print(\"abc\".slice(2, 4))", "slice(2, 4): end 4 is out of range for a text of length 3"},
+      {"print(\"abc\".slice(2, 1))", "slice(2, 1): end 1 is before start 2"},
+      {"print(\"abc\".code(3))", "code_point_at(3)"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.body);
+    Outcome o = run_program(std::string("fn main() {\n  ") + c.body + "\n}\n");
+    CHECK(o.failed);
+    CHECK(contains(o.message, c.message));
+  }
+}
+
 TEST_CASE("vm: deep recursion is a runtime error, not a crash") {
   Outcome o = run_program("fn down(n: int) -> int { return down(n + 1) + 1 }\nfn main() { print(down(0)) }");
   REQUIRE(o.signal == 0);
