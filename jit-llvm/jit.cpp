@@ -52,6 +52,7 @@ struct Jit::Impl {
   std::condition_variable wake, idle;
   std::deque<Job> queue;
   bool busy = false, stopping = false;
+  std::atomic<bool> cancel{false};  // stop(): the compile in flight gives up at its next phase
   std::thread worker;
   std::unique_ptr<Backend> backend;  // created by the first compile, on the thread that compiles
   Stats stats;                        // under lock
@@ -60,15 +61,18 @@ struct Jit::Impl {
   void compile(const Job& job) {
     const vm::LoopInfo& loop = job.function->loops[job.loop];
     double start = thread_cpu_ms();
-    if (!backend) backend = std::make_unique<Backend>();
-    std::string error;
-    vm::NativeLoop entry = backend->compile(*job.function, job.loop, error);
+    std::string error = "cancelled";
+    vm::NativeLoop entry = nullptr;
+    if (!cancel.load(std::memory_order_relaxed)) {
+      if (!backend) backend = std::make_unique<Backend>();  // the JIT itself: on the first compile
+      entry = backend->compile(*job.function, job.loop, error, &cancel);
+    }
     double ms = thread_cpu_ms() - start;
+    if (!entry && cancel.load(std::memory_order_relaxed)) return;  // stopped: nothing will run it
     if (entry) {
-      loop.entry.store(entry, std::memory_order_release);
-      loop.state.store(static_cast<uint8_t>(vm::LoopState::Compiled), std::memory_order_release);
+      vm::publish_loop(loop, entry);
     } else {
-      loop.state.store(static_cast<uint8_t>(vm::LoopState::Rejected), std::memory_order_release);
+      vm::reject_loop(loop);
       if (debug) std::fprintf(stderr, "pure-jit: %s loop %u not compiled: %s\n", job.function->name.c_str(), job.loop, error.c_str());
     }
     std::lock_guard<std::mutex> guard(lock);
@@ -115,6 +119,7 @@ void Jit::stop() {
     std::lock_guard<std::mutex> guard(impl_->lock);
     impl_->stopping = true;
     impl_->queue.clear();  // compiles nobody will use
+    impl_->cancel.store(true, std::memory_order_relaxed);
   }
   impl_->wake.notify_all();
   if (impl_->worker.joinable()) impl_->worker.join();
@@ -123,7 +128,7 @@ void Jit::stop() {
 void Jit::hot(const vm::Program&, const vm::Function& function, uint32_t loop) {
   const vm::LoopInfo& info = function.loops[loop];
   if (native_share(function, info) < impl_->options.min_native_share) {
-    info.state.store(static_cast<uint8_t>(vm::LoopState::Rejected), std::memory_order_release);
+    vm::reject_loop(info);
     std::lock_guard<std::mutex> guard(impl_->lock);
     ++impl_->stats.rejected;
     return;

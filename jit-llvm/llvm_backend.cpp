@@ -487,8 +487,14 @@ Backend::Backend() : state_(std::make_unique<State>()) {
 
 Backend::~Backend() = default;
 
-vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std::string& error) {
+vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std::string& error,
+                                const std::atomic<bool>* cancel) {
   std::lock_guard<std::mutex> guard(state_->lock);
+  auto cancelled = [&] {
+    if (!cancel || !cancel->load(std::memory_order_relaxed)) return false;
+    error = "cancelled";
+    return true;
+  };
   if (!state_->jit) {
     error = "LLVM setup failed: " + state_->setup_error;
     return nullptr;
@@ -501,6 +507,7 @@ vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std
   std::string name = "pure_loop_" + std::to_string(state_->next_id++);
   LoopLowering lowering(*ctx, *module, function, loop, name);
   lowering.build();
+  if (cancelled()) return nullptr;
   std::string problems;
   raw_string_ostream os(problems);
   if (verifyModule(*module, &os)) {
@@ -512,7 +519,11 @@ vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std
     FunctionAnalysisManager fam;
     CGSCCAnalysisManager cgam;
     ModuleAnalysisManager mam;
-    PassBuilder pb(state_->machine.get());
+    PassInstrumentationCallbacks callbacks;
+    if (cancel)  // a cancelled compile skips the passes left (its result is thrown away)
+      callbacks.registerShouldRunOptionalPassCallback(
+          [cancel](StringRef, Any) { return !cancel->load(std::memory_order_relaxed); });
+    PassBuilder pb(state_->machine.get(), PipelineTuningOptions(), std::nullopt, &callbacks);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -521,6 +532,7 @@ vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std
     ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
     mpm.run(*module, mam);
   }
+  if (cancelled()) return nullptr;
   if (getenv("PURE_JIT_DUMP")) module->print(errs(), nullptr);
   if (Error e = jit.addIRModule(orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
     error = take_message(std::move(e));

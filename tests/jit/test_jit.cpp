@@ -32,6 +32,7 @@ struct Run {
   std::string error;      // RuntimeError::render: message, location, stack
   int64_t leaked_texts = 0;
   uint32_t loops = 0, compiled = 0, rejected = 0;  // the program's loops and their final states
+  uint32_t parked = 0, native = 0;  // loops whose pass counter says queued/rejected, or compiled
 };
 
 struct Config {
@@ -79,6 +80,8 @@ Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}
         auto state = static_cast<vm::LoopState>(l.state.load());
         out.compiled += state == vm::LoopState::Compiled;
         out.rejected += state == vm::LoopState::Rejected;
+        out.parked += l.hits.load() == vm::kLoopParked;
+        out.native += l.hits.load() == vm::kLoopNative;
       }
   }
   out.leaked_texts = rt::text_live_count() - live_before;
@@ -306,6 +309,7 @@ TEST_CASE("jit: a loop that compiles too little stays interpreted; forcing it gi
   check_same(run(texts, nullptr), r);
   CHECK(r.rejected == 1);
   CHECK(r.compiled == 0);
+  CHECK(r.parked == 1);  // the interpreter's inline check passes it by without calling tier_up
   CHECK(by_default.stats().rejected == 1);
   Run f = both(texts);  // eager_jit compiles whatever the share
   CHECK(f.compiled == 1);
@@ -320,10 +324,34 @@ TEST_CASE("jit: background compiles (the normal mode) give the interpreter's byt
   Run b = run(p, &background);
   check_same(a, b);
   CHECK(b.compiled == 2);
+  CHECK(b.native == 2);  // the inline check at the next pass enters the native code
   pure::jit::Stats s = background.stats();
   CHECK(s.compiled == 2);
   CHECK(s.native_instructions == s.instructions);
   CHECK(s.compile_ms > 0);
+}
+
+TEST_CASE("jit: a cancelled compile gives up (a run that ends never waits for a whole compile)") {
+  using namespace pure;
+  Source source("t.pure", "fn main() {\n var t = 0\n for i in 0 .. 10 { t += i }\n print(t)\n}\n");
+  Diagnostics diags(source);
+  CheckedModule checked = compile_frontend(source, diags);
+  REQUIRE(!diags.any());
+  std::string error;
+  std::unique_ptr<vm::Program> program = vm::load_program(ir::lower_module(checked, "t.pure"), error);
+  REQUIRE(program);
+  const vm::Function& main = program->functions[static_cast<size_t>(program->main)];
+  REQUIRE(main.loops.size() == 1);
+  jit::Backend backend;
+  std::atomic<bool> cancel{true};
+  bool compiled = backend.compile(main, 0, error, &cancel) != nullptr;
+  CHECK(!compiled);
+  CHECK(error == "cancelled");
+  cancel = false;
+  error.clear();
+  compiled = backend.compile(main, 0, error, &cancel) != nullptr;
+  CHECK(compiled);
+  CHECK(error == "");
 }
 
 // ---- every example -------------------------------------------------------------------------------
