@@ -16,11 +16,18 @@
 namespace pure::jit {
 
 double native_share(const vm::Function& function, const vm::LoopInfo& loop) {
+  std::vector<bool> text(function.stack_need + 1u, false);
+  for (uint16_t t : function.text_slots)
+    if (t < text.size()) text[t] = true;
   uint64_t total = 0, native = 0;
   for (uint32_t b : loop.blocks)
     for (uint32_t pc = function.blocks[b].start_pc; pc < function.blocks[b].end_pc; ++pc) {
+      const vm::Instr& in = function.code[pc];
       ++total;
-      native += lowering_of(function.code[pc].op) == Lowering::Native;
+      // a sequence of texts takes the pure_step path of these (they count references)
+      bool texts = (in.op == vm::Op::SEQ_PUSH || in.op == vm::Op::SEQ_GET || in.op == vm::Op::SEQ_SET) &&
+                   in.a < text.size() && text[in.a];
+      native += lowering_of(in.op) == Lowering::Native && !texts;
     }
   return total ? static_cast<double>(native) / static_cast<double>(total) : 0.0;
 }

@@ -29,6 +29,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "jit-llvm/backend.h"
+#include "runtime/event_list.h"
 #include "vm/engine.h"
 
 extern "C" double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
@@ -53,6 +54,7 @@ Lowering lowering_of(Op op) {
     case Op::LOOP:
     // the common case inline through a runtime call, the rest through pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
+    case Op::SEQ_PUSH:
       return Lowering::Native;
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
@@ -76,7 +78,7 @@ SlotUse slot_use(Op op) {
   switch (op) {
     case Op::CONST: return {true, false, false};
     case Op::MOVE: case Op::TAKE: case Op::ADDI_INT: case Op::NEG_INT: case Op::NEG_NUM: case Op::NOT:
-    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT:
+    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH:
       return {true, true, false};
     case Op::JUMP: case Op::LOOP: return {};
     case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
@@ -208,6 +210,7 @@ class LoopLowering {
   std::vector<std::pair<uint32_t, BasicBlock*>> exits_;
   BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
   PHINode *leave_pc_, *budget_pc_;
+  const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
@@ -366,6 +369,10 @@ class LoopLowering {
       }
       case Op::LIST_COUNT: set(in.a, B.CreateCall(list_count_fn, {list(in.b)})); return next(pc);
       case Op::SEQ_GET: {
+        if (layout_.ok) {  // a plain sequence's cell, read in place (EventList::at)
+          set(in.a, B.CreateLoad(i64, plain_cell(pc)));
+          return next(pc);
+        }
         Value* r = B.CreateCall(seq_get_fn, {list(in.b), get(in.c)});
         common_case(B.CreateExtractValue(r, 1), pc);
         set(in.a, B.CreateExtractValue(r, 0));
@@ -378,8 +385,30 @@ class LoopLowering {
         return next(pc);
       }
       case Op::SEQ_SET:
+        if (layout_.ok) {  // a plain sequence's cell, written in place (EventList::at_mut)
+          Value* cell = plain_cell(pc);
+          B.CreateStore(get(in.a), cell);
+          return next(pc);
+        }
         common_case(B.CreateCall(seq_set_fn, {list(in.b), get(in.c), get(in.a)}), pc);
         return next(pc);
+      case Op::SEQ_PUSH: {
+        if (!layout_.ok) return lower_step(pc);
+        // exactly EventList::push of a plain sequence with room (push_fits); else pure_step,
+        // which grows the list (or faults) as the interpreter does
+        Value* l = list(in.b);
+        Value* count = B.CreateLoad(i64, field(l, layout_.count));
+        Value* ok = B.CreateAnd(is_plain(l), B.CreateICmpSLT(count, B.CreateLoad(i64, field(l, layout_.cap_rows))));
+        common_case(ok, pc);
+        Value* begin = B.CreateLoad(ptr, field(l, layout_.begin));
+        B.CreateStore(get(in.a), B.CreateInBoundsGEP(i64, begin, count));
+        Value* grown = B.CreateAdd(count, k(1));
+        B.CreateStore(grown, field(l, layout_.count));
+        B.CreateStore(B.CreateInBoundsGEP(i64, begin, grown), field(l, layout_.end));
+        Value* version = field(l, layout_.version);
+        B.CreateStore(B.CreateAdd(B.CreateLoad(i64, version), k(1)), version);
+        return next(pc);
+      }
       case Op::SEQ_SET_FIELD:
         common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
         return next(pc);
@@ -390,12 +419,27 @@ class LoopLowering {
   }
 
   Value* list(uint32_t s) { return B.CreateIntToPtr(get(s), ptr); }
+  // A field of an EventList, at its byte offset (EventList::NativeLayout).
+  Value* field(Value* l, uint32_t offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), l, offset); }
+  Value* is_plain(Value* l) { return B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), field(l, layout_.plain)), B.getInt8(0)); }
+  // The cell at position C of the sequence B when B is plain and C in range (the checks of
+  // exec_SEQ_GET / exec_SEQ_SET); else the instruction runs through pure_step, which does the
+  // rest or faults with the interpreter's message.
+  Value* plain_cell(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    Value* l = list(in.b);
+    Value* pos = get(in.c);
+    Value* in_range = B.CreateICmpULT(pos, B.CreateLoad(i64, field(l, layout_.count)));
+    common_case(B.CreateAnd(is_plain(l), in_range), pc);
+    return B.CreateInBoundsGEP(i64, B.CreateLoad(ptr, field(l, layout_.begin)), pos);
+  }
   // Goes on here when the runtime call's common case applied (ok != 0); else runs the
   // instruction through pure_step, which does the rest or raises the interpreter's fault.
   void common_case(Value* ok, uint32_t pc) {
     BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
     BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
-    B.CreateCondBr(B.CreateICmpNE(ok, k(0)), fast, slow);
+    if (ok->getType() != B.getInt1Ty()) ok = B.CreateICmpNE(ok, k(0));
+    B.CreateCondBr(ok, fast, slow);
     B.SetInsertPoint(slow);
     lower_step(pc);
     B.SetInsertPoint(fast);

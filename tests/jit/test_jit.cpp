@@ -298,6 +298,28 @@ fn main() {
   }
 }
 
+TEST_CASE("jit: sequence reads, writes and pushes inside compiled loops (in place, growing, out of range)") {
+  // ints and nums are read, written and pushed in place; a push that needs room and every text
+  // goes through pure_step
+  const char* p =
+      "fn main() {\n let xs = [1, 2, 3]\n let ys = [0.5]\n let ts = [\"t\"]\n var s = 0\n"
+      " for i in 0 .. 100 {\n  xs.push(i * 3)\n  ys.push(num(i) / 4.0)\n  ts.push(text(i % 10))\n"
+      "  xs[i] = xs[i + 2] + xs[xs.count() - 1]\n  ys[i] = ys[i] * 2.0\n  s += xs[i % xs.count()]\n }\n"
+      " print(\"{s} {xs.count()} {xs[0]} {xs[102]} {ys.count()} {ys[100]} {ts.count()} {ts[100]}\")\n}\n";
+  Run r = both(p);
+  CHECK(r.compiled == 1);
+  CHECK(r.output == "29406 103 3 297 101 24.75 101 9\n");
+  // out of range inside the compiled loop: the interpreter's message, at the same instruction
+  for (const char* bad : {"xs[i] = 1", "s += xs[i]", "s += xs[2 - i]", "ys[i] = 1.0"}) {  // fault at i = 2 or 3
+    CAPTURE(bad);
+    std::string q = std::string("fn main() {\n let xs = [1, 2, 3]\n let ys = [0.5, 1.5]\n var s = 0\n"
+                                " for i in 0 .. 50 {\n  s += i\n  ") + bad + "\n }\n print(s)\n}\n";
+    Run e = both(q);
+    CHECK(e.failed);
+    CHECK(contains(e.error, "out of range"));
+  }
+}
+
 TEST_CASE("jit: a loop that compiles too little stays interpreted; forcing it gives the same bytes") {
   // INT_TEXT and CONCAT run through pure_step: 3 of its 9 instructions would be native
   const char* texts = "fn main() {\n var s = \"\"\n for i in 0 .. 50 { s = s + text(i) + \",\" + text(i) + \";\" }\n print(s.len())\n}\n";
@@ -420,9 +442,10 @@ class Gen {
     s += "fn main() {\n";
     s += " var a = " + int_const() + "\n var b = " + int_const() + "\n var c = " + int_const() + "\n";
     s += " var x = " + num_const() + "\n var y = " + num_const() + "\n";
-    s += " let xs = [1, 2, 3]\n";
+    s += " let xs = [1, 2, 3]\n let ys = [0.5]\n let ts = [\"t\"]\n";
     s += block(0, 0, 3 + pick(4));
-    s += " print(\"{a} {b} {c} {x} {y} {xs.count()}\")\n}\n";
+    s += " print(\"{a} {b} {c} {x} {y} {xs.count()} {xs[xs.count() - 1]} {ys.count()} {ys[ys.count() - 1]} "
+         "{ts.count()} {ts[ts.count() - 1]}\")\n}\n";
     return s;
   }
 
@@ -451,8 +474,8 @@ class Gen {
     if (d <= 0 || pick(3) == 0) return pick(2) ? int_var() : int_const();
     switch (pick(9)) {
       case 0: return "int(" + num_expr(d - 1) + ")";
-      case 1: return "xs.count()";
-      case 2: return "xs[" + int_expr(d - 1) + " % 5]";
+      case 1: return pick(2) ? "xs.count()" : "ts.count()";
+      case 2: return "xs[" + int_expr(d - 1) + (pick(2) ? " % 5]" : " % (xs.count() + 1)]");
       case 3: return "f(" + int_expr(d - 1) + ")";
       default: {
         const char* ops[] = {"+", "-", "*", "/", "%"};
@@ -463,6 +486,7 @@ class Gen {
   std::string num_expr(int d) {
     if (d <= 0 || pick(3) == 0) return pick(2) ? num_var() : num_const();
     if (pick(4) == 0) return "num(" + int_expr(d - 1) + ")";
+    if (pick(6) == 0) return "ys[" + int_expr(d - 1) + " % (ys.count() + 1)]";
     const char* ops[] = {"+", "-", "*", "/"};
     return "(" + num_expr(d - 1) + " " + ops[pick(4)] + " " + num_expr(d - 1) + ")";
   }
@@ -489,9 +513,22 @@ class Gen {
       case 2: return ind + int_var() + (pick(2) ? " += " : " -= ") + int_expr(1) + "\n";
       case 3: return ind + num_var() + " = " + num_expr(2) + "\n";
       case 4:
-        if (loops > 0) return ind + "if " + cond(1) + " { " + (pick(2) ? "break" : "continue") + " }\n";
-        return ind + "xs.push(" + int_expr(1) + ")\n";
-      case 5: return ind + "xs[" + int_expr(1) + " % 4] = " + int_expr(1) + "\n";
+        // pushes inside loops: native pushes while the sequence has room, pure_step when it grows;
+        // a seq text always through pure_step (it counts references)
+        switch (loops > 0 ? pick(5) : 2 + pick(3)) {
+          case 0: case 1: return ind + "if " + cond(1) + " { " + (pick(2) ? "break" : "continue") + " }\n";
+          case 2: return ind + "xs.push(" + int_expr(1) + ")\n";
+          case 3: return ind + "ys.push(" + num_expr(1) + ")\n";
+          default: return ind + "ts.push(text(" + int_var() + " % 10))\n";
+        }
+      case 5:
+        // reads and writes in range and out of it (both engines fail at the same instruction)
+        switch (pick(4)) {
+          case 0: return ind + "xs[" + int_expr(1) + " % 4] = " + int_expr(1) + "\n";
+          case 1: return ind + "xs[" + int_expr(1) + " % (xs.count() + 1)] = " + int_expr(1) + "\n";
+          case 2: return ind + "ys[" + int_expr(1) + " % (ys.count() + 1)] = " + num_expr(1) + "\n";
+          default: return ind + "ts[" + int_expr(1) + " % (ts.count() + 1)] = \"u\"\n";
+        }
       case 6: return pick(4) == 0 ? ind + "print(\"{a} {x}\")\n" : ind + "c = " + int_expr(1) + "\n";
       case 7: return ind + "if " + cond(1) + " {\n" + block(depth + 1, loops, 1 + pick(2)) + ind + "} else {\n" +
                      block(depth + 1, loops, 1 + pick(2)) + ind + "}\n";
