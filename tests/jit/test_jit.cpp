@@ -337,6 +337,22 @@ TEST_CASE("jit: a loop that compiles too little stays interpreted; forcing it gi
   CHECK(f.compiled == 1);
 }
 
+TEST_CASE("jit: loops that hold an ITER_NEXT stay interpreted by default (it would run through pure_step)") {
+  const char* p = "list pts by id: int { v: int = 0 }\nevent fill() {\n for i in 0 .. 4 { pts[i].v = i + 1 }\n}\n"
+                  "fn main() {\n fill()\n var t = 0\n for r in 0 .. 20 {\n  for p in pts {\n   t = (t * 31 + p.v * r) % 1000003\n   t = (t * 7 + r) % 1000003\n   t = (t * 5 + 1) % 1000003\n  }\n }\n"
+                  " print(t)\n}\n";
+  pure::jit::Options o;
+  o.threshold = 0;
+  o.synchronous = true;
+  pure::jit::Jit by_default(o);
+  Run r = run(p, &by_default);
+  check_same(run(p, nullptr), r);
+  CHECK(r.output == both(p).output);
+  CHECK(r.compiled == 0);
+  CHECK(r.rejected == 3);  // fill (stored-list writes) and main's two: native but for ITER_NEXT
+  CHECK(both(p).compiled >= 1);  // forced, it still gives the interpreter's bytes
+}
+
 TEST_CASE("jit: background compiles (the normal mode) give the interpreter's bytes") {
   pure::jit::Options o;
   o.threshold = 0;
