@@ -1,6 +1,7 @@
 // jit-llvm/backend.h — private to jit-llvm/: what the tier (jit.cpp) asks of the LLVM backend
 // (llvm_backend.cpp), without LLVM types, and which instructions are compiled natively.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -29,7 +30,11 @@ class Backend {
   Backend();
   ~Backend();
   // Compiles loop `loop` of `function` (O2) and returns its entry, or null with `error` set.
-  vm::NativeLoop compile(const vm::Function& function, uint32_t loop, std::string& error);
+  // Gives up soon (null, error "cancelled") once *cancel is set: between the lowering, each
+  // optimisation pass and the machine code, so that a run that ends never waits for a whole
+  // compile it will not use.
+  vm::NativeLoop compile(const vm::Function& function, uint32_t loop, std::string& error,
+                         const std::atomic<bool>* cancel = nullptr);
 
  private:
   struct State;

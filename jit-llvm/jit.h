@@ -45,7 +45,9 @@ class Jit final : public vm::Tier {
   void hot(const vm::Program& program, const vm::Function& function, uint32_t loop) override;
   // Waits until every queued compile has finished (tests and benchmarks of compile time).
   void drain();
-  // Cancels queued compiles and waits for the one in flight; hot() queues nothing after it.
+  // Cancels queued compiles and the one in flight (which gives up at its next phase: LLVM's
+  // set-up, the lowering, an optimisation pass or the machine code) and waits for it; hot()
+  // queues nothing after it. A run that ends as a loop gets hot does not wait for its compile.
   // Published code stays valid until the Jit is destroyed.
   void stop();
   Stats stats() const;

@@ -21,6 +21,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -29,6 +30,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "jit-llvm/backend.h"
+#include "runtime/event_list.h"
 #include "vm/engine.h"
 
 extern "C" double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
@@ -53,6 +55,7 @@ Lowering lowering_of(Op op) {
     case Op::LOOP:
     // the common case inline through a runtime call, the rest through pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
+    case Op::SEQ_PUSH:
       return Lowering::Native;
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
@@ -76,7 +79,7 @@ SlotUse slot_use(Op op) {
   switch (op) {
     case Op::CONST: return {true, false, false};
     case Op::MOVE: case Op::TAKE: case Op::ADDI_INT: case Op::NEG_INT: case Op::NEG_NUM: case Op::NOT:
-    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT:
+    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH:
       return {true, true, false};
     case Op::JUMP: case Op::LOOP: return {};
     case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
@@ -121,6 +124,18 @@ class LoopLowering {
     seq_set_fn = runtime("pure_jit_seq_set", i64, {ptr, i64, i64});
     seq_set_field_fn = runtime("pure_jit_seq_set_field", i64, {ptr, i64, i64, i64});
     list_count_fn = runtime("pure_jit_list_count", i64, {ptr});
+    // Type-based alias classes: frame slots, the VMCore, event-list headers and their rows' cells
+    // never overlap, so a store to a cell keeps a list's count and rows pointer in registers.
+    MDBuilder md(C);
+    MDNode* root = md.createTBAARoot("pure native memory");
+    auto tag = [&](const char* name) {
+      MDNode* type = md.createTBAAScalarTypeNode(name, root);
+      return md.createTBAAStructTagNode(type, type, 0);
+    };
+    slot_tag_ = tag("frame slot");
+    core_tag_ = tag("vm core");
+    list_tag_ = tag("event list header");
+    cell_tag_ = tag("event list cell");
   }
 
   void build() {
@@ -208,14 +223,21 @@ class LoopLowering {
   std::vector<std::pair<uint32_t, BasicBlock*>> exits_;
   BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
   PHINode *leave_pc_, *budget_pc_;
+  const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
+  MDNode *slot_tag_, *core_tag_, *list_tag_, *cell_tag_;
+  template <class I>
+  I* tagged(I* i, MDNode* t) {
+    i->setMetadata(LLVMContext::MD_tbaa, t);
+    return i;
+  }
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
   void store_back() {
-    for (uint32_t s : tracked_) B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s));
+    for (uint32_t s : tracked_) tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
   }
   void reload() {
-    for (uint32_t s : tracked_) B.CreateStore(B.CreateLoad(i64, slot_ptr(s)), slots_[s]);
+    for (uint32_t s : tracked_) B.CreateStore(tagged(B.CreateLoad(i64, slot_ptr(s)), slot_tag_), slots_[s]);
   }
   Value* get(uint32_t s) { return B.CreateLoad(i64, slots_[s]); }
   Value* num(uint32_t s) { return B.CreateBitCast(get(s), f64); }
@@ -353,7 +375,7 @@ class LoopLowering {
       case Op::LOOP: {
         // exactly exec_LOOP: spend one step; below zero, the interpreter's own fault
         Value* steps_at = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStepsLeft);
-        Value* steps = B.CreateLoad(i64, steps_at);
+        Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
         BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
         BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
         B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent);
@@ -361,11 +383,15 @@ class LoopLowering {
         budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
         B.CreateBr(budget_bb_);
         B.SetInsertPoint(cont);
-        B.CreateStore(B.CreateSub(steps, k(1)), steps_at);
+        tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
         return next(pc);
       }
       case Op::LIST_COUNT: set(in.a, B.CreateCall(list_count_fn, {list(in.b)})); return next(pc);
       case Op::SEQ_GET: {
+        if (layout_.ok) {  // a plain sequence's cell, read in place (EventList::at)
+          set(in.a, tagged(B.CreateLoad(i64, plain_cell(pc)), cell_tag_));
+          return next(pc);
+        }
         Value* r = B.CreateCall(seq_get_fn, {list(in.b), get(in.c)});
         common_case(B.CreateExtractValue(r, 1), pc);
         set(in.a, B.CreateExtractValue(r, 0));
@@ -378,8 +404,29 @@ class LoopLowering {
         return next(pc);
       }
       case Op::SEQ_SET:
+        if (layout_.ok) {  // a plain sequence's cell, written in place (EventList::at_mut)
+          Value* cell = plain_cell(pc);
+          tagged(B.CreateStore(get(in.a), cell), cell_tag_);
+          return next(pc);
+        }
         common_case(B.CreateCall(seq_set_fn, {list(in.b), get(in.c), get(in.a)}), pc);
         return next(pc);
+      case Op::SEQ_PUSH: {
+        if (!layout_.ok) return lower_step(pc);
+        // exactly EventList::push of a plain sequence with room (push_fits); else pure_step,
+        // which grows the list (or faults) as the interpreter does
+        Value* l = list(in.b);
+        Value* count = header(i64, l, layout_.count);
+        Value* ok = B.CreateAnd(is_plain(l), B.CreateICmpSLT(count, header(i64, l, layout_.cap_rows)));
+        common_case(ok, pc);
+        Value* begin = header(ptr, l, layout_.begin);
+        tagged(B.CreateStore(get(in.a), B.CreateInBoundsGEP(i64, begin, count)), cell_tag_);
+        Value* grown = B.CreateAdd(count, k(1));
+        tagged(B.CreateStore(grown, field(l, layout_.count)), list_tag_);
+        tagged(B.CreateStore(B.CreateInBoundsGEP(i64, begin, grown), field(l, layout_.end)), list_tag_);
+        tagged(B.CreateStore(B.CreateAdd(header(i64, l, layout_.version), k(1)), field(l, layout_.version)), list_tag_);
+        return next(pc);
+      }
       case Op::SEQ_SET_FIELD:
         common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
         return next(pc);
@@ -390,12 +437,28 @@ class LoopLowering {
   }
 
   Value* list(uint32_t s) { return B.CreateIntToPtr(get(s), ptr); }
+  // A field of an EventList, at its byte offset (EventList::NativeLayout).
+  Value* field(Value* l, uint32_t offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), l, offset); }
+  Value* header(Type* t, Value* l, uint32_t offset) { return tagged(B.CreateLoad(t, field(l, offset)), list_tag_); }
+  Value* is_plain(Value* l) { return B.CreateICmpNE(header(B.getInt8Ty(), l, layout_.plain), B.getInt8(0)); }
+  // The cell at position C of the sequence B when B is plain and C in range (the checks of
+  // exec_SEQ_GET / exec_SEQ_SET); else the instruction runs through pure_step, which does the
+  // rest or faults with the interpreter's message.
+  Value* plain_cell(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    Value* l = list(in.b);
+    Value* pos = get(in.c);
+    Value* in_range = B.CreateICmpULT(pos, header(i64, l, layout_.count));
+    common_case(B.CreateAnd(is_plain(l), in_range), pc);
+    return B.CreateInBoundsGEP(i64, header(ptr, l, layout_.begin), pos);
+  }
   // Goes on here when the runtime call's common case applied (ok != 0); else runs the
   // instruction through pure_step, which does the rest or raises the interpreter's fault.
   void common_case(Value* ok, uint32_t pc) {
     BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
     BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
-    B.CreateCondBr(B.CreateICmpNE(ok, k(0)), fast, slow);
+    if (ok->getType() != B.getInt1Ty()) ok = B.CreateICmpNE(ok, k(0));
+    B.CreateCondBr(ok, fast, slow);
     B.SetInsertPoint(slow);
     lower_step(pc);
     B.SetInsertPoint(fast);
@@ -487,8 +550,14 @@ Backend::Backend() : state_(std::make_unique<State>()) {
 
 Backend::~Backend() = default;
 
-vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std::string& error) {
+vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std::string& error,
+                                const std::atomic<bool>* cancel) {
   std::lock_guard<std::mutex> guard(state_->lock);
+  auto cancelled = [&] {
+    if (!cancel || !cancel->load(std::memory_order_relaxed)) return false;
+    error = "cancelled";
+    return true;
+  };
   if (!state_->jit) {
     error = "LLVM setup failed: " + state_->setup_error;
     return nullptr;
@@ -501,6 +570,7 @@ vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std
   std::string name = "pure_loop_" + std::to_string(state_->next_id++);
   LoopLowering lowering(*ctx, *module, function, loop, name);
   lowering.build();
+  if (cancelled()) return nullptr;
   std::string problems;
   raw_string_ostream os(problems);
   if (verifyModule(*module, &os)) {
@@ -512,7 +582,11 @@ vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std
     FunctionAnalysisManager fam;
     CGSCCAnalysisManager cgam;
     ModuleAnalysisManager mam;
-    PassBuilder pb(state_->machine.get());
+    PassInstrumentationCallbacks callbacks;
+    if (cancel)  // a cancelled compile skips the passes left (its result is thrown away)
+      callbacks.registerShouldRunOptionalPassCallback(
+          [cancel](StringRef, Any) { return !cancel->load(std::memory_order_relaxed); });
+    PassBuilder pb(state_->machine.get(), PipelineTuningOptions(), std::nullopt, &callbacks);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
@@ -521,6 +595,7 @@ vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std
     ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
     mpm.run(*module, mam);
   }
+  if (cancelled()) return nullptr;
   if (getenv("PURE_JIT_DUMP")) module->print(errs(), nullptr);
   if (Error e = jit.addIRModule(orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
     error = take_message(std::move(e));

@@ -40,8 +40,38 @@ int ListShape::compare_keys(const Cell* a, const Cell* b, uint32_t n) const {
 
 EventList::EventList(const ListShape* shape)
     : shape_(shape), width_(shape->width()), dense_(!shape->sequence && shape->key_count == 1 && shape->cols[0] == ColType::Int),
-      tree_(KeyLess{shape}), cap_rows_(width_ ? 0 : INT64_MAX), indexed_(!shape->sequence && !dense_),
+      tree_(KeyLess{shape}), cap_rows_(width_ ? 0 : INT64_MAX), plain_(shape->sequence && width_ == 1 && !shape->has_text()),
+      indexed_(!shape->sequence && !dense_),
       text_key_(shape->key_count == 1 && shape->cols[0] == ColType::Text) {}
+
+EventList::NativeLayout EventList::native_layout() {
+  static const ListShape shape = [] {
+    ListShape s;
+    s.sequence = true;
+    s.cols = {ColType::Int};
+    s.finish();
+    return s;
+  }();
+  const EventList l(&shape);
+  auto at = [&](const void* field) {
+    return static_cast<uint32_t>(static_cast<const char*>(field) - reinterpret_cast<const char*>(&l));
+  };
+  NativeLayout n;
+  n.plain = at(&l.plain_);
+  n.count = at(&l.count_);
+  n.cap_rows = at(&l.cap_rows_);
+  n.version = at(&l.shape_version_);
+  n.begin = at(&l.cells_);
+  n.end = n.begin + sizeof(Cell*);
+  std::vector<Cell> v;
+  v.reserve(4);
+  v.push_back(7);
+  Cell* words[3];
+  std::memcpy(words, &v, sizeof(words));
+  n.ok = sizeof(v) == sizeof(words) && words[0] == v.data() && words[1] == v.data() + 1 && words[2] == v.data() + 4 &&
+         sizeof(l.count_) == 8 && sizeof(l.cap_rows_) == 8 && sizeof(l.shape_version_) == 8 && sizeof(l.plain_) == 1;
+  return n;
+}
 
 EventList::~EventList() {
   clear();
@@ -157,6 +187,20 @@ void EventList::push(const Cell* row) {
   else cells_.insert(cells_.end(), row, row + width_);
   ++count_;
   ++shape_version_;
+}
+
+void EventList::push_copies(const Cell* row, int64_t n) {
+  if (n <= 0) return;
+  grow_rows(static_cast<size_t>(count_ + n));
+  if (shape_->has_text())
+    for (int64_t i = 0; i < n; ++i) retain_row(row);
+  if (width_ == 1) {
+    cells_.insert(cells_.end(), static_cast<size_t>(n), row[0]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) cells_.insert(cells_.end(), row, row + width_);
+  }
+  count_ += n;
+  shape_version_ += static_cast<uint64_t>(n);
 }
 
 void EventList::pop(Cell* out) {

@@ -49,6 +49,7 @@ class EventList {
   const Cell* at(int64_t pos) const { return &cells_[static_cast<size_t>(pos) * width_]; }
   Cell* at_mut(int64_t pos) { return &cells_[static_cast<size_t>(pos) * width_]; }
   void push(const Cell* row);            // retains texts; grows by doubling (may throw, see below)
+  void push_copies(const Cell* row, int64_t n);  // n pushes of the same row, room made once
   bool push_fits() const { return count_ < cap_rows_; }  // push will not grow
   void reserve(int64_t rows);            // sequences: room for this many rows
   void pop(Cell* out);                   // moves the row's references to out
@@ -102,6 +103,21 @@ class EventList {
   // passed. What it frees is credited.
   uint64_t charged_bytes() const { return charged_; }
 
+  // Where native code (jit-llvm/) finds a sequence's rows: byte offsets into an EventList, and
+  // whether they hold on this build (std::vector keeps its begin, end and capacity pointers, in
+  // that order, as its only members). A "plain" sequence has rows of one cell that is not a text:
+  // native code reads, writes and pushes those cells itself, as at(), at_mut() and push() do.
+  struct NativeLayout {
+    bool ok = false;
+    uint32_t plain = 0;      // bool
+    uint32_t count = 0;      // int64_t
+    uint32_t cap_rows = 0;   // int64_t: rows held without growing
+    uint32_t version = 0;    // uint64_t shape version, one more per push
+    uint32_t begin = 0;      // Cell*: the rows
+    uint32_t end = 0;        // Cell*: one past the last row's cell
+  };
+  static NativeLayout native_layout();
+
   // Sorting and reversing sequences (stable; texts by code point).
   void sort_by(uint32_t col);
   void reverse();
@@ -118,6 +134,7 @@ class EventList {
   Tree tree_;
   mutable uint64_t charged_ = 0;      // bytes this list has charged to the memory meter (index_drop)
   int64_t cap_rows_ = 0;              // sequences: rows cells_ holds without growing
+  bool plain_ = false;                // a sequence of one non-text cell per row (NativeLayout)
 
   // A tree also keeps a hash index from key to row (runtime/key_index.h; rows never move in a
   // std::map). A list whose probes grow too long drops its index for good (indexed_ false) and

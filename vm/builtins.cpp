@@ -299,7 +299,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           l->reserve(n);  // charged whole before any row is written
           std::vector<rt::Cell> row(nargs - 1);
           for (uint32_t i = 0; i + 1 < nargs; ++i) row[i] = a[i].u;
-          for (int64_t i = 0; i < n; ++i) l->push(row.data());
+          l->push_copies(row.data(), n);
         } catch (...) {
           rt::list_release(l);
           throw;

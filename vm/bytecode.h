@@ -60,11 +60,16 @@ struct LoopInfo {
   std::vector<uint32_t> latches;    // blocks that jump back to the header
   std::vector<uint32_t> exits;      // blocks outside the loop that its blocks lead to
   // Tier-up: the only parts of a Program written after loading, by engines (any thread).
-  mutable std::atomic<uint32_t> hits{0};         // passes counted while the loop is interpreted
+  // hits: the passes counted while the loop is interpreted, or kLoopParked (queued or rejected:
+  // nothing to count) or kLoopNative (compiled: enter its entry). The interpreter reads it inline
+  // at every pass and calls out of line only at the threshold or to enter native code.
+  mutable std::atomic<uint32_t> hits{0};
   mutable std::atomic<uint8_t> state{0};         // LoopState
   mutable std::atomic<NativeLoop> entry{nullptr};  // compiled code, published with release order
 };
 enum class LoopState : uint8_t { Interpreted, Queued, Compiled, Rejected };
+inline constexpr uint32_t kLoopParked = UINT32_MAX - 1;
+inline constexpr uint32_t kLoopNative = UINT32_MAX;
 
 struct Function {
   std::string name;

@@ -147,25 +147,31 @@ void StepEngine::run(VM& vm, Slot* base, const Instr* ip) {
 // ---- tier-up -------------------------------------------------------------------------------------
 
 const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, int64_t loop) {
-  if (loop < 0) return nullptr;
   const Function& fn = *vm.calls.back().fn;
-  PURE_ASSERT(static_cast<size_t>(loop) < fn.loops.size());
+  PURE_ASSERT(loop >= 0 && static_cast<size_t>(loop) < fn.loops.size());
   const LoopInfo& L = fn.loops[loop];
   if (NativeLoop native = L.entry.load(std::memory_order_acquire)) {
+    if (L.hits.load(std::memory_order_relaxed) != kLoopNative) L.hits.store(kLoopNative, std::memory_order_relaxed);
     const Instr* next = native(&vm.core, s, ip);
     if (next == kFaulted) rethrow_pending(vm);
     s = vm.calls.back().base;  // native code may have left in a callee's frame
     PURE_ASSERT(next != nullptr);
     return next;
   }
-  if (L.state.load(std::memory_order_relaxed) == static_cast<uint8_t>(LoopState::Interpreted)) {
-    // counted without a locked add: a lost count on a race only delays the hand-over
-    uint32_t hits = L.hits.load(std::memory_order_relaxed) + 1;
-    L.hits.store(hits, std::memory_order_relaxed);
-    uint8_t expected = static_cast<uint8_t>(LoopState::Interpreted);
-    if (hits >= vm.options.tier->threshold &&
-        L.state.compare_exchange_strong(expected, static_cast<uint8_t>(LoopState::Queued)))
-      vm.options.tier->hot(vm.prog, fn, static_cast<uint32_t>(loop));
+  uint8_t expected = static_cast<uint8_t>(LoopState::Interpreted);
+  if (L.state.load(std::memory_order_relaxed) != expected) {
+    // queued or rejected (another thread's count may have overwritten the mark)
+    L.hits.store(kLoopParked, std::memory_order_relaxed);
+    return nullptr;
+  }
+  uint32_t hits = L.hits.load(std::memory_order_relaxed);
+  hits = hits >= kLoopParked ? vm.core.tier_threshold : hits + 1;
+  L.hits.store(hits, std::memory_order_relaxed);
+  if (hits >= vm.core.tier_threshold &&
+      L.state.compare_exchange_strong(expected, static_cast<uint8_t>(LoopState::Queued))) {
+    // parked before hot(): a compile that ends inside hot() marks it kLoopNative after this
+    L.hits.store(kLoopParked, std::memory_order_relaxed);
+    vm.options.tier->hot(vm.prog, fn, static_cast<uint32_t>(loop));
   }
   return nullptr;
 }

@@ -32,6 +32,7 @@ struct VMCore {
   VM* vm;               // the machine, for the runtime calls
   uint32_t tier_up;     // nonzero: LOOP and ITER_NEXT count passes and enter native code
   uint32_t faulted;     // nonzero: pure_step caught a fault, kept in the VM until rethrown
+  uint32_t tier_threshold;  // the Tier's threshold (below kLoopParked), read inline at every pass
 };
 static_assert(std::is_standard_layout_v<VMCore>);
 inline constexpr size_t kCoreStepsLeft = offsetof(VMCore, steps_left);
@@ -83,5 +84,17 @@ class Tier {
   virtual void hot(const Program& program, const Function& function, uint32_t loop) = 0;
   uint32_t threshold = 1000;
 };
+
+// What a Tier calls when a loop's compile ends: publish its native code (the interpreter enters
+// it at the loop's next pass) or keep it interpreted. Any thread.
+inline void publish_loop(const LoopInfo& loop, NativeLoop entry) {
+  loop.entry.store(entry, std::memory_order_release);
+  loop.state.store(static_cast<uint8_t>(LoopState::Compiled), std::memory_order_release);
+  loop.hits.store(kLoopNative, std::memory_order_release);
+}
+inline void reject_loop(const LoopInfo& loop) {
+  loop.state.store(static_cast<uint8_t>(LoopState::Rejected), std::memory_order_release);
+  loop.hits.store(kLoopParked, std::memory_order_relaxed);
+}
 
 }  // namespace pure::vm

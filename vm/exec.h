@@ -217,9 +217,24 @@ EXEC(JNLE_NUM) { return !(s[ip->b].n <= s[ip->c].n) ? ip + ip->imm : ip + 1; }
 
 [[noreturn]] void budget_spent(VM& vm, const Instr* ip);
 
+// Tier-up at a LOOP or ITER_NEXT that heads a loop, while core.tier_up is set: one load and
+// compare of the loop's pass counter; the out-of-line tier_up() only at the threshold or to enter
+// the loop's native code. Null: execute ip as usual.
+inline const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, int64_t loop) {
+  if (loop < 0) return nullptr;
+  const LoopInfo& L = vm.calls.back().fn->loops[static_cast<size_t>(loop)];
+  uint32_t hits = L.hits.load(std::memory_order_relaxed);
+  if (uint64_t{hits} + 1 < vm.core.tier_threshold) {  // counting (a lost count on a race only delays)
+    L.hits.store(hits + 1, std::memory_order_relaxed);
+    return nullptr;
+  }
+  if (hits == kLoopParked) return nullptr;  // queued or rejected
+  return tier_up(vm, s, ip, loop);
+}
+
 EXEC(LOOP) {
   if (__builtin_expect(vm.core.tier_up, 0))
-    if (const Instr* next = tier_up(vm, s, ip, ip->imm)) return next;
+    if (const Instr* next = tier_check(vm, s, ip, ip->imm)) return next;
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   return ip + 1;
 }
@@ -403,7 +418,7 @@ EXEC(ST_ITER) { return store_op(vm, s, ip); }
 // ---- iterators -------------------------------------------------------------------------------
 EXEC(ITER_NEXT) {
   if (__builtin_expect(vm.core.tier_up, 0))
-    if (const Instr* next = tier_up(vm, s, ip, ip->c == 0xFFFF ? -1 : ip->c)) return next;
+    if (const Instr* next = tier_check(vm, s, ip, ip->c == 0xFFFF ? -1 : ip->c)) return next;
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Iterator& it = vm.iters[s[ip->b].i];
   if (!it.run_left) return iter_next(vm, s, ip);

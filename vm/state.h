@@ -130,9 +130,10 @@ void interpret(VM& vm, Slot* base, const Instr* ip);
 // CALL and RET. Native code uses the no-throw pure_step (vm/engine.h) instead.
 const Instr* step(VM& vm, Slot*& base, const Instr* ip);
 
-// Tier-up at a loop's LOOP or ITER_NEXT while core.tier_up is set (driver.cpp): enters the
-// loop's native code when it has some, else counts the pass and, at the threshold, hands the
-// loop to the Tier. Returns the pc to go on with, or null to execute ip as usual.
+// Tier-up at a loop's LOOP or ITER_NEXT when tier_check (exec.h) finds the loop at its threshold
+// or compiled (driver.cpp): enters the loop's native code when it has some, else counts the pass
+// and, at the threshold, hands the loop to the Tier. Returns the pc to go on with, or null to
+// execute ip as usual.
 const Instr* tier_up(VM& vm, Slot*& base, const Instr* ip, int64_t loop);
 
 // Runs engine from ip on the entry frame calls[0] (driver.cpp): the one place that turns a fault
