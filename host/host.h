@@ -1,7 +1,8 @@
 // host/host.h — durable module state: the event log (group commit, segments, poisoning),
 // checkpoints written from store snapshots, and recovery (checkpoint, then log replay).
-// Depends on runtime/store.h; the VM plugs in through EventRunner / ApplyEvent, and only
-// host/vm_runner.cpp includes vm/vm.h (vm/ never includes host/).
+// Depends on runtime/store.h; the VM plugs in through EventRunner / ApplyEvent (host/vm_runner.cpp).
+// This header does not include vm/vm.h; the owner thread (host/owner.h) and its durable
+// Durability (open_durable) do. vm/ never includes host/.
 //
 // The promise: an event whose sequence number the log has acknowledged (wait_durable returned
 // true, or the durable callback reported a sequence at or past it) survives a crash of the
