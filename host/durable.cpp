@@ -98,7 +98,9 @@ class DurableLogImpl final : public DurableLog {
     s.checkpoint_sequence = checkpoint_sequence_;
     if (checkpoint_time_) s.checkpoint_age_seconds = std::chrono::duration<double>(Clock::now() - *checkpoint_time_).count();
     s.checkpoint_bytes = checkpoint_bytes_;
-    s.snapshots_held = (latest_ != nullptr) + writing_;
+    // latest_ is the owner's visible snapshot (counted there); a checkpoint being written holds
+    // one more only when the owner has published a newer one since it began.
+    s.snapshots_held = writing_ != nullptr && writing_ != latest_.get();
     return s;
   }
 
@@ -114,15 +116,14 @@ class DurableLogImpl final : public DurableLog {
       if (!latest_) return "no snapshot published yet";
       snapshot = latest_;
       sequence = latest_sequence_;
-      ++writing_;
+      writing_ = snapshot.get();
     }
     if (log_) log_bytes = log_->stats().bytes;
     CheckpointInfo written;
     Status s = write_checkpoint(fs_, dir_, identity_, *snapshot, sequence, log_.get(), &written);
-    snapshot.reset();
     {
       std::lock_guard<std::mutex> lock(checkpoint_mu_);
-      --writing_;
+      writing_ = nullptr;
       if (s.ok()) {
         ++checkpoints_;
         checkpoint_sequence_ = sequence;
@@ -193,7 +194,7 @@ class DurableLogImpl final : public DurableLog {
   uint64_t latest_sequence_ = 0;
   bool requested_ = false;
   bool stop_ = false;
-  uint64_t writing_ = 0;  // snapshots held by checkpoints being written
+  const rt::Snapshot* writing_ = nullptr;  // the snapshot a checkpoint being written holds
   uint64_t checkpoints_ = 0, checkpoint_failures_ = 0, checkpoint_sequence_ = 0, checkpoint_bytes_ = 0;
   uint64_t checkpoint_log_bytes_ = 0;  // log bytes written when the last checkpoint began
   std::optional<Clock::time_point> checkpoint_time_;

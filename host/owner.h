@@ -49,7 +49,8 @@ struct DurabilityStats {
   uint64_t checkpoint_sequence = 0;     // the newest checkpoint holds events 1..this (0: none)
   double checkpoint_age_seconds = -1;   // since the newest checkpoint was written or found; -1: none
   uint64_t checkpoint_bytes = 0;        // size of the newest checkpoint written by this process
-  uint64_t snapshots_held = 0;          // snapshots the durability holds now (for the next checkpoint)
+  uint64_t snapshots_held = 0;          // snapshots it holds that the owner does not: one while a checkpoint
+                                        // is being written of a snapshot no longer the visible one
 };
 
 // Where an owner sends its batches. append() is called on the owner thread only.
@@ -137,6 +138,7 @@ struct OwnerStats {
   uint64_t state_bytes = 0;     // rt::MemoryUse of the store after the last batch
   uint64_t structure_bytes = 0;
   uint64_t snapshots_held = 0;  // held by the owner: the visible one and those of batches waiting to be durable
+                                // (distinct snapshots; DurabilityStats::snapshots_held adds the checkpoint's)
   DurabilityStats durability;
 };
 

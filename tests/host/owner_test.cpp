@@ -80,6 +80,10 @@ TEST_CASE("many submitters: every committed event is durable, visible, and survi
   uint64_t in_buckets = 0;
   for (uint64_t b : stats.log.sync_buckets) in_buckets += b;
   CHECK(in_buckets == stats.log.syncs);
+  // Every reply is in: no batch waits, the owner holds the visible snapshot only, and the
+  // durability's reference to it (for the next checkpoint) is not counted twice.
+  CHECK(m.owner->stats().snapshots_held == 1);
+  CHECK(stats.snapshots_held == 0);
   REQUIRE(m.owner->close() == "");
   CHECK(call(*m.owner, workload_call(*p, 1)).kind == EventReply::Kind::Unavailable);
 

@@ -508,6 +508,7 @@ class Load(unittest.TestCase):
             bursts = int(text.split('pure_log_bursts_total{module="shop"} ')[1].split()[0])
             self.assertLess(bursts, total)  # group commit: 64 connections share fsyncs
             self.assertIn(f'pure_fsync_seconds_count{{module="shop"}} ', text)
+            self.assertIn('pure_snapshots_held{module="shop"} 1\n', text)  # every reply is in: the visible one
         finally:
             self.assertEqual(server.stop(), 0)
         # the same data directory, a new process: the state is what the 200s said, nothing more

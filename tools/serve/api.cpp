@@ -904,8 +904,8 @@ std::string Api::metrics() const {
   per_module("pure_structure_bytes", "Bytes of store structure beyond the rows (nodes, slack, pools).", "gauge",
              [](const host::OwnerStats& s, const Module&) { return s.structure_bytes; });
   per_module("pure_snapshots_held",
-             "Snapshots the host holds: the visible one, those of batches waiting to be durable, the checkpoint "
-             "thread's (not those queries hold while they run).",
+             "Distinct snapshots the host holds: the visible one, those of batches waiting to be durable, one a "
+             "checkpoint is written from when no longer visible (not those queries hold while they run).",
              "gauge", [](const host::OwnerStats& s, const Module&) { return s.snapshots_held + s.durability.snapshots_held; });
   per_module("pure_log_records_total", "Events written to the log.", "counter",
              [](const host::OwnerStats& s, const Module&) { return s.durability.log.records; });

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   app.add_option("modules", paths, "the modules to serve (.pure files); each is served under /v1/NAME, NAME its file name without .pure")
       ->required();
   app.add_option("--listen", listen, "address and port to listen on (port 0: any free port)")->capture_default_str();
-  double checkpoint_mb = 64, checkpoint_seconds = 300;
+  double checkpoint_mb = 64, checkpoint_seconds = 300, segment_mb = 64;
   app.add_option("--data", data, "data directory (created if missing), one subdirectory per module named after its file")
       ->capture_default_str();
   app.add_option("--sync", sync,
@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--checkpoint-mb", checkpoint_mb, "log megabytes since the last checkpoint that trigger one (0: never by size)")
       ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  app.add_option("--segment-mb", segment_mb, "log segments roll over before they would pass this many megabytes")
+      ->check(CLI::Range(0.001, 4096.0))
       ->capture_default_str();
   app.add_option("--checkpoint-seconds", checkpoint_seconds,
                  "seconds since the last checkpoint that trigger one when events came since (0: never by time)")
@@ -217,6 +220,7 @@ int main(int argc, char** argv) {
   owner_options.max_queue = max_queue;
   pure::host::DurableOptions durable_options;
   durable_options.log.sync = sync == "none" ? pure::host::Sync::None : pure::host::Sync::Always;
+  durable_options.log.segment_bytes = static_cast<uint64_t>(segment_mb * 1024 * 1024);
   durable_options.checkpoint_log_bytes = static_cast<uint64_t>(checkpoint_mb * 1024 * 1024);
   durable_options.checkpoint_seconds = checkpoint_seconds;
   durable_options.progress_every = 100'000;
