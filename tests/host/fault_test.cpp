@@ -222,7 +222,10 @@ TEST_CASE("every fault point through the owner: acknowledged replies survive, no
   REQUIRE(points > 40);
 
   const Fault faults[] = {Fault::Fail, Fault::ShortWrite, Fault::Crash, Fault::TearCrash};
-  const CrashMode crashes[] = {{0, false, 0}, {9, false, 0}, {1u << 20, false, 0}, {0, false, 1}};
+  // Two crash models (the first case above covers all six): everything unsynced lost, and a torn
+  // prefix with half the unsynced directory changes kept. Each run starts three owners: under ASan
+  // the enumeration takes about 30 s.
+  const CrashMode crashes[] = {{0, false, 0}, {9, false, 1}};
   int runs = 0, lost_unacknowledged = 0, kept_unacknowledged = 0;
   for (uint64_t point = 0; point < points; ++point) {
     for (Fault fault : faults) {

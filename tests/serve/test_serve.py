@@ -608,7 +608,7 @@ class Durable(unittest.TestCase):
             self.assertIn("is unhealthy", body["error"])
             # queries go on against the last durable state
             self.assertEqual(c.json("POST", "/v1/shop/total_hits", {}), (200, {"result": acked}))
-            self.assertTrue(server.log("log_poisoned"))
+            self.assertTrue(wait_until(lambda: server.log("log_poisoned")))  # stderr is read by another thread
             text = c.request("GET", "/metrics")[2].decode()
             self.assertIn('pure_module_healthy{module="shop"} 0', text)
             c.close()
