@@ -588,14 +588,15 @@ Response Api::interface(const Module& m) const {
     out += ']';
   }
   out += ",\"lists\":[";
-  std::shared_ptr<const rt::Snapshot> snap = m.owner->snapshot();  // row counts: O(1) each
+  // row counts: O(1) each; null while the module recovers (it has no state yet)
+  std::shared_ptr<const rt::Snapshot> snap = m.serving() ? m.owner->snapshot() : nullptr;
   for (size_t i = 0; i < m.stored.size(); ++i) {
     const ir::ListDesc& d = m.stored[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, d.name);
     out += d.sequence ? ",\"kind\":\"seq\"" : ",\"kind\":\"keyed\"";
-    out += ",\"count\":" + std::to_string(snap->list(i).count());
+    out += ",\"count\":" + (snap ? std::to_string(snap->list(i).count()) : std::string("null"));
     for (int part = 0; part < 2; ++part) {
       out += part == 0 ? ",\"key\":[" : ",\"fields\":[";
       size_t from = part == 0 ? 0 : d.key_count, to = part == 0 ? d.key_count : d.cols.size();
