@@ -1,7 +1,8 @@
 // host/host.h — durable module state: the event log (group commit, segments, poisoning),
 // checkpoints written from store snapshots, and recovery (checkpoint, then log replay).
-// Depends on runtime/store.h; the VM plugs in through EventRunner / ApplyEvent, and only
-// host/vm_runner.cpp includes vm/vm.h (vm/ never includes host/).
+// Depends on runtime/store.h; the VM plugs in through EventRunner / ApplyEvent (host/vm_runner.cpp).
+// This header does not include vm/vm.h; the owner thread (host/owner.h) and its durable
+// Durability (open_durable) do. vm/ never includes host/.
 //
 // The promise: an event whose sequence number the log has acknowledged (wait_durable returned
 // true, or the durable callback reported a sequence at or past it) survives a crash of the
@@ -13,9 +14,9 @@
 // encoded is the caller's business (the log stores bytes); ApplyEvent turns them back into a
 // transaction on the store.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <memory>
 #include <span>
 #include <string>
@@ -73,11 +74,18 @@ struct EventIn {
   std::string_view args;
 };
 
+// Upper bounds (microseconds) of the buckets of LogStats::sync_buckets; the last bucket is the rest.
+inline constexpr std::array<uint64_t, 12> kSyncBoundsUs = {50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000,
+                                                           100000, 1000000};
+
 struct LogStats {
   uint64_t records = 0;        // records written
   uint64_t bursts = 0;         // group commits (one write run and one fdatasync each)
   uint64_t bytes = 0;          // bytes appended to segments, headers included
   uint64_t segments_created = 0;
+  uint64_t syncs = 0;          // fdatasync calls on segments (each burst with sync=always, each roll, close)
+  uint64_t sync_us_total = 0;  // their total time
+  std::array<uint64_t, kSyncBoundsUs.size() + 1> sync_buckets{};  // their times by kSyncBoundsUs
 };
 
 // The log of one module: the owner appends, a log thread writes and syncs in bursts.
@@ -166,7 +174,7 @@ Status read_checkpoint(FileSystem& fs, const std::string& path, uint64_t module_
                        const std::vector<rt::ListSchema>& schemas, std::unique_ptr<rt::Store>* store,
                        uint64_t* through);
 
-// ---- The owner: one thread per module that runs events, logs them, publishes durable state ----
+// ---- Running events (the owner thread itself is host::Owner, host/owner.h) ----
 
 // What one event call came to.
 struct EventOutcome {
@@ -176,49 +184,13 @@ struct EventOutcome {
   uint64_t sequence = 0;  // its log sequence number when it committed
 };
 
-// Runs events for a Module; the VM glue implements it over vm::call_event (host/ never includes
-// vm/). Owner thread only.
+// Runs one event on a store; the VM glue implements it over vm::call_event. Recovery replays
+// logged events through it (open_durable, pure-run --data).
 class EventRunner {
  public:
   virtual ~EventRunner() = default;
   // Runs one event as one transaction on store. A failed event must leave the store unchanged.
   virtual EventOutcome run(rt::Store& store, uint32_t event, std::string_view args) = 0;
-};
-
-struct ModuleOptions {
-  uint64_t module_identity = 0;
-  std::vector<rt::ListSchema> schemas;
-  EventRunner* runner = nullptr;             // outlives the Module
-  LogOptions log;
-  std::function<void(const RecoveryProgress&)> progress;
-  uint64_t progress_every = 1u << 20;
-  uint64_t checkpoint_log_bytes = 256ull << 20;  // log bytes between checkpoints; 0: only checkpoint()
-};
-
-// One durable module. Events from any thread go to the owner thread, which runs whatever has
-// arrived as a batch (each event its own transaction, in arrival order), appends the committed
-// ones to the log, and moves on to the next batch while the log syncs. A batch's snapshot is
-// published, and its callers get their outcomes (committed or failed, in order), only once the
-// log has made the batch durable: visible = durable. Queries read snapshot() on any thread.
-// A poisoned log makes the module unhealthy: pending and later events fail, queries go on
-// against the last durable state.
-class Module {
- public:
-  static Status open(FileSystem& fs, const std::string& dir, ModuleOptions options, std::unique_ptr<Module>* out);
-  virtual ~Module() = default;
-
-  // Any thread. The future is ready when the event ran and, if it committed, is durable.
-  virtual std::future<EventOutcome> submit(uint32_t event, std::string args) = 0;
-  // Any thread: the latest published (durable) state and the sequence it includes.
-  virtual std::shared_ptr<const rt::Snapshot> snapshot() const = 0;
-  virtual uint64_t visible_sequence() const = 0;
-  virtual bool healthy() const = 0;
-  virtual std::string unhealthy_reason() const = 0;
-  virtual const RecoveryReport& recovery() const = 0;
-  // Writes a checkpoint of the current visible state now (on the calling thread).
-  virtual Status checkpoint(CheckpointInfo* info = nullptr) = 0;
-  // Runs what is queued, waits for it to be durable, stops the threads. Idempotent.
-  virtual Status close() = 0;
 };
 
 // ---- The VM glue (host/vm_runner.cpp) ----

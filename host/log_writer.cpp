@@ -5,6 +5,7 @@
 // nothing). Depends on log_writer.h, log_format.h, file_io.h.
 #include "host/log_writer.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -106,7 +107,7 @@ class LogWriter final : public EventLog {
     if (thread_.joinable()) thread_.join();
     // sync=none: a clean close still leaves everything on disk.
     if (options_.sync == Sync::None && active_ && !poisoned()) {
-      if (Status s = active_->datasync(); !s.ok()) poison(s.error);
+      if (Status s = timed_sync(*active_); !s.ok()) poison(s.error);
     }
     active_.reset();
     std::lock_guard<std::mutex> lock(mutex_);
@@ -144,7 +145,7 @@ class LogWriter final : public EventLog {
         pending_records_.clear();
       }
       Status s = write_burst(burst, records);
-      if (s.ok() && options_.sync == Sync::Always) s = active_->datasync();
+      if (s.ok() && options_.sync == Sync::Always) s = timed_sync(*active_);
       if (!s.ok()) {
         poison(s.error);
         break;
@@ -193,7 +194,7 @@ class LogWriter final : public EventLog {
   // can ever end torn) and starts a new one whose first record is first_sequence.
   Status roll(uint64_t first_sequence) {
     if (active_) {
-      if (Status s = active_->datasync(); !s.ok()) return s;
+      if (Status s = timed_sync(*active_); !s.ok()) return s;
       active_.reset();
     }
     std::string name = segment_name(first_sequence);
@@ -212,6 +213,21 @@ class LogWriter final : public EventLog {
     stats_.segments_created += 1;
     stats_.bytes += header.size();
     return {};
+  }
+
+  // One fdatasync of a segment, its time counted in stats_.
+  Status timed_sync(File& file) {
+    auto started = std::chrono::steady_clock::now();
+    Status s = file.datasync();
+    uint64_t us = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
+    size_t b = 0;
+    while (b < kSyncBoundsUs.size() && us > kSyncBoundsUs[b]) ++b;
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.syncs += 1;
+    stats_.sync_us_total += us;
+    stats_.sync_buckets[b] += 1;
+    return s;
   }
 
   void poison(const std::string& reason) {

@@ -46,6 +46,8 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
   durable_ = last;
   visible_sequence_ = last;
   visible_ = store_->publish();
+  visible_at_ = last;
+  durability_->published(visible_, last);
   rt::MemoryUse m = store_->memory();
   state_bytes_ = m.state_bytes;
   structure_bytes_ = m.structure_bytes;
@@ -81,6 +83,11 @@ std::shared_ptr<const rt::Snapshot> Owner::snapshot() const {
   return visible_;
 }
 
+std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> Owner::visible() const {
+  std::lock_guard<std::mutex> lock(visible_mu_);
+  return {visible_, visible_at_};
+}
+
 vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args) const {
   return vm::call_query(program_, snapshot(), fn, args, run_options_);
 }
@@ -103,6 +110,12 @@ OwnerStats Owner::stats() const {
   s.visible_sequence = visible_sequence_.load();
   s.state_bytes = state_bytes_.load();
   s.structure_bytes = structure_bytes_.load();
+  {
+    std::lock_guard<std::mutex> lock(waiting_mu_);
+    s.snapshots_held = 1;  // the visible one
+    for (const Waiting& w : waiting_) s.snapshots_held += w.snapshot != nullptr;
+  }
+  s.durability = durability_->stats();
   return s;
 }
 
@@ -218,9 +231,11 @@ void Owner::collect_ready(std::vector<Waiting>& out) {
     waiting_.pop_front();
   }
   if (newest) {
+    durability_->published(newest, newest_through);
     {
       std::lock_guard<std::mutex> lock(visible_mu_);
       visible_.swap(newest);
+      visible_at_ = newest_through;
     }
     visible_sequence_.store(newest_through, std::memory_order_release);
   }

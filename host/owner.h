@@ -5,8 +5,11 @@
 // get their outcomes, in order (visible = durable). Queries run on the calling thread against
 // the latest visible snapshot. Several Owners (modules) may live in one process.
 //
-// The event log (host/ on the durability branch) implements Durability; NoDurability keeps
-// nothing and acknowledges at once (state lives as long as the process).
+// open_durable() gives the durable implementation of Durability: the event log of a data
+// directory (host.h: group commit, segments, poisoning), recovery before the owner starts, and a
+// checkpoint thread that writes the visible snapshot when the log has grown or time has passed
+// (the owner never waits for it). NoDurability keeps nothing and acknowledges at once (state lives
+// as long as the process).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -20,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/host.h"
 #include "runtime/store.h"
 #include "vm/vm.h"
 
@@ -36,6 +40,19 @@ struct CommittedEvent {
 // reason when the log failed (no call follows that one). Any thread, possibly inside append().
 using DurableListener = std::function<void(uint64_t durable_sequence, bool poisoned, const std::string& reason)>;
 
+// What a Durability can report for metrics; zeros where it keeps nothing.
+struct DurabilityStats {
+  bool durable = false;            // false: NoDurability
+  LogStats log;                    // records, bursts, bytes, fsyncs and their latency
+  uint64_t checkpoints = 0;        // written completely since the start
+  uint64_t checkpoint_failures = 0;
+  uint64_t checkpoint_sequence = 0;     // the newest checkpoint holds events 1..this (0: none)
+  double checkpoint_age_seconds = -1;   // since the newest checkpoint was written or found; -1: none
+  uint64_t checkpoint_bytes = 0;        // size of the newest checkpoint written by this process
+  uint64_t snapshots_held = 0;          // snapshots it holds that the owner does not: one while a checkpoint
+                                        // is being written of a snapshot no longer the visible one
+};
+
 // Where an owner sends its batches. append() is called on the owner thread only.
 class Durability {
  public:
@@ -50,10 +67,46 @@ class Durability {
   // Makes what was appended durable (reporting it through the listener) and stops. Returns "" or
   // why it failed. Idempotent.
   virtual std::string close() = 0;
+  // The owner made snapshot (holding exactly events 1..sequence, all durable) visible. Called in
+  // sequence order, with the owner's lock held: keep it short and never block.
+  virtual void published(const std::shared_ptr<const rt::Snapshot>& snapshot, uint64_t sequence) {
+    (void)snapshot;
+    (void)sequence;
+  }
+  virtual DurabilityStats stats() const { return {}; }
 };
 
 // Keeps nothing: every append is acknowledged at once, inside append(). For in-memory serving.
 std::unique_ptr<Durability> make_no_durability();
+
+struct DurableOptions {
+  LogOptions log;                              // sync=always|none, segment size
+  uint64_t checkpoint_log_bytes = 64ull << 20; // log bytes since the last checkpoint that trigger one; 0: never
+  double checkpoint_seconds = 300;             // time since the last checkpoint that triggers one (when events
+                                               // came since); 0: never
+  uint64_t replay_max_steps = 10'000'000'000ull;  // step budget of each event replayed by recovery
+  std::function<void(const RecoveryProgress&)> progress;  // recovery progress, on the opening thread
+  uint64_t progress_every = 1u << 20;                     // records between progress calls
+  // After each checkpoint attempt, on the checkpoint thread: "" or why it failed (a failed
+  // checkpoint loses nothing: the log still holds every event), what it wrote, its sequence.
+  std::function<void(const std::string& error, const CheckpointInfo& info, uint64_t sequence)> on_checkpoint;
+};
+
+// The durable Durability over one data directory.
+class DurableLog : public Durability {
+ public:
+  virtual const RecoveryReport& recovery() const = 0;
+  // Writes a checkpoint of the last published snapshot now, on the calling thread (the owner keeps
+  // going). "" or why it failed.
+  virtual std::string checkpoint_now(CheckpointInfo* info = nullptr) = 0;
+};
+
+// Opens (creating if missing) the data directory of program: recovers the state (the newest
+// checkpoint, then the log replayed through vm::call_event), starts the log and the checkpoint
+// thread. Give *store and *out to an Owner. Fails with recovery's message (the file and offset of
+// any damage; another module's log refused).
+Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& program, DurableOptions options,
+                    std::unique_ptr<rt::Store>* store, std::unique_ptr<DurableLog>* out);
 
 // What one event came to.
 struct EventReply {
@@ -84,6 +137,9 @@ struct OwnerStats {
   uint64_t visible_sequence = 0;
   uint64_t state_bytes = 0;     // rt::MemoryUse of the store after the last batch
   uint64_t structure_bytes = 0;
+  uint64_t snapshots_held = 0;  // held by the owner: the visible one and those of batches waiting to be durable
+                                // (distinct snapshots; DurabilityStats::snapshots_held adds the checkpoint's)
+  DurabilityStats durability;
 };
 
 class Owner {
@@ -106,6 +162,8 @@ class Owner {
 
   // Any thread: the latest visible (durable) state.
   std::shared_ptr<const rt::Snapshot> snapshot() const;
+  // Any thread: the latest visible state and the sequence of the last event it holds, read together.
+  std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> visible() const;
   // Any thread: runs query fn against snapshot(), with the owner's step budget.
   vm::CallResult query(uint32_t fn, std::span<const vm::Value> args) const;
 
@@ -156,8 +214,9 @@ class Owner {
   std::string poison_reason_;
   std::atomic<bool> poisoned_{false};
 
-  mutable std::mutex visible_mu_;  // held only to copy or swap the pointer
+  mutable std::mutex visible_mu_;  // held only to copy or swap the pointer (and its sequence)
   std::shared_ptr<const rt::Snapshot> visible_;
+  uint64_t visible_at_ = 0;        // with visible_mu_: the sequence visible_ holds
 
   std::atomic<uint64_t> committed_{0}, failed_{0}, unavailable_{0}, batches_{0}, visible_sequence_{0};
   std::atomic<uint64_t> state_bytes_{0}, structure_bytes_{0};

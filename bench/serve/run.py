@@ -5,14 +5,20 @@ keep-alive connection has one request outstanding. The client is Python (selecto
 per group of connections) on the same machine, so the figures include its competition for CPU.
 
   bench/serve/run.py [--binary build/tools/pure-serve] [--seconds 3] [--connections 1,16,64]
+                     [--sync always|none] [--data DIR]
+
+Each run starts a server on a fresh data directory (a temporary one, or under --data: put it on
+the disk to measure; /tmp may be tmpfs, whose fdatasync costs nothing).
 """
 import argparse
 import json
 import multiprocessing
 import os
 import selectors
+import shutil
 import socket
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,8 +77,9 @@ def client(port, conns, seconds, kind, out):
     out.put((lat, bad))
 
 
-def run(binary, conns, seconds, kind):
-    server = Server(binary, [MODULE], "--max-steps", "1000000")
+def run(binary, conns, seconds, kind, sync="always", data_root=None):
+    data = tempfile.mkdtemp(prefix="pure-bench-serve-", dir=data_root) if data_root else None
+    server = Server(binary, [MODULE], "--max-steps", "1000000", "--sync", sync, data=data)
     try:
         procs = min(2, conns)
         per = [conns // procs + (1 if i < conns % procs else 0) for i in range(procs)]
@@ -90,12 +97,14 @@ def run(binary, conns, seconds, kind):
         lat = sorted(x for r in results for x in r[0])
         bad = sum(r[1] for r in results)
         n = len(lat)
-        return {"kind": kind, "connections": conns, "requests": n, "non_200": bad,
+        return {"kind": kind, "connections": conns, "sync": sync, "requests": n, "non_200": bad,
                 "per_second": round(n / seconds), "p50_ms": round(lat[n // 2] * 1e3, 3),
                 "p99_ms": round(lat[min(n - 1, n * 99 // 100)] * 1e3, 3),
                 "server_cpu_us_per_request": round(cpu / n * 1e6, 1), "wall_s": round(wall, 2)}
     finally:
         server.stop()
+        if data:
+            shutil.rmtree(data, ignore_errors=True)
 
 
 def main():
@@ -103,11 +112,13 @@ def main():
     ap.add_argument("--binary", default=os.path.join(HERE, "..", "..", "build", "tools", "pure-serve"))
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--connections", default="1,16,64")
+    ap.add_argument("--sync", choices=["always", "none"], default="always")
+    ap.add_argument("--data", default=None, help="make each run's data directory under this one")
     args = ap.parse_args()
     rows = []
     for kind in ("event", "query"):
         for c in [int(x) for x in args.connections.split(",")]:
-            r = run(args.binary, c, args.seconds, kind)
+            r = run(args.binary, c, args.seconds, kind, args.sync, args.data)
             print(json.dumps(r), flush=True)
             rows.append(r)
     print()

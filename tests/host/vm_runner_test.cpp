@@ -1,15 +1,18 @@
 // tests/host/vm_runner_test.cpp — the VM glue: the log's encoding of vm::Value arguments (round
 // trip and every decoding error), module identity, and a Pure module made durable: events run by
-// vm::call_event through Module, failed events answered and not logged, state recovered through
-// the VM on reopen and read by vm::call_query; another module refused.
+// vm::call_event through host::Owner over open_durable, failed events answered and not logged,
+// state recovered through the VM on reopen and read by queries; another module refused; the VM
+// runner replaying a log by itself (recover() with make_vm_runner).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstring>
+#include <future>
 
 #include "frontend/frontend.h"
 #include "host/host.h"
+#include "host/owner.h"
 #include "ir/ir.h"
 #include "temp_dir.h"
 #include "vm/vm.h"
@@ -17,7 +20,6 @@
 using namespace pure;
 using namespace pure::host;
 using vm::Value;
-using HostModule = pure::host::Module;  // pure::Module is the frontend's
 
 namespace {
 
@@ -62,23 +64,33 @@ std::string same_bits(const Value& a, const Value& b) {
 
 struct Bank {
   std::unique_ptr<vm::Program> program = compile(kBank);
-  std::unique_ptr<EventRunner> runner = make_vm_runner(*program, 1'000'000);
-  ModuleOptions options() {
-    ModuleOptions o;
-    o.module_identity = module_identity(*program);
-    o.schemas = program->stored;
-    o.runner = runner.get();
-    return o;
+  std::unique_ptr<Owner> owner;
+  DurableLog* log = nullptr;
+  Status open(FileSystem& fs, const std::string& dir) {
+    std::unique_ptr<rt::Store> store;
+    std::unique_ptr<DurableLog> d;
+    DurableOptions o;
+    o.checkpoint_log_bytes = 0;
+    o.checkpoint_seconds = 0;
+    if (Status s = open_durable(fs, dir, *program, o, &store, &d); !s.ok()) return s;
+    log = d.get();
+    OwnerOptions oo;
+    oo.max_steps = 1'000'000;
+    owner = std::make_unique<Owner>("bank", *program, std::move(store), std::move(d), oo);
+    return {};
   }
-  EventOutcome event(HostModule& m, const char* name, std::vector<Value> args) {
+  EventReply event(const char* name, std::vector<Value> args) {
     int fn = vm::find_function(*program, name);
     REQUIRE(fn >= 0);
-    return m.submit(static_cast<uint32_t>(fn), encode_values(args)).get();
+    std::promise<EventReply> p;
+    std::future<EventReply> f = p.get_future();
+    owner->submit(static_cast<uint32_t>(fn), std::move(args), [&p](EventReply r) { p.set_value(std::move(r)); });
+    return f.get();
   }
-  int64_t query(HostModule& m, const char* name, std::vector<Value> args) {
+  int64_t query(const char* name, std::vector<Value> args) {
     int fn = vm::find_function(*program, name);
     REQUIRE(fn >= 0);
-    vm::CallResult r = vm::call_query(*program, m.snapshot(), static_cast<uint32_t>(fn), args);
+    vm::CallResult r = owner->query(static_cast<uint32_t>(fn), args);
     REQUIRE(r.ok);
     return r.value.i;
   }
@@ -121,57 +133,65 @@ TEST_CASE("module identity follows the compiled module") {
 TEST_CASE("a Pure module made durable: events through the VM, recovery through the VM") {
   host_test::TempDir tmp;
   FileSystem& fs = posix_file_system();
+  using Kind = EventReply::Kind;
   {
     Bank bank;
-    std::unique_ptr<HostModule> m;
-    Status s = HostModule::open(fs, tmp.path, bank.options(), &m);
+    Status s = bank.open(fs, tmp.path);
     REQUIRE_MESSAGE(s.ok(), s.error);
-    CHECK(bank.event(*m, "open", {Value::of_int(1), Value::of_text("ann"), Value::of_int(100)}).ok);
-    CHECK(bank.event(*m, "open", {Value::of_int(2), Value::of_text("bob"), Value::of_int(50)}).ok);
-    EventOutcome dup = bank.event(*m, "open", {Value::of_int(1), Value::of_text("x"), Value::of_int(1)});
-    CHECK(!dup.ok);
+    CHECK(bank.event("open", {Value::of_int(1), Value::of_text("ann"), Value::of_int(100)}).kind == Kind::Committed);
+    CHECK(bank.event("open", {Value::of_int(2), Value::of_text("bob"), Value::of_int(50)}).kind == Kind::Committed);
+    EventReply dup = bank.event("open", {Value::of_int(1), Value::of_text("x"), Value::of_int(1)});
+    CHECK(dup.kind == Kind::Failed);
     CHECK(dup.reason == "account 1 exists");
-    EventOutcome t = bank.event(*m, "transfer", {Value::of_int(1), Value::of_int(2), Value::of_int(30)});
-    CHECK(t.ok);
+    EventReply t = bank.event("transfer", {Value::of_int(1), Value::of_int(2), Value::of_int(30)});
+    CHECK(t.kind == Kind::Committed);
     CHECK(t.sequence == 3);
-    CHECK(bank.event(*m, "transfer", {Value::of_int(2), Value::of_int(1), Value::of_int(1000)}).reason ==
+    CHECK(bank.event("transfer", {Value::of_int(2), Value::of_int(1), Value::of_int(1000)}).reason ==
           "insufficient funds");
-    EventOutcome wrong = bank.event(*m, "transfer", {Value::of_text("one")});
-    CHECK(!wrong.ok);
-    CHECK(!wrong.reason.empty());
-    CHECK(bank.query(*m, "balance", {Value::of_int(1)}) == 70);
-    REQUIRE(m->close().ok());
+    CHECK(bank.query("balance", {Value::of_int(1)}) == 70);
+    REQUIRE(bank.owner->close() == "");
   }
   {
     Bank bank;  // compiled again, as a new process would
-    std::unique_ptr<HostModule> m;
-    Status s = HostModule::open(fs, tmp.path, bank.options(), &m);
+    Status s = bank.open(fs, tmp.path);
     REQUIRE_MESSAGE(s.ok(), s.error);
-    CHECK(m->recovery().records_replayed == 3);
-    CHECK(bank.query(*m, "balance", {Value::of_int(1)}) == 70);
-    CHECK(bank.query(*m, "balance", {Value::of_int(2)}) == 80);
-    CHECK(bank.query(*m, "lines", {}) == 2);
-    CHECK(bank.event(*m, "transfer", {Value::of_int(2), Value::of_int(1), Value::of_int(80)}).sequence == 4);
-    REQUIRE(m->checkpoint().ok());
-    REQUIRE(m->close().ok());
+    CHECK(bank.log->recovery().records_replayed == 3);
+    CHECK(bank.query("balance", {Value::of_int(1)}) == 70);
+    CHECK(bank.query("balance", {Value::of_int(2)}) == 80);
+    CHECK(bank.query("lines", {}) == 2);
+    CHECK(bank.event("transfer", {Value::of_int(2), Value::of_int(1), Value::of_int(80)}).sequence == 4);
+    REQUIRE(bank.log->checkpoint_now() == "");
+    REQUIRE(bank.owner->close() == "");
   }
   {
     Bank bank;
-    std::unique_ptr<HostModule> m;
-    REQUIRE(HostModule::open(fs, tmp.path, bank.options(), &m).ok());
-    CHECK(m->recovery().checkpoint_sequence == 4);
-    CHECK(bank.query(*m, "balance", {Value::of_int(1)}) == 150);
-    CHECK(bank.query(*m, "balance", {Value::of_int(2)}) == 0);
+    REQUIRE(bank.open(fs, tmp.path).ok());
+    CHECK(bank.log->recovery().checkpoint_sequence == 4);
+    CHECK(bank.query("balance", {Value::of_int(1)}) == 150);
+    CHECK(bank.query("balance", {Value::of_int(2)}) == 0);
+  }
+  {
+    // The VM runner replays the log by itself (what pure-run --data and tools do).
+    auto program = compile(kBank);
+    auto runner = make_vm_runner(*program);
+    OpenOptions o;
+    o.module_identity = module_identity(*program);
+    o.schemas = program->stored;
+    o.apply = [&](rt::Store& store, const LogRecord& r) {
+      EventOutcome out = runner->run(store, r.event, r.args);
+      return out.ok ? std::string() : out.reason;
+    };
+    std::unique_ptr<rt::Store> store;
+    RecoveryReport report;
+    REQUIRE(recover(fs, tmp.path, o, &store, &report).ok());
+    CHECK(report.last_sequence == 4);
+    CHECK(runner->run(*store, static_cast<uint32_t>(vm::find_function(*program, "open")), "xx").reason.find("encoded arguments cut short") == 0);
+    CHECK(runner->run(*store, 99, encode_values({})).reason == "no event with index 99");
   }
   std::string changed = kBank;
   changed.replace(changed.find("insufficient funds"), 18, "not enough money!!");
-  auto other = compile(changed);
-  auto runner = make_vm_runner(*other);
-  ModuleOptions o;
-  o.module_identity = module_identity(*other);
-  o.schemas = other->stored;
-  o.runner = runner.get();
-  std::unique_ptr<HostModule> m;
-  Status s = HostModule::open(fs, tmp.path, o, &m);
+  Bank other;
+  other.program = compile(changed);
+  Status s = other.open(fs, tmp.path);
   CHECK(s.error.find("checkpoint was written by module") != std::string::npos);
 }

@@ -1,29 +1,45 @@
 """tests/serve/serve_client.py — helpers shared by the pure-serve tests and bench/serve: start a
-real server on 127.0.0.1 with a free port (it logs the port it got), and a small keep-alive HTTP
+real server on 127.0.0.1 with a free port (it logs the port it got) on a data directory (a fresh
+temporary one unless given), wait until its modules have recovered, and a small keep-alive HTTP
 client on a raw socket (fast enough to load the server from Python)."""
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
 
 class Server:
-    """A pure-serve process listening on 127.0.0.1 at a free port, its stderr collected."""
+    """A pure-serve process listening on 127.0.0.1 at a free port, its stderr collected.
+    data: the --data directory (None: a fresh temporary one, removed by cleanup()). ready: also
+    wait until every module has recovered (a module_ready line each, or a recovery_failed)."""
 
-    def __init__(self, binary, modules, *extra, wait=20.0):
-        self.args = [binary, "--listen", "127.0.0.1:0", *extra, *modules]
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    def __init__(self, binary, modules, *extra, wait=20.0, data=None, ready=True, preexec_fn=None):
+        self.own_data = data is None
+        self.data = tempfile.mkdtemp(prefix="pure-serve-") if data is None else data
+        self.args = [binary, "--listen", "127.0.0.1:0", "--data", self.data, *extra, *modules]
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec_fn)
         self.lines = []
         self._ready = threading.Event()
+        self._recovered = threading.Event()
+        self._modules = len(modules)
         self.port = None
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         if not self._ready.wait(wait) or self.port is None:
             self.kill()
             raise RuntimeError("pure-serve did not start: " + "\n".join(self.lines))
+        if ready and not self._recovered.wait(wait):
+            self.kill()
+            raise RuntimeError("pure-serve did not recover: " + "\n".join(self.lines))
+
+    def cleanup(self):
+        if self.own_data:
+            shutil.rmtree(self.data, ignore_errors=True)
 
     def _read(self):
         for raw in self.proc.stderr:
@@ -36,7 +52,10 @@ class Server:
             if entry.get("event") == "listening":
                 self.port = int(entry["address"].rsplit(":", 1)[1])
                 self._ready.set()
+            if entry.get("event") == "recovery_failed" or len(self.log("module_ready")) == self._modules:
+                self._recovered.set()
         self._ready.set()
+        self._recovered.set()
 
     def log(self, event):
         out = []
@@ -63,6 +82,7 @@ class Server:
         finally:
             self.kill()
             self._reader.join(10)  # the last lines (shutdown) are read before anyone looks at them
+            self.cleanup()
 
     def kill(self):
         if self.proc.poll() is None:

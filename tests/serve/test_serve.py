@@ -1,9 +1,13 @@
 """tests/serve/test_serve.py — pure-serve as a real process on 127.0.0.1: every route and status
 code, bad input of every kind (after each the server answers the next good request), slow and
 vanishing clients, a bounded load test whose count of 200 event replies must equal what the
-state holds, and a graceful shutdown. Run by ctest with PURE_SERVE set to the binary."""
+state holds before and after a restart, durability (503 while recovering, a poisoned log, a
+damaged data directory refused), and a graceful shutdown. Run by ctest with PURE_SERVE set to the
+binary. The SIGKILL crash test is kill_test.py."""
+import resource
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -463,8 +467,10 @@ class Load(unittest.TestCase):
     CONNECTIONS = 64
     SECONDS = 3.0
 
-    def test_every_200_event_reply_is_in_the_state(self):
-        server = Server(find_binary(), [SHOP])
+    def test_every_200_event_reply_is_in_the_state_before_and_after_a_restart(self):
+        data = tempfile.mkdtemp(prefix="pure-serve-load-")
+        self.addCleanup(shutil.rmtree, data, True)
+        server = Server(find_binary(), [SHOP], data=data)
         try:
             ok = [0] * self.CONNECTIONS
             other = []
@@ -498,8 +504,149 @@ class Load(unittest.TestCase):
             self.assertEqual(Conn(server.port).json("POST", "/v1/shop/total_hits", {}), (200, {"result": total}))
             text = Conn(server.port).request("GET", "/metrics")[2].decode()
             self.assertIn(f'pure_events_total{{module="shop",outcome="committed"}} {total}', text)
+            self.assertIn(f'pure_log_records_total{{module="shop"}} {total}', text)
+            bursts = int(text.split('pure_log_bursts_total{module="shop"} ')[1].split()[0])
+            self.assertLess(bursts, total)  # group commit: 64 connections share fsyncs
+            self.assertIn(f'pure_fsync_seconds_count{{module="shop"}} ', text)
+            self.assertIn('pure_snapshots_held{module="shop"} 1\n', text)  # every reply is in: the visible one
         finally:
             self.assertEqual(server.stop(), 0)
+        # the same data directory, a new process: the state is what the 200s said, nothing more
+        again = Server(find_binary(), [SHOP], data=data)
+        try:
+            self.assertEqual(Conn(again.port).json("POST", "/v1/shop/total_hits", {}), (200, {"result": total}))
+            recovered = again.log("recovered")
+            self.assertEqual(recovered[0]["sequence"], total)
+            text = Conn(again.port).request("GET", "/metrics")[2].decode()
+            self.assertIn(f'pure_visible_sequence{{module="shop"}} {total}', text)
+        finally:
+            self.assertEqual(again.stop(), 0)
+
+
+SLOW = """list work by id: int { steps: int }
+event grind(id: int, n: int) {
+  var i = 0
+  while i < n { i += 1 }
+  work[id] = { steps: i }
+}
+query done() -> int { return work.count() }
+"""
+
+
+class Durable(unittest.TestCase):
+    def module(self, text, name):
+        d = tempfile.mkdtemp(prefix="pure-serve-mod-")
+        self.addCleanup(shutil.rmtree, d, True)
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_503_while_recovering_then_serving(self):
+        slow = self.module(SLOW, "slow.pure")
+        data = tempfile.mkdtemp(prefix="pure-serve-rec-")
+        self.addCleanup(shutil.rmtree, data, True)
+        server = Server(find_binary(), [slow], "--max-steps", "100000000", data=data)
+        try:
+            c = Conn(server.port, timeout=60)
+            for i in range(12):
+                self.assertEqual(c.json("POST", "/v1/slow/grind", {"id": i, "n": 4000000})[0], 200)
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+        # the replay takes a while: meanwhile the module's routes and /health answer 503
+        server = Server(find_binary(), [slow], "--max-steps", "100000000", data=data, ready=False)
+        try:
+            c = Conn(server.port)
+            # the replay of 12 events of 4,000,000 steps takes most of a second; the first
+            # requests come a few milliseconds after the socket listens
+            self.assertEqual(c.json("GET", "/health"), (503, {"ok": False, "modules": {"slow": "recovering"}}))
+            status, body = c.json("POST", "/v1/slow/done", {})
+            self.assertEqual(status, 503, body)
+            self.assertIn("module slow is recovering", body["error"])
+            status, body = c.json("POST", "/v1/slow/grind", {"id": 99, "n": 1})
+            self.assertEqual(status, 503, body)
+            self.assertEqual(c.json("GET", "/v1/slow/lists/work")[0], 503)
+            status, body = c.json("GET", "/v1/slow")  # the interface is served; its row counts wait
+            self.assertEqual(status, 200)
+            self.assertEqual(body["lists"][0]["count"], None)
+            self.assertEqual(server.log("module_ready"), [])
+            self.assertTrue(wait_until(lambda: c.json("GET", "/health")[0] == 200, 60))
+            self.assertEqual(c.json("POST", "/v1/slow/done", {}), (200, {"result": 12}))
+            recovered = server.log("recovered")[0]
+            self.assertEqual(recovered["records_replayed"], 12)
+            self.assertEqual(recovered["sequence"], 12)
+            self.assertTrue(server.log("recovery_started"))
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+    def test_poisoned_log_gives_503_and_unhealthy(self):
+        # A file-size limit makes the log's write fail (EFBIG) once the segment passes it: the log
+        # is poisoned, the event is not acknowledged, /health says why, later events get 503.
+        def limit():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+        server = Server(find_binary(), [SHOP], preexec_fn=limit)
+        try:
+            c = Conn(server.port)
+            statuses = []
+            for i in range(400):
+                status, body = c.json("POST", "/v1/shop/hit", {"name": "p" * 40})
+                statuses.append(status)
+                if status != 200:
+                    self.assertEqual(status, 503, body)
+                    self.assertIn("event log poisoned", body["error"])
+                    break
+            self.assertIn(503, statuses)
+            acked = statuses.count(200)
+            status, body = c.json("GET", "/health")
+            self.assertEqual(status, 503)
+            self.assertIn("unhealthy: event log poisoned", body["modules"]["shop"])
+            self.assertIn("File too large", body["modules"]["shop"])
+            status, body = c.json("POST", "/v1/shop/hit", {"name": "later"})
+            self.assertEqual(status, 503)
+            self.assertIn("is unhealthy", body["error"])
+            # queries go on against the last durable state
+            self.assertEqual(c.json("POST", "/v1/shop/total_hits", {}), (200, {"result": acked}))
+            self.assertTrue(wait_until(lambda: server.log("log_poisoned")))  # stderr is read by another thread
+            text = c.request("GET", "/metrics")[2].decode()
+            self.assertIn('pure_module_healthy{module="shop"} 0', text)
+            c.close()
+        finally:
+            server.stop()
+
+    def test_damaged_data_directory_stops_the_start(self):
+        data = tempfile.mkdtemp(prefix="pure-serve-bad-")
+        self.addCleanup(shutil.rmtree, data, True)
+        server = Server(find_binary(), [SHOP], data=data)
+        c = Conn(server.port)
+        for i in range(3):
+            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "n%d" % i})[0], 200)
+        c.close()
+        self.assertEqual(server.stop(), 0)
+        seg = os.path.join(data, "shop", sorted(os.listdir(os.path.join(data, "shop")))[0])
+        with open(seg, "r+b") as f:
+            f.seek(50)  # inside the first record, two valid records follow: damage, not a torn tail
+            byte = f.read(1)
+            f.seek(50)
+            f.write(bytes([byte[0] ^ 0xff]))
+        p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", data, SHOP], capture_output=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn(b"recovery_failed", p.stderr)
+        self.assertIn(f"{seg}: offset 40: record checksum mismatch".encode(), p.stderr)
+        # a changed module is refused too
+        changed = self.module(open(SHOP).read().replace("qty must not be negative", "qty must be >= 0"), "shop.pure")
+        shutil.rmtree(data)
+        server = Server(find_binary(), [SHOP], data=data)
+        self.assertEqual(Conn(server.port).json("POST", "/v1/shop/hit", {"name": "x"})[0], 200)
+        self.assertEqual(server.stop(), 0)
+        p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", data, changed], capture_output=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertIn(b"a changed module cannot continue an old log", p.stderr)
 
 
 class Lifecycle(unittest.TestCase):

@@ -486,6 +486,7 @@ void Api::handle(const Request& request, Respond respond) {
   }
   if (parts.size() == 3 && parts[1] == "lists") {
     if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET"));
+    if (!m->serving()) return answer(Route::List, not_serving(*m));
     return answer(Route::List, list_page(*m, parts[2], query_string));
   }
   if (parts.size() != 2)
@@ -504,6 +505,7 @@ void Api::handle(const Request& request, Respond respond) {
   Route route = fn->kind == FuncKind::Event ? Route::Event : Route::Query;
   if (method != "POST")
     return answer(route, method_not_allowed(method, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name, "POST"));
+  if (!m->serving()) return answer(route, not_serving(*m));
   if (route == Route::Query) return answer(route, query(*m, *fn, static_cast<uint32_t>(index), request));
   event(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
 }
@@ -586,14 +588,15 @@ Response Api::interface(const Module& m) const {
     out += ']';
   }
   out += ",\"lists\":[";
-  std::shared_ptr<const rt::Snapshot> snap = m.owner->snapshot();  // row counts: O(1) each
+  // row counts: O(1) each; null while the module recovers (it has no state yet)
+  std::shared_ptr<const rt::Snapshot> snap = m.serving() ? m.owner->snapshot() : nullptr;
   for (size_t i = 0; i < m.stored.size(); ++i) {
     const ir::ListDesc& d = m.stored[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, d.name);
     out += d.sequence ? ",\"kind\":\"seq\"" : ",\"kind\":\"keyed\"";
-    out += ",\"count\":" + std::to_string(snap->list(i).count());
+    out += ",\"count\":" + (snap ? std::to_string(snap->list(i).count()) : std::string("null"));
     for (int part = 0; part < 2; ++part) {
       out += part == 0 ? ",\"key\":[" : ",\"fields\":[";
       size_t from = part == 0 ? 0 : d.key_count, to = part == 0 ? d.key_count : d.cols.size();
@@ -801,6 +804,13 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
   return json_response(200, std::move(out));
 }
 
+Response Api::not_serving(const Module& m) const {
+  if (m.state.load(std::memory_order_acquire) == Module::State::Failed)
+    return error(503, "module " + m.name + " did not recover: " + m.failure);
+  return error(503, "module " + m.name + " is recovering (" + std::to_string(m.recovery_records.load()) +
+                        " records replayed so far); try again shortly");
+}
+
 Response Api::health() const {
   bool all = true;
   std::string mods = "{";
@@ -809,7 +819,11 @@ Response Api::health() const {
     if (i) mods += ',';
     append_json_string(mods, m.name);
     mods += ':';
-    if (m.owner->healthy()) {
+    if (!m.serving()) {
+      all = false;
+      append_json_string(mods, m.state.load() == Module::State::Failed ? "recovery failed: " + m.failure
+                                                                       : std::string("recovering"));
+    } else if (m.owner->healthy()) {
       mods += "\"serving\"";
     } else {
       all = false;
@@ -822,7 +836,7 @@ Response Api::health() const {
 
 bool Api::healthy() const {
   for (const Module* m : modules_)
-    if (!m->owner->healthy()) return false;
+    if (!m->serving() || !m->owner->healthy()) return false;
   return true;
 }
 
@@ -863,31 +877,93 @@ std::string Api::metrics() const {
   };
   histogram("pure_event_seconds", "Time from an event request to its reply (durable), seconds.", event_latency_);
   histogram("pure_query_seconds", "Time to answer a query request, seconds.", query_latency_);
+  // Per module, from the owner and its durability; a module still recovering has no owner yet and
+  // reports only pure_module_healthy 0 and its recovery progress.
+  std::vector<std::pair<const Module*, host::OwnerStats>> served;
+  for (const Module* m : modules_)
+    if (m->serving()) served.emplace_back(m, m->owner->stats());
+  auto per_module = [&](const char* name, const char* help, const char* type, auto get) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+    for (auto& [m, s] : served) line(name, "module=\"" + m->name + "\"", get(s, *m));
+  };
   out += "# HELP pure_events_total Events by outcome: committed (durable), failed (rolled back), unavailable (refused).\n"
          "# TYPE pure_events_total counter\n";
-  for (const Module* m : modules_) {
-    host::OwnerStats s = m->owner->stats();
+  for (auto& [m, s] : served) {
     std::string mod = "module=\"" + m->name + "\"";
     line("pure_events_total", mod + ",outcome=\"committed\"", s.committed);
     line("pure_events_total", mod + ",outcome=\"failed\"", s.failed);
     line("pure_events_total", mod + ",outcome=\"unavailable\"", s.unavailable);
   }
-  auto gauge_per_module = [&](const char* name, const char* help, const char* type, auto get) {
-    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
-    for (const Module* m : modules_) line(name, "module=\"" + m->name + "\"", get(m->owner->stats(), *m));
-  };
-  gauge_per_module("pure_batches_total", "Batches the owner ran (each: the events that had arrived).", "counter",
-                   [](const host::OwnerStats& s, const Module&) { return s.batches; });
-  gauge_per_module("pure_queue_events", "Events waiting for the owner.", "gauge",
-                   [](const host::OwnerStats& s, const Module&) { return s.queued; });
-  gauge_per_module("pure_visible_sequence", "Sequence number of the last event visible to queries.", "gauge",
-                   [](const host::OwnerStats& s, const Module&) { return s.visible_sequence; });
-  gauge_per_module("pure_state_bytes", "Bytes the stored rows need (cells and texts).", "gauge",
-                   [](const host::OwnerStats& s, const Module&) { return s.state_bytes; });
-  gauge_per_module("pure_structure_bytes", "Bytes of store structure beyond the rows (nodes, slack, pools).", "gauge",
-                   [](const host::OwnerStats& s, const Module&) { return s.structure_bytes; });
-  gauge_per_module("pure_module_healthy", "1 when the module takes events, 0 when its log failed.", "gauge",
-                   [](const host::OwnerStats&, const Module& m) { return static_cast<uint64_t>(m.owner->healthy()); });
+  per_module("pure_batches_total", "Batches the owner ran (each: the events that had arrived).", "counter",
+             [](const host::OwnerStats& s, const Module&) { return s.batches; });
+  per_module("pure_queue_events", "Events waiting for the owner.", "gauge",
+             [](const host::OwnerStats& s, const Module&) { return s.queued; });
+  per_module("pure_visible_sequence", "Sequence number of the last event visible to queries.", "gauge",
+             [](const host::OwnerStats& s, const Module&) { return s.visible_sequence; });
+  per_module("pure_state_bytes", "Bytes the stored rows need (cells and texts).", "gauge",
+             [](const host::OwnerStats& s, const Module&) { return s.state_bytes; });
+  per_module("pure_structure_bytes", "Bytes of store structure beyond the rows (nodes, slack, pools).", "gauge",
+             [](const host::OwnerStats& s, const Module&) { return s.structure_bytes; });
+  per_module("pure_snapshots_held",
+             "Distinct snapshots the host holds: the visible one, those of batches waiting to be durable, one a "
+             "checkpoint is written from when no longer visible (not those queries hold while they run).",
+             "gauge", [](const host::OwnerStats& s, const Module&) { return s.snapshots_held + s.durability.snapshots_held; });
+  per_module("pure_log_records_total", "Events written to the log.", "counter",
+             [](const host::OwnerStats& s, const Module&) { return s.durability.log.records; });
+  per_module("pure_log_bursts_total", "Log bursts (group commits: one write run and, with --sync always, one fdatasync).",
+             "counter", [](const host::OwnerStats& s, const Module&) { return s.durability.log.bursts; });
+  per_module("pure_log_bytes_total", "Bytes appended to log segments, headers included.", "counter",
+             [](const host::OwnerStats& s, const Module&) { return s.durability.log.bytes; });
+  per_module("pure_log_segments_created_total", "Log segments created.", "counter",
+             [](const host::OwnerStats& s, const Module&) { return s.durability.log.segments_created; });
+  out += "# HELP pure_fsync_seconds fdatasync of log segments (each burst with --sync always, each roll, close), seconds.\n"
+         "# TYPE pure_fsync_seconds histogram\n";
+  for (auto& [m, s] : served) {
+    const host::LogStats& l = s.durability.log;
+    std::string mod = "module=\"" + m->name + "\"";
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < l.sync_buckets.size(); ++b) {
+      cumulative += l.sync_buckets[b];
+      std::string le = b < host::kSyncBoundsUs.size()
+                           ? numtext::format_num(static_cast<double>(host::kSyncBoundsUs[b]) / 1e6)
+                           : std::string("+Inf");
+      out += "pure_fsync_seconds_bucket{" + mod + ",le=\"" + le + "\"} " + std::to_string(cumulative) + "\n";
+    }
+    char sum[64];
+    std::snprintf(sum, sizeof sum, "%.6f", static_cast<double>(l.sync_us_total) / 1e6);
+    out += "pure_fsync_seconds_sum{" + mod + "} " + sum + "\n";
+    out += "pure_fsync_seconds_count{" + mod + "} " + std::to_string(l.syncs) + "\n";
+  }
+  out += "# HELP pure_checkpoints_total Checkpoints this process wrote, by outcome (a failed one loses nothing).\n"
+         "# TYPE pure_checkpoints_total counter\n";
+  for (auto& [m, s] : served) {
+    std::string mod = "module=\"" + m->name + "\"";
+    line("pure_checkpoints_total", mod + ",outcome=\"written\"", s.durability.checkpoints);
+    line("pure_checkpoints_total", mod + ",outcome=\"failed\"", s.durability.checkpoint_failures);
+  }
+  per_module("pure_checkpoint_sequence", "The newest checkpoint holds events 1..this (0: none).", "gauge",
+             [](const host::OwnerStats& s, const Module&) { return s.durability.checkpoint_sequence; });
+  out += "# HELP pure_checkpoint_age_seconds Seconds since the newest checkpoint was written (or found at start); "
+         "absent when there is none.\n# TYPE pure_checkpoint_age_seconds gauge\n";
+  for (auto& [m, s] : served) {
+    if (s.durability.checkpoint_age_seconds < 0) continue;
+    char age[64];
+    std::snprintf(age, sizeof age, "%.3f", s.durability.checkpoint_age_seconds);
+    out += "pure_checkpoint_age_seconds{module=\"" + m->name + "\"} " + age + "\n";
+  }
+  out += "# HELP pure_recovery_records Log records replayed by the start's recovery (so far, while recovering).\n"
+         "# TYPE pure_recovery_records gauge\n";
+  for (const Module* m : modules_) line("pure_recovery_records", "module=\"" + m->name + "\"", m->recovery_records.load());
+  out += "# HELP pure_recovery_seconds Seconds the start's recovery took.\n# TYPE pure_recovery_seconds gauge\n";
+  for (auto& [m, s] : served) {
+    char secs[64];
+    std::snprintf(secs, sizeof secs, "%.6f", m->recovery.seconds);
+    out += "pure_recovery_seconds{module=\"" + m->name + "\"} " + secs + "\n";
+  }
+  out += "# HELP pure_module_healthy 1 when the module takes events; 0 while recovering or after its log failed.\n"
+         "# TYPE pure_module_healthy gauge\n";
+  for (const Module* m : modules_)
+    line("pure_module_healthy", "module=\"" + m->name + "\"", m->serving() && m->owner->healthy() ? 1 : 0);
   out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
   line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));
   out += "# HELP pure_resident_bytes Resident memory of the process.\n# TYPE pure_resident_bytes gauge\n";

@@ -20,14 +20,24 @@
 
 namespace pure::serve {
 
-// One served module.
+// One served module. It starts Recovering (its data directory being read: events, queries and
+// list pages answer 503); owner is set, then state becomes Serving (release), so a reader that
+// sees Serving (acquire) sees the owner.
 struct Module {
+  enum class State : uint8_t { Recovering, Serving, Failed };
   std::string name;                    // the file's name without .pure: /v1/NAME/...
   std::string path;
   std::string source;                  // the module's text, for GET /v1/NAME/source
+  std::string dir;                     // its data directory
   std::unique_ptr<vm::Program> program;
   std::vector<ir::ListDesc> stored;    // the stored lists' column names (the Program keeps types)
   std::unique_ptr<host::Owner> owner;
+  std::atomic<State> state{State::Recovering};
+  std::atomic<uint64_t> recovery_records{0};  // replayed so far (progress while recovering)
+  host::RecoveryReport recovery;       // written before state becomes Serving
+  std::string failure;                 // written before state becomes Failed
+
+  bool serving() const { return state.load(std::memory_order_acquire) == State::Serving; }
 };
 
 struct Request {
@@ -93,6 +103,7 @@ class Api {
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
   Response source(const Module& m) const;
   Response health() const;
+  Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
   Module* find(std::string_view name) const;
   void finish(Route route, std::string_view target, const Response& r, std::chrono::steady_clock::time_point start);
   static size_t status_index(int status);

@@ -1,14 +1,20 @@
 // tools/serve/main.cpp — `pure-serve [options] MODULE.pure...`: compiles modules and serves their
 // events, queries and stored lists over HTTP/JSON (docs/serve.md). A module's main is not run.
+// Each module's state is durable in DATA/NAME (host/: event log, checkpoints, recovery); recovery
+// runs after the socket listens, so /health and the module's routes answer 503 until it is done.
 // Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 compile error, 2 usage error or
-// cannot listen.
+// cannot listen, 3 a data directory did not recover (damaged, or another module's).
 #include <CLI/CLI.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "frontend/frontend.h"
+#include "host/file_io.h"
 #include "host/owner.h"
 #include "ir/ir.h"
 #include "tools/serve/api.h"
@@ -17,7 +23,7 @@
 
 namespace {
 
-constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2;
+constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3;
 
 bool read_file(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
@@ -76,10 +82,22 @@ int main(int argc, char** argv) {
   app.add_option("modules", paths, "the modules to serve (.pure files); each is served under /v1/NAME, NAME its file name without .pure")
       ->required();
   app.add_option("--listen", listen, "address and port to listen on (port 0: any free port)")->capture_default_str();
-  app.add_option("--data", data, "data directory, one subdirectory per module (used once the event log is built in)")
+  double checkpoint_mb = 64, checkpoint_seconds = 300, segment_mb = 64;
+  app.add_option("--data", data, "data directory (created if missing), one subdirectory per module named after its file")
       ->capture_default_str();
-  app.add_option("--sync", sync, "always: acknowledge events after fdatasync; none: after write()")
+  app.add_option("--sync", sync,
+                 "always: acknowledge events after fdatasync; none: after write() (a machine crash loses the unsynced tail)")
       ->check(CLI::IsMember({"always", "none"}))
+      ->capture_default_str();
+  app.add_option("--checkpoint-mb", checkpoint_mb, "log megabytes since the last checkpoint that trigger one (0: never by size)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  app.add_option("--segment-mb", segment_mb, "log segments roll over before they would pass this many megabytes")
+      ->check(CLI::Range(0.001, 4096.0))
+      ->capture_default_str();
+  app.add_option("--checkpoint-seconds", checkpoint_seconds,
+                 "seconds since the last checkpoint that trigger one when events came since (0: never by time)")
+      ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
   app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration or one call)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
@@ -179,26 +197,115 @@ int main(int argc, char** argv) {
   }
   if (failed) return kExitCompile;
 
+  // The data directory itself (each module's subdirectory is made by recovery).
+  pure::host::FileSystem& fs = pure::host::posix_file_system();
+  while (data.size() > 1 && data.back() == '/') data.pop_back();
+  {
+    std::vector<std::string> names;
+    if (!fs.list_dir(data, &names).ok()) {
+      if (pure::host::Status s = fs.make_dir(data); !s.ok()) {
+        std::fprintf(stderr, "pure-serve: cannot create the data directory: %s\n", s.error.c_str());
+        return kExitUsage;
+      }
+    }
+  }
+  for (auto& m : modules) m->dir = data + "/" + m->name;
+
   log_line("start", {{"version", jstr("pure-serve 0.1")},
                      {"modules", jint(static_cast<int64_t>(modules.size()))},
-                     {"durability", jstr("none")},
-                     {"note", jstr("the event log is not in this build: state lives as long as the process; --data " + data +
-                                   " and --sync " + sync + " are not used yet")}});
+                     {"data", jstr(data)},
+                     {"sync", jstr(sync)}});
   pure::host::OwnerOptions owner_options;
   owner_options.max_steps = max_steps;
   owner_options.max_queue = max_queue;
+  pure::host::DurableOptions durable_options;
+  durable_options.log.sync = sync == "none" ? pure::host::Sync::None : pure::host::Sync::Always;
+  durable_options.log.segment_bytes = static_cast<uint64_t>(segment_mb * 1024 * 1024);
+  durable_options.checkpoint_log_bytes = static_cast<uint64_t>(checkpoint_mb * 1024 * 1024);
+  durable_options.checkpoint_seconds = checkpoint_seconds;
+  durable_options.progress_every = 100'000;
   std::vector<pure::serve::Module*> served;
-  for (auto& m : modules) {
-    std::string name = m->name;
-    owner_options.on_unhealthy = [name](const std::string& why) {
-      log_line("log_poisoned", {{"module", jstr(name)}, {"reason", jstr(why)}});
-    };
-    m->owner = std::make_unique<pure::host::Owner>(m->name, *m->program, pure::rt::make_store(m->program->stored),
-                                                   pure::host::make_no_durability(), owner_options);
-    log_line("module_ready", {{"module", jstr(m->name)}, {"path", jstr(m->path)},
-                              {"sequence", jint(static_cast<int64_t>(m->owner->stats().visible_sequence))}});
-    served.push_back(m.get());
-  }
+  for (auto& m : modules) served.push_back(m.get());
+
+  // Recovery runs after the socket listens (routes answer 503 meanwhile), one module after
+  // another. A module that does not recover stops the server: never serve a silent loss.
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> recovery_failed{false};
+  std::thread recovery;
+  auto recover_all = [&] {
+    for (auto& m : modules) {
+      if (stopping.load()) return;
+      pure::host::DurableOptions o = durable_options;
+      std::string name = m->name;
+      pure::serve::Module* mp = m.get();
+      o.progress = [name, mp](const pure::host::RecoveryProgress& p) {
+        mp->recovery_records.store(p.records_replayed);
+        log_line("recovery_progress", {{"module", jstr(name)},
+                                       {"records", jint(static_cast<int64_t>(p.records_replayed))},
+                                       {"bytes_read", jint(static_cast<int64_t>(p.bytes_read))},
+                                       {"bytes_total", jint(static_cast<int64_t>(p.bytes_total))}});
+      };
+      o.on_checkpoint = [name](const std::string& error, const pure::host::CheckpointInfo& info, uint64_t sequence) {
+        if (error.empty())
+          log_line("checkpoint", {{"module", jstr(name)}, {"sequence", jint(static_cast<int64_t>(sequence))},
+                                  {"bytes", jint(static_cast<int64_t>(info.bytes))},
+                                  {"rows", jint(static_cast<int64_t>(info.rows))},
+                                  {"millis", jint(static_cast<int64_t>(info.seconds * 1000))}});
+        else
+          log_line("checkpoint_failed", {{"module", jstr(name)}, {"sequence", jint(static_cast<int64_t>(sequence))},
+                                         {"error", jstr(error)}});
+      };
+      log_line("recovery_started", {{"module", jstr(name)}, {"dir", jstr(m->dir)}});
+      std::unique_ptr<pure::rt::Store> store;
+      std::unique_ptr<pure::host::DurableLog> log;
+      pure::host::Status s = pure::host::open_durable(fs, m->dir, *m->program, o, &store, &log);
+      if (!s.ok()) {
+        m->failure = s.error;
+        m->state.store(pure::serve::Module::State::Failed, std::memory_order_release);
+        log_line("recovery_failed", {{"module", jstr(name)}, {"dir", jstr(m->dir)}, {"error", jstr(s.error)}});
+        std::fprintf(stderr, "pure-serve: %s: %s\n", name.c_str(), s.error.c_str());
+        recovery_failed = true;
+        std::raise(SIGTERM);  // the HTTP layer shuts down as for a signal
+        return;
+      }
+      m->recovery = log->recovery();
+      m->recovery_records.store(m->recovery.records_replayed);
+      pure::host::OwnerOptions oo = owner_options;
+      oo.on_unhealthy = [name](const std::string& why) {
+        log_line("log_poisoned", {{"module", jstr(name)}, {"reason", jstr(why)}});
+      };
+      m->owner = std::make_unique<pure::host::Owner>(m->name, *m->program, std::move(store), std::move(log), oo);
+      const pure::host::RecoveryReport& r = m->recovery;
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.3f", r.seconds);
+      log_line("recovered", {{"module", jstr(name)},
+                             {"sequence", jint(static_cast<int64_t>(r.last_sequence))},
+                             {"checkpoint", jint(static_cast<int64_t>(r.checkpoint_sequence))},
+                             {"records_replayed", jint(static_cast<int64_t>(r.records_replayed))},
+                             {"torn_bytes_cut", jint(static_cast<int64_t>(r.torn_bytes_cut))},
+                             {"seconds", secs}});
+      m->state.store(pure::serve::Module::State::Serving, std::memory_order_release);
+      log_line("module_ready", {{"module", jstr(m->name)}, {"path", jstr(m->path)},
+                                {"sequence", jint(static_cast<int64_t>(r.last_sequence))}});
+    }
+  };
+  bool closed_all = false;  // close_all runs on the drain thread, then on this one after it was joined
+  auto close_all = [&] {
+    if (closed_all) return;
+    closed_all = true;
+    stopping = true;
+    if (recovery.joinable()) recovery.join();
+    for (auto& m : modules) {
+      if (!m->serving()) continue;
+      std::string why = m->owner->close();
+      pure::host::OwnerStats s = m->owner->stats();
+      log_line("module_closed", {{"module", jstr(m->name)},
+                                 {"committed", jint(static_cast<int64_t>(s.committed))},
+                                 {"failed", jint(static_cast<int64_t>(s.failed))},
+                                 {"sequence", jint(static_cast<int64_t>(s.visible_sequence))},
+                                 {"error", jstr(why)}});
+    }
+  };
 
   pure::serve::Api api(served, api_options);
   std::string error;
@@ -206,25 +313,16 @@ int main(int argc, char** argv) {
       api, http,
       [&](const std::string& where) {
         log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)}});
+        recovery = std::thread(recover_all);
       },
-      [&] {
-        for (auto& m : modules) {
-          std::string why = m->owner->close();
-          pure::host::OwnerStats s = m->owner->stats();
-          log_line("module_closed", {{"module", jstr(m->name)},
-                                     {"committed", jint(static_cast<int64_t>(s.committed))},
-                                     {"failed", jint(static_cast<int64_t>(s.failed))},
-                                     {"sequence", jint(static_cast<int64_t>(s.visible_sequence))},
-                                     {"error", jstr(why)}});
-        }
-      },
-      error);
+      close_all, error);
   if (rc != 0) {
     log_line("error", {{"message", jstr(error)}});
     std::fprintf(stderr, "pure-serve: %s\n", error.c_str());
     return kExitUsage;
   }
-  for (auto& m : modules) m->owner->close();
-  log_line("shutdown", {{"exit", jint(0)}});
-  return kExitOk;
+  close_all();  // idempotent: the owners are closed by the drain already
+  int code = recovery_failed.load() ? kExitRecovery : kExitOk;
+  log_line("shutdown", {{"exit", jint(code)}});
+  return code;
 }

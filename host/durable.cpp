@@ -1,0 +1,239 @@
+// host/durable.cpp — the durable Durability (owner.h): recovery of a data directory through the
+// VM, the event log the owner's committed batches go to (arguments encoded by encode_values), and
+// a checkpoint thread that writes the last published snapshot when the log has grown by
+// checkpoint_log_bytes or checkpoint_seconds have passed with new events. The owner never waits
+// for a checkpoint: published() swaps one pointer under a leaf mutex and may wake the thread.
+// Depends on owner.h, host.h, file_io.h.
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "host/file_io.h"
+#include "host/owner.h"
+
+namespace pure::host {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class DurableLogImpl final : public DurableLog {
+ public:
+  DurableLogImpl(FileSystem& fs, std::string dir, uint64_t identity, DurableOptions options)
+      : fs_(fs), dir_(std::move(dir)), identity_(identity), options_(std::move(options)) {}
+
+  ~DurableLogImpl() override { close(); }
+
+  void start(std::unique_ptr<EventLog> log, const RecoveryReport& report) {
+    log_ = std::move(log);
+    report_ = report;
+    checkpoint_sequence_ = report.checkpoint_sequence;
+    if (report.checkpoint_sequence) checkpoint_time_ = Clock::now();
+    checkpoint_log_bytes_ = log_->stats().bytes;
+    checkpointer_ = std::thread([this] { run_checkpointer(); });
+  }
+
+  // Called by the log thread (through the EventLog's callback).
+  void durable(uint64_t sequence, bool poisoned, const std::string& reason) {
+    DurableListener listener;
+    {
+      std::lock_guard<std::mutex> lock(listener_mu_);
+      listener = listener_;
+    }
+    if (listener) listener(sequence, poisoned, reason);
+  }
+
+  void set_listener(DurableListener listener) override {
+    std::lock_guard<std::mutex> lock(listener_mu_);
+    listener_ = std::move(listener);
+  }
+
+  uint64_t last_sequence() const override { return report_.last_sequence; }
+
+  uint64_t append(std::span<const CommittedEvent> events) override {
+    encoded_.resize(events.size());
+    in_.resize(events.size());
+    for (size_t i = 0; i < events.size(); ++i) {
+      encoded_[i] = encode_values(events[i].args);
+      in_[i] = EventIn{events[i].fn, encoded_[i]};
+    }
+    return log_->append(in_);
+  }
+
+  std::string close() override {
+    std::lock_guard<std::mutex> guard(close_mu_);
+    if (closed_) return close_error_;
+    closed_ = true;
+    {
+      std::lock_guard<std::mutex> lock(checkpoint_mu_);
+      stop_ = true;
+    }
+    checkpoint_cv_.notify_one();
+    if (checkpointer_.joinable()) checkpointer_.join();
+    if (log_) close_error_ = log_->close().error;
+    return close_error_;
+  }
+
+  void published(const std::shared_ptr<const rt::Snapshot>& snapshot, uint64_t sequence) override {
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lock(checkpoint_mu_);
+      latest_ = snapshot;
+      latest_sequence_ = sequence;
+      if (options_.checkpoint_log_bytes && log_ && !requested_ &&
+          log_->stats().bytes - checkpoint_log_bytes_ >= options_.checkpoint_log_bytes)
+        wake = requested_ = true;
+    }
+    if (wake) checkpoint_cv_.notify_one();
+  }
+
+  DurabilityStats stats() const override {
+    DurabilityStats s;
+    s.durable = true;
+    if (log_) s.log = log_->stats();
+    std::lock_guard<std::mutex> lock(checkpoint_mu_);
+    s.checkpoints = checkpoints_;
+    s.checkpoint_failures = checkpoint_failures_;
+    s.checkpoint_sequence = checkpoint_sequence_;
+    if (checkpoint_time_) s.checkpoint_age_seconds = std::chrono::duration<double>(Clock::now() - *checkpoint_time_).count();
+    s.checkpoint_bytes = checkpoint_bytes_;
+    // latest_ is the owner's visible snapshot (counted there); a checkpoint being written holds
+    // one more only when the owner has published a newer one since it began.
+    s.snapshots_held = writing_ != nullptr && writing_ != latest_.get();
+    return s;
+  }
+
+  const RecoveryReport& recovery() const override { return report_; }
+
+  std::string checkpoint_now(CheckpointInfo* info) override {
+    std::lock_guard<std::mutex> guard(write_mu_);
+    std::shared_ptr<const rt::Snapshot> snapshot;
+    uint64_t sequence = 0;
+    uint64_t log_bytes = 0;
+    {
+      std::lock_guard<std::mutex> lock(checkpoint_mu_);
+      if (!latest_) return "no snapshot published yet";
+      snapshot = latest_;
+      sequence = latest_sequence_;
+      writing_ = snapshot.get();
+    }
+    if (log_) log_bytes = log_->stats().bytes;
+    CheckpointInfo written;
+    Status s = write_checkpoint(fs_, dir_, identity_, *snapshot, sequence, log_.get(), &written);
+    {
+      std::lock_guard<std::mutex> lock(checkpoint_mu_);
+      writing_ = nullptr;
+      if (s.ok()) {
+        ++checkpoints_;
+        checkpoint_sequence_ = sequence;
+        checkpoint_time_ = Clock::now();
+        checkpoint_bytes_ = written.bytes;
+        checkpoint_log_bytes_ = log_bytes;
+      } else {
+        ++checkpoint_failures_;
+      }
+    }
+    if (info) *info = written;
+    if (options_.on_checkpoint) options_.on_checkpoint(s.error, written, sequence);
+    return s.error;
+  }
+
+ private:
+  // Waits for a request (log size) or for the time trigger, then writes the checkpoint.
+  void run_checkpointer() {
+    using std::chrono::duration_cast;
+    const auto period = options_.checkpoint_seconds > 0
+                            ? duration_cast<Clock::duration>(std::chrono::duration<double>(options_.checkpoint_seconds))
+                            : Clock::duration::max();
+    Clock::time_point since = Clock::now();  // the time trigger counts from the last checkpoint (or the start)
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(checkpoint_mu_);
+        auto due = [&] {
+          if (stop_ || requested_) return true;
+          return period != Clock::duration::max() && Clock::now() - since >= period &&
+                 latest_sequence_ > checkpoint_sequence_;
+        };
+        if (period == Clock::duration::max()) {
+          checkpoint_cv_.wait(lock, due);
+        } else {
+          while (!due()) {
+            // Wake at the deadline, or a second from now when nothing new came since it passed.
+            Clock::time_point deadline = since + period;
+            if (deadline <= Clock::now()) deadline = Clock::now() + std::chrono::seconds(1);
+            checkpoint_cv_.wait_until(lock, deadline);
+          }
+        }
+        if (stop_) return;
+      }
+      checkpoint_now(nullptr);  // a failed checkpoint loses nothing: the log holds every event
+      since = Clock::now();
+      std::lock_guard<std::mutex> lock(checkpoint_mu_);
+      requested_ = false;
+    }
+  }
+
+  FileSystem& fs_;
+  const std::string dir_;
+  const uint64_t identity_;
+  const DurableOptions options_;
+  std::unique_ptr<EventLog> log_;
+  RecoveryReport report_;
+
+  std::mutex listener_mu_;
+  DurableListener listener_;
+
+  // The owner thread's, for append().
+  std::vector<std::string> encoded_;
+  std::vector<EventIn> in_;
+
+  mutable std::mutex checkpoint_mu_;  // a leaf: nothing else is locked while it is held, but the log's
+  std::condition_variable checkpoint_cv_;
+  std::shared_ptr<const rt::Snapshot> latest_;  // the last published snapshot
+  uint64_t latest_sequence_ = 0;
+  bool requested_ = false;
+  bool stop_ = false;
+  const rt::Snapshot* writing_ = nullptr;  // the snapshot a checkpoint being written holds
+  uint64_t checkpoints_ = 0, checkpoint_failures_ = 0, checkpoint_sequence_ = 0, checkpoint_bytes_ = 0;
+  uint64_t checkpoint_log_bytes_ = 0;  // log bytes written when the last checkpoint began
+  std::optional<Clock::time_point> checkpoint_time_;
+
+  std::mutex write_mu_;  // one checkpoint at a time
+  std::thread checkpointer_;
+
+  std::mutex close_mu_;
+  bool closed_ = false;
+  std::string close_error_;
+};
+
+}  // namespace
+
+Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& program, DurableOptions options,
+                    std::unique_ptr<rt::Store>* store, std::unique_ptr<DurableLog>* out) {
+  uint64_t identity = module_identity(program);
+  std::shared_ptr<EventRunner> runner = make_vm_runner(program, options.replay_max_steps);
+  auto impl = std::make_unique<DurableLogImpl>(fs, dir, identity, options);
+  OpenOptions o;
+  o.module_identity = identity;
+  o.schemas = program.stored;
+  o.apply = [runner](rt::Store& s, const LogRecord& r) -> std::string {
+    EventOutcome outcome = runner->run(s, r.event, r.args);
+    return outcome.ok ? std::string() : outcome.reason.empty() ? "the event failed" : outcome.reason;
+  };
+  o.log = options.log;
+  o.progress = options.progress;
+  o.progress_every = options.progress_every;
+  DurableLogImpl* target = impl.get();
+  o.on_durable = [target](uint64_t sequence, bool poisoned, const std::string& reason) {
+    target->durable(sequence, poisoned, reason);
+  };
+  OpenedModule opened;
+  if (Status s = open_module(fs, dir, std::move(o), &opened); !s.ok()) return s;
+  impl->start(std::move(opened.log), opened.report);
+  *store = std::move(opened.store);
+  *out = std::move(impl);
+  return {};
+}
+
+}  // namespace pure::host
