@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""bench/serve/bfs.py — BFS over HTTP: bench/bfs's module served by pure-serve, its `search` query
+called over one keep-alive connection, beside the same search in process (pure-run) and in C.
+
+  bench/serve/bfs.py [--runs 3] [--searches 5] [--quick] [--binary build/tools/pure-serve]
+                     [--pure-run build/tools/pure-run]
+
+Each run, alternating: `bench/run --only bfs --systems pure,c --runs 1` (Pure in process and C on
+the same generated graph: processor time per search), then the HTTP measurement. The graph is
+loaded once into a data directory with `pure-run --data` (bench/bfs/bfs.pure with ROUNDS = 0
+applies every edge as an event), and pure-serve recovers it from there. Per search over HTTP:
+the server's processor time (utime + stime from /proc, over all searches of the run) and the
+client's wall latency. Prints JSON lines (shared/design/bench-format.md); progress on stderr.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "serve"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "lib"))
+from serve_client import Conn, Server  # noqa: E402
+import graph  # noqa: E402
+
+SIZES = {"full": (100000, 1000000), "quick": (10000, 100000)}  # as bench/lib/bfs_bench.py
+MODULE = os.path.join(ROOT, "bench", "bfs", "bfs.pure")
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def cpu_ms(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+def in_process(options):
+    """Pure (interpreter) and C per search from bench/run, as {system: (median_ms, check)}."""
+    command = [sys.executable, os.path.join(ROOT, "bench", "run"), "--only", "bfs", "--systems", "pure,c",
+               "--runs", "1", "--pure-run", options.pure_run] + (["--quick"] if options.quick else [])
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        row = json.loads(line)
+        if row.get("bench") == "bfs" and "median_ms" in row and "system" in row and row.get("system") in ("pure", "c"):
+            found[row["system"]] = (row["median_ms"], row.get("check"))
+    if set(found) != {"pure", "c"}:
+        raise SystemExit("bench/run did not report pure and c for bfs:\n" + out)
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--searches", type=int, default=5, help="rounds of the five start nodes per run")
+    parser.add_argument("--quick", action="store_true", help="the small graph (10,000 nodes, 100,000 edges)")
+    parser.add_argument("--binary", default=os.path.join(ROOT, "build", "tools", "pure-serve"))
+    parser.add_argument("--pure-run", default=os.path.join(ROOT, "build", "tools", "pure-run"))
+    options = parser.parse_args()
+    if options.runs < 1 or options.searches < 1:
+        parser.error("--runs and --searches must be at least 1")
+    for path in (options.binary, options.pure_run):
+        if not os.access(path, os.X_OK):
+            parser.error("%s is not built" % path)
+
+    nodes, edges = SIZES["quick" if options.quick else "full"]
+    work = tempfile.mkdtemp(prefix="pure-bfs-http-")
+    try:
+        graph_path = os.path.join(work, "graph.txt")
+        with open(graph_path, "w") as stream:
+            graph.write_graph(stream, nodes, graph.generate_edges(nodes, edges))
+        data = os.path.join(work, "data")
+        os.makedirs(data)
+        began = time.perf_counter()
+        with open(graph_path) as stdin:
+            loaded = subprocess.run([options.pure_run, "--data", os.path.join(data, "bfs"), "--sync", "none",
+                                     MODULE, "0"], stdin=stdin, capture_output=True, text=True)
+        if loaded.returncode != 0 or loaded.stdout.strip() != str(edges):
+            raise SystemExit("loading the graph failed: %s %s" % (loaded.stdout[-200:], loaded.stderr[-500:]))
+        log("[bfs-http] loaded %d edges into %s with pure-run --data in %.1f s" % (edges, data, time.perf_counter() - began))
+
+        starts = graph.start_nodes(nodes)
+        server = Server(options.binary, [MODULE], "--sync", "none", "--max-steps", "100000000000", data=data, wait=120)
+        http_cpu, http_wall, inproc, c_ms = [], [], [], []
+        check = None
+        try:
+            conn = Conn(server.port, timeout=120)
+            status, body = conn.json("POST", "/v1/bfs/edge_count", {})
+            if status != 200 or body.get("result") != edges:
+                raise SystemExit("the served module holds %r edges, expected %d" % (body, edges))
+            for run in range(1, options.runs + 1):
+                found = in_process(options)
+                inproc.append(found["pure"][0])
+                c_ms.append(found["c"][0])
+                results = []
+                conn = Conn(server.port, timeout=120)  # a new one: the server closes idle keep-alives
+                cpu0 = cpu_ms(server.proc.pid)
+                walls = []
+                for _ in range(options.searches):
+                    for start in starts:
+                        t0 = time.perf_counter()
+                        status, body = conn.json("POST", "/v1/bfs/search", {"start": start, "nodes": nodes})
+                        walls.append((time.perf_counter() - t0) * 1000.0)
+                        if status != 200:
+                            raise SystemExit("search failed: %d %r" % (status, body))
+                        results.append(body["result"])
+                cpu = (cpu_ms(server.proc.pid) - cpu0) / len(walls)
+                http_cpu.append(cpu)
+                http_wall.append(median(walls))
+                check = " ".join(results[:len(starts)])
+                if check != found["pure"][1]:
+                    raise SystemExit("over HTTP the searches answered %r, in process %r" % (check, found["pure"][1]))
+                log("[bfs-http] run %d/%d: HTTP %.2f ms cpu (%.2f ms wall) per search; in process %.2f; C %.2f" % (
+                    run, options.runs, cpu, median(walls), found["pure"][0], found["c"][0]))
+        finally:
+            server.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    c = median(c_ms)
+    rows = [
+        {"bench": "bfs-http", "system": "pure-serve", "median_ms": round(median(http_cpu), 3), "runs": options.runs,
+         "wall_median_ms": round(median(http_wall), 3), "ratio_to_c": round(median(http_cpu) / c, 3),
+         "ratio_to_in_process": round(median(http_cpu) / median(inproc), 3), "check": check, "clock": "cpu",
+         "nodes": nodes, "edges": edges},
+        {"bench": "bfs-http", "system": "pure", "median_ms": round(median(inproc), 3), "runs": options.runs,
+         "ratio_to_c": round(median(inproc) / c, 3), "clock": "cpu", "engine": "interp, in process (pure-run)"},
+        {"bench": "bfs-http", "system": "c", "median_ms": round(c, 3), "runs": options.runs, "ratio_to_c": 1.0,
+         "clock": "cpu"},
+    ]
+    for row in rows:
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
