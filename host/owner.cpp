@@ -45,9 +45,9 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
   next_sequence_ = last + 1;
   durable_ = last;
   visible_sequence_ = last;
-  visible_ = store_->publish();
-  visible_at_ = last;
-  durability_->published(visible_, last);
+  std::shared_ptr<const rt::Snapshot> first = store_->publish();
+  durability_->published(first, last);
+  visible_.publish(std::move(first), last);
   rt::MemoryUse m = store_->memory();
   state_bytes_ = m.state_bytes;
   structure_bytes_ = m.structure_bytes;
@@ -78,15 +78,9 @@ void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done) {
   done(EventReply{EventReply::Kind::Unavailable, 0, std::move(refused)});
 }
 
-std::shared_ptr<const rt::Snapshot> Owner::snapshot() const {
-  std::lock_guard<std::mutex> lock(visible_mu_);
-  return visible_;
-}
+std::shared_ptr<const rt::Snapshot> Owner::snapshot() const { return visible_.read().first; }
 
-std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> Owner::visible() const {
-  std::lock_guard<std::mutex> lock(visible_mu_);
-  return {visible_, visible_at_};
-}
+std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> Owner::visible() const { return visible_.read(); }
 
 vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args) const {
   return vm::call_query(program_, snapshot(), fn, args, run_options_);
@@ -232,14 +226,11 @@ void Owner::collect_ready(std::vector<Waiting>& out) {
   }
   if (newest) {
     durability_->published(newest, newest_through);
-    {
-      std::lock_guard<std::mutex> lock(visible_mu_);
-      visible_.swap(newest);
-      visible_at_ = newest_through;
-    }
+    // the snapshot it replaces is released here or, if a reader is copying it at this instant,
+    // at a later publish
+    visible_.publish(std::move(newest), newest_through);
     visible_sequence_.store(newest_through, std::memory_order_release);
   }
-  // the old snapshot (now in `newest`) is released here, outside visible_mu_
 }
 
 void Owner::deliver(std::vector<Waiting>& ready) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "host/host.h"
+#include "host/published.h"
 #include "runtime/store.h"
 #include "vm/vm.h"
 
@@ -214,9 +215,9 @@ class Owner {
   std::string poison_reason_;
   std::atomic<bool> poisoned_{false};
 
-  mutable std::mutex visible_mu_;  // held only to copy or swap the pointer (and its sequence)
-  std::shared_ptr<const rt::Snapshot> visible_;
-  uint64_t visible_at_ = 0;        // with visible_mu_: the sequence visible_ holds
+  // The visible snapshot and the sequence it holds: readers take it without a lock
+  // (host/published.h); published from collect_ready, with waiting_mu_ held.
+  Published<rt::Snapshot> visible_;
 
   std::atomic<uint64_t> committed_{0}, failed_{0}, unavailable_{0}, batches_{0}, visible_sequence_{0};
   std::atomic<uint64_t> state_bytes_{0}, structure_bytes_{0};
