@@ -1,5 +1,5 @@
 // host/published.h — the latest published value (the owner's visible snapshot and its sequence),
-// read by any thread without a lock (private to host/).
+// read by any thread without a lock (used by host/owner.h; not part of host.h's interface).
 //
 // Hazard slots: a reader claims a free slot, writes into it the entry it is about to read, and
 // checks that the entry is still the published one (else it retries with the new one); while the
