@@ -36,12 +36,6 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def cpu_ms(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000.0 / os.sysconf("SC_CLK_TCK")
-
-
 def median(values):
     values = sorted(values)
     return values[len(values) // 2]
@@ -107,7 +101,7 @@ def main():
                 c_ms.append(found["c"][0])
                 results = []
                 conn = Conn(server.port, timeout=120)  # a new one: the server closes idle keep-alives
-                cpu0 = cpu_ms(server.proc.pid)
+                cpu0 = server.cpu_seconds()
                 walls = []
                 for _ in range(options.searches):
                     for start in starts:
@@ -117,7 +111,7 @@ def main():
                         if status != 200:
                             raise SystemExit("search failed: %d %r" % (status, body))
                         results.append(body["result"])
-                cpu = (cpu_ms(server.proc.pid) - cpu0) / len(walls)
+                cpu = (server.cpu_seconds() - cpu0) * 1000.0 / len(walls)
                 http_cpu.append(cpu)
                 http_wall.append(median(walls))
                 check = " ".join(results[:len(starts)])
