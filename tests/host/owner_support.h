@@ -16,6 +16,7 @@
 #include "host/owner.h"
 #include "host_test_support.h"
 #include "ir/ir.h"
+#include "tests/support/compile_module.h"
 #include "vm/vm.h"
 
 namespace owner_test {
@@ -44,15 +45,7 @@ query events() -> int { return history.count() }
 )";
 
 inline std::unique_ptr<vm::Program> compile(const std::string& text, const char* path = "m.pure") {
-  Source source(path, text);
-  Diagnostics diags(source);
-  CheckedModule checked = compile_frontend(source, diags);
-  REQUIRE_MESSAGE(!diags.any(), diags.render());
-  ir::Program lowered = ir::lower_module(checked, path);
-  std::string error;
-  auto program = vm::load_program(lowered, error);
-  REQUIRE_MESSAGE(program, error);
-  return program;
+  return test::compile_module(text, path);
 }
 
 inline uint32_t fn(const vm::Program& p, const char* name) {

@@ -15,6 +15,7 @@
 #include "host/owner.h"
 #include "ir/ir.h"
 #include "temp_dir.h"
+#include "tests/support/compile_module.h"
 #include "vm/vm.h"
 
 using namespace pure;
@@ -24,15 +25,7 @@ using vm::Value;
 namespace {
 
 std::unique_ptr<vm::Program> compile(const std::string& text) {
-  Source source("bank.pure", text);
-  Diagnostics diags(source);
-  CheckedModule checked = compile_frontend(source, diags);
-  REQUIRE_MESSAGE(!diags.any(), diags.render());
-  ir::Program lowered = ir::lower_module(checked, "bank.pure");
-  std::string error;
-  auto program = vm::load_program(lowered, error);
-  REQUIRE_MESSAGE(program, error);
-  return program;
+  return test::compile_module(text, "bank.pure");
 }
 
 const char* const kBank = R"(list accounts by id: int { owner: text, balance: int }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frontend/frontend.h"
+#include "tests/support/compile_module.h"
 #include "host/owner.h"
 #include "ir/ir.h"
 
@@ -21,15 +22,7 @@ using pure::vm::Value;
 namespace {
 
 std::unique_ptr<pure::vm::Program> compile(const std::string& text) {
-  pure::Source source("m.pure", text);
-  pure::Diagnostics diags(source);
-  pure::CheckedModule checked = pure::compile_frontend(source, diags);
-  REQUIRE_MESSAGE(!diags.any(), diags.render());
-  pure::ir::Program lowered = pure::ir::lower_module(checked, "m.pure");
-  std::string error;
-  auto program = pure::vm::load_program(lowered, error);
-  REQUIRE_MESSAGE(program, error);
-  return program;
+  return pure::test::compile_module(text, "m.pure");
 }
 
 const char* const kCounter = R"(list hits by name: text { n: int = 0 }

@@ -13,6 +13,7 @@
 #include "ir/ir.h"
 #include "runtime/store.h"
 #include "runtime/text.h"
+#include "tests/support/compile_module.h"
 #include "vm/vm.h"
 
 using namespace pure;
@@ -26,14 +27,7 @@ struct Run {
 
 Run run(const std::string& text) {
   Run r;
-  Source source("t.pure", text);
-  Diagnostics diags(source);
-  CheckedModule checked = compile_frontend(source, diags);
-  REQUIRE_MESSAGE(!diags.any(), diags.render());
-  ir::Program lowered = ir::lower_module(checked, "t.pure");
-  std::string error;
-  std::unique_ptr<vm::Program> program = vm::load_program(lowered, error);
-  REQUIRE_MESSAGE(program != nullptr, error);
+  std::unique_ptr<vm::Program> program = test::compile_module(text, "t.pure");
   std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
   vm::RunOptions options;
   options.write_output = [&](std::string_view s) { r.output.append(s); };
