@@ -508,15 +508,22 @@ class Checker {
           error(f.loc, "main takes no parameters or one 'seq text' (the command-line arguments)",
                 "write 'fn main()' or 'fn main(args: seq text)'");
       }
-      if (f.kind == FuncKind::Event && f.result) error(f.result->loc, "an event returns nothing", "use a query to read results");
       if (f.kind == FuncKind::Query && !f.result) error(f.loc, "a query must return a value", "add '-> TYPE'");
       if (f.kind == FuncKind::Event || f.kind == FuncKind::Query)
         for (size_t p = 0; p < f.params.size(); ++p)
-          if (f.locals[p].type->is_list())
-            error(f.params[p].loc, "event and query parameters are values sent by a client: int, num, bool, text or items");
+          if (f.locals[p].type->kind == TypeKind::Keyed)
+            error(f.params[p].loc, "event and query parameters are values sent by a client: int, num, bool, text, items, or a 'seq' of them",
+                  "send the rows as a 'seq' of items and build the keyed list inside");
     }
   }
 
+  // The outcome of an event that returns a value, which only a local can hold.
+  static bool is_valued_outcome(const Type* t) { return t && t->kind == TypeKind::Item && t->value; }
+  void no_valued_outcome_in_list(const Type* t, Loc loc) {
+    if (is_valued_outcome(t))
+      error(loc, "a list cannot hold the outcome of an event that returns a value (" + type_name(t) + ")",
+            "keep the outcome in a local and put its '.value' (or '.ok') in the list");
+  }
   // ---- functions and statements -------------------------------------------------------------
   void check_function(FuncDecl& f) {
     fn_ = &f;
@@ -861,10 +868,15 @@ class Checker {
       error(e.loc, a_type(bt) + " has no fields", hint);
       return e.type = tt_.error();
     }
+    if (bt->value && e.text == "value") {  // an event's result: the slots from 2 on (see Type::value)
+      e.int_value = 2;
+      return e.type = bt->value;
+    }
     int i = bt->field_index(e.text);
-    if (i < 0) {
+    if (i < 0 || (bt->value && i >= 2)) {
       std::vector<std::string> names;
       for (auto& f : bt->fields) names.push_back(f.name);
+      if (bt->value) names.resize(2), names.push_back("value");
       error(e.loc, "'" + type_name(bt) + "' has no field '" + e.text + "'", suggest(e.text, names));
       return e.type = tt_.error();
     }
@@ -1196,6 +1208,10 @@ class Checker {
       error(e.loc, "a list cannot hold lists");
       return tt_.error();
     }
+    if (is_valued_outcome(element)) {
+      no_valued_outcome_in_list(element, e.loc);
+      return tt_.error();
+    }
     return tt_.seq_of(element);
   }
 
@@ -1229,7 +1245,7 @@ class Checker {
         if (fn_->kind != FuncKind::Main)
           error(e.loc, "event '" + e.text + "' can only be called from main (as a client would)",
                 fn_->kind == FuncKind::Event ? "events are called by clients; share checks and computations through a function, and keep the writes in each event" : "");
-        return tt_.outcome();
+        return tt_.outcome_of(callee.result_type);
       }
       return callee.result_type ? callee.result_type : tt_.void_type();
     }
@@ -1323,7 +1339,7 @@ class Checker {
         const Type* t = arg_type(e, 0);
         expect_type(*e.args[1], I, "the count given to 'repeat'");
         if (is_error(t)) return t;
-        if (!t->is_scalar() && t->kind != TypeKind::Item) {
+        if ((!t->is_scalar() && t->kind != TypeKind::Item) || is_valued_outcome(t)) {
           error(e.args[0]->loc, "'repeat' makes a list of int, num, bool, text or items, not " + type_name(t));
           return tt_.error();
         }

@@ -66,6 +66,21 @@ Type* TypeTable::new_item(std::string name) {
   return &t;
 }
 
+const Type* TypeTable::outcome_of(const Type* value) {
+  if (!value || value->kind == TypeKind::Void) return outcome_;
+  auto it = outcomes_.find(value);
+  if (it != outcomes_.end()) return it->second;
+  Type* o = new_item("outcome of " + type_name(value));
+  o->fields = outcome_->fields;
+  o->value = value;
+  if (value->kind == TypeKind::Item)
+    for (const FieldInfo& f : value->fields) o->fields.push_back({"value." + f.name, f.type});
+  else
+    o->fields.push_back({"value", value});
+  outcomes_[value] = o;
+  return o;
+}
+
 const Type* TypeTable::seq_of(const Type* element) {
   auto it = seqs_.find(element);
   if (it != seqs_.end()) return it->second;

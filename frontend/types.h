@@ -31,6 +31,10 @@ struct Type {
   std::vector<FieldInfo> fields;   // Item: its fields. Keyed: unused (see element)
   const Type* element = nullptr;   // Seq: element type. Keyed: the row item (keys first)
   uint32_t key_count = 0;          // Keyed: how many leading row fields form the key
+  // The outcome of an event that declares a result (`-> T`): an item named "outcome of T" whose
+  // fields are ok, reason, then the slots of the value (one field "value" for a scalar or a list;
+  // "value.f" for each field f of an item), so `.value` is the value's slots from slot 2 on.
+  const Type* value = nullptr;
 
   bool is_scalar() const { return kind == TypeKind::Int || kind == TypeKind::Num || kind == TypeKind::Bool || kind == TypeKind::Text; }
   bool is_list() const { return kind == TypeKind::Seq || kind == TypeKind::Keyed; }
@@ -55,6 +59,7 @@ class TypeTable {
   const Type* bool_type() const { return &bool_; }
   const Type* text_type() const { return &text_; }
   const Type* outcome() const { return outcome_; }
+  const Type* outcome_of(const Type* value);  // outcome() for nothing; interned per value type
   const Type* seq_of(const Type* element);
   // A keyed list: keys and fields must be scalars; their row item is made anonymous.
   const Type* keyed(std::vector<FieldInfo> keys, std::vector<FieldInfo> fields);
@@ -65,6 +70,7 @@ class TypeTable {
   const Type* outcome_;
   std::deque<Type> owned_;
   std::map<const Type*, const Type*> seqs_;
+  std::map<const Type*, const Type*> outcomes_;
   std::map<std::string, const Type*> keyed_;
 };
 

@@ -139,7 +139,7 @@ void Owner::run() {
         if (r.ok) {
           committed.push_back(CommittedEvent{p.fn, p.args});
           committed_at.push_back(i);
-          w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Committed, 0, ""});
+          w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Committed, 0, "", std::move(r.value)});
         } else {
           w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Failed, 0, std::move(r.reason)});
         }

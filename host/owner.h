@@ -119,6 +119,7 @@ struct EventReply {
   Kind kind = Kind::Failed;
   uint64_t sequence = 0;
   std::string reason;
+  vm::Value value;  // Committed: the event's declared result (Kind::Int 0 when it declares none)
 };
 using EventDone = std::function<void(EventReply)>;
 

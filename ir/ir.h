@@ -108,6 +108,7 @@ struct ValueType {
   std::vector<ValueType> fields;    // Item: field types. Seq of items / Keyed: column types
   uint32_t key_count = 0;           // Keyed: leading columns that form the key
   bool row_is_item = false;         // Seq: elements are items (else one scalar column)
+  int desc = -1;                    // Seq/Keyed parameter or result: its descriptor (Program::lists)
   uint32_t width() const;           // frame slots a value takes (items: one per field)
 };
 ValueType value_type_of(const Type* t);
@@ -122,7 +123,7 @@ struct Function {
   std::vector<SlotKind> result_kinds;
   std::vector<std::string> param_names;
   std::vector<ValueType> param_types;
-  ValueType result_type;             // Void for events (their outcome is not a declared result)
+  ValueType result_type;             // Void when it returns nothing (an event's result goes into its outcome)
   std::vector<SlotKind> slots;       // one per virtual slot; virtual slot i is frame slot i
   uint32_t scratch_slots = 0;        // size of the call area (see kScratch)
   std::vector<std::string> slot_names;  // for dumps: the local a slot belongs to, or ""

@@ -208,6 +208,14 @@ class Lowerer {
     for (uint32_t i = 0; i < t->width(); ++i) move(dst + i, src + i);
   }
 
+  // A parameter's or result's type as hosts see it; a list names its descriptor, so that a host
+  // can build one (a seq argument) or read one.
+  ValueType host_type(const Type* t) {
+    ValueType v = value_type_of(t);
+    if (t && t->is_list()) v.desc = desc_of(t);
+    return v;
+  }
+
   // ---- functions ----------------------------------------------------------------------------
   void lower_function(const FuncDecl& fd) {
     p_.functions.emplace_back();
@@ -226,10 +234,10 @@ class Lowerer {
     f_->param_slots = static_cast<uint32_t>(f_->slots.size());
     for (size_t i = 0; i < fd.params.size(); ++i) {
       f_->param_names.push_back(fd.params[i].name);
-      f_->param_types.push_back(value_type_of(fd.locals[i].type));
+      f_->param_types.push_back(host_type(fd.locals[i].type));
     }
-    const Type* result = fd.kind == FuncKind::Event ? nullptr : fd.result_type;
-    if (result) f_->result_type = value_type_of(result);
+    const Type* result = fd.result_type;  // an event's result: returned into its outcome's slots 2..
+    if (result) f_->result_type = host_type(result);
     f_->result_slots = result ? result->width() : 0;
     if (result && result->kind == TypeKind::Item)
       for (auto& fi : result->fields) f_->result_kinds.push_back(scalar_kind(fi.type));
@@ -755,6 +763,8 @@ class Lowerer {
           return d;
         }
         uint32_t b = expr(base);
+        if (base.type->value && e.int_value == 2)  // an event's result: only a committed event has one
+          emit(Op::CHECK_VALUE, 0, b, b + 1, 0, e.loc);
         return b + static_cast<uint32_t>(e.int_value);
       }
       case ExprKind::Index: {
@@ -918,31 +928,53 @@ class Lowerer {
       case TypeKind::Bool: emit(Op::BOOL_TEXT, dst, v, 0, 0, loc); return;
       case TypeKind::Text: move(dst, v, loc); return;
       case TypeKind::Item: {
-        // Name { a: 1, b: "x" }
+        // Name { a: 1, b: "x" }; an event's outcome with a value: outcome { ok: .., reason: .., value: .. }
         std::vector<uint32_t> parts;
         auto lit = [&](const std::string& s) {
           uint32_t p = new_slot(SlotKind::Text);
           emit(Op::CONST_TEXT, p, 0, 0, text_constant(s), loc);
           parts.push_back(p);
         };
-        std::string prefix = t->name.empty() ? "{" : t->name + " {";
-        for (size_t i = 0; i < t->fields.size(); ++i) {
-          lit(prefix + (i ? ", " : " ") + t->fields[i].name + ": ");
+        std::string prefix = t->value ? "outcome {" : t->name.empty() ? "{" : t->name + " {";
+        auto show = [&](const std::string& name, const Type* ft, uint32_t at) {
+          lit(prefix + (parts.empty() ? " " : ", ") + name + ": ");
           prefix.clear();
           uint32_t p = new_slot(SlotKind::Text);
-          text_of(t->fields[i].type, v + static_cast<uint32_t>(i), p, loc);
-          if (t->fields[i].type->kind == TypeKind::Text) {  // texts inside items print as quoted literals
+          text_of(ft, at, p, loc);
+          if (ft->kind == TypeKind::Text) {  // texts inside items print as quoted literals
             uint32_t q = new_slot(SlotKind::Text);
-            run_builtin(Builtin::Quote, {p}, t->fields[i].type, q, loc);
+            run_builtin(Builtin::Quote, {p}, ft, q, loc);
             p = q;
           }
           parts.push_back(p);
+        };
+        auto join = [&](std::vector<uint32_t> all) {
+          uint32_t first = static_cast<uint32_t>(f_->slots.size());
+          for (size_t i = 0; i < all.size(); ++i) new_slot(SlotKind::Text);
+          for (size_t i = 0; i < all.size(); ++i) emit(Op::MOVE_REF, first + static_cast<uint32_t>(i), all[i], 0, 0, loc);
+          emit(Op::JOIN_TEXT, dst, first, static_cast<uint32_t>(all.size()), 0, loc);
+        };
+        size_t shown = t->value ? 2 : t->fields.size();
+        for (size_t i = 0; i < shown; ++i) show(t->fields[i].name, t->fields[i].type, v + static_cast<uint32_t>(i));
+        if (t->value) {  // an event's outcome: the value only when it committed (a failed one has none)
+          uint32_t close = new_slot(SlotKind::Text);
+          emit(Op::CONST_TEXT, close, 0, 0, text_constant(" }"), loc);
+          int with_value = new_block(), done = new_block();
+          emit(Op::JUMP_IF, 0, v, 0, with_value, loc);
+          std::vector<uint32_t> failed = parts;
+          failed.push_back(close);
+          join(failed);
+          jump(done);
+          set_block(with_value);
+          show("value", t->value, v + 2);
+          parts.push_back(close);
+          join(parts);
+          jump(done);
+          set_block(done);
+          return;
         }
         lit(t->fields.empty() ? prefix + "}" : " }");
-        uint32_t first = static_cast<uint32_t>(f_->slots.size());
-        for (size_t i = 0; i < parts.size(); ++i) new_slot(SlotKind::Text);
-        for (size_t i = 0; i < parts.size(); ++i) emit(Op::MOVE_REF, first + static_cast<uint32_t>(i), parts[i], 0, 0, loc);
-        emit(Op::JOIN_TEXT, dst, first, static_cast<uint32_t>(parts.size()), 0, loc);
+        join(parts);
         return;
       }
       case TypeKind::Seq:

@@ -70,6 +70,11 @@ void budget_spent(VM& vm, const Instr* ip) {
                 "); raise it with --max-steps");
 }
 
+void no_value(const Instr* ip, const rt::Text* reason) {
+  fault(ip, "the event failed, so its outcome has no value (reason: " + std::string(reason->view()) +
+                "); check '.ok' before reading '.value'");
+}
+
 void index_error(const Instr* ip, int64_t pos, int64_t count) {
   fault(ip, "index " + std::to_string(pos) + " is out of range for a sequence of " + std::to_string(count) +
                 (count == 1 ? " item" : " items"));
@@ -159,6 +164,23 @@ void stack_overflow(VM& vm, const Instr* ip) {
   fault(ip, "stack overflow: calls nested " + std::to_string(vm.calls.size()) + " deep");
 }
 
+// An event or query that main calls gets its own copy of each list argument, as a client's call
+// would: what it does to the list is not seen by main (nor undone with a rolled-back event).
+static void copy_list_args(const Function& callee, Slot* base) {
+  Slot* slot = base;
+  for (const ir::ValueType& t : callee.param_types) {
+    if (t.kind == ir::ValueType::Kind::Seq) {
+      rt::EventList* from = slot->l;
+      std::unique_ptr<rt::EventList, void (*)(rt::EventList*)> copy(new rt::EventList(&from->shape()), rt::list_release);
+      copy->reserve(from->count());  // past the memory budget: a fault at the call, nothing leaked
+      for (int64_t i = 0; i < from->count(); ++i) copy->push(from->at(i));
+      rt::list_release(from);
+      slot->l = copy.release();
+    }
+    slot += t.width();
+  }
+}
+
 const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   const Function& callee = vm.prog.functions[ip->imm];
   if (--vm.core.steps_left < 0) budget_spent(vm, ip);
@@ -175,6 +197,7 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
     // Each invocation from outside gets a budget of its own; the caller's is set aside.
     ci.saved_steps = vm.core.steps_left;
     vm.core.steps_left = static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX));
+    copy_list_args(callee, base);
     if (ci.boundary == Boundary::Event) {
       vm.store->begin();
       if (vm.options.on_commit) {  // a host logs committed events: keep what this one was called with
@@ -206,9 +229,11 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   }
   release_iterators(vm, ci.iter_base);
   release_frame(vm, ci);
+  // An event's result goes after its outcome's ok and reason (frontend/types.h: Type::value).
+  const uint32_t at = f.kind == FuncKind::Event ? 2 : 0;
   if (n == 1 && ci.result_to != ci.base) *ci.result_to = out[0];  // CALL_PLAIN's destination
   else
-    for (uint32_t i = 0; i < n; ++i) s[i] = out[i];
+    for (uint32_t i = 0; i < n; ++i) s[at + i] = out[i];
   if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
     vm.core.steps_left = ci.saved_steps;
@@ -216,6 +241,8 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
       vm.store->commit();
       s[0].i = 1;                // outcome.ok
       s[1].t = vm.prog.texts[2];  // outcome.reason = ""
+      for (uint32_t i = 0; i < n; ++i)
+        if (f.result_kind[i]) materialize(vm, s[at + i], f.result_kind[i] == 2);
     } else {
       for (uint32_t i = 0; i < n; ++i)
         if (f.result_kind[i]) materialize(vm, s[i], f.result_kind[i] == 2);

@@ -106,6 +106,15 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       rt::MeterNoThrow counted_only;            // the reason is handed over even when memory ran out
       event.base[1].t = rt::text_new(reason);   // outcome.reason: owned by the caller's call area
       if (!event.return_ip) return std::nullopt;  // a host called the event: the outcome is in base
+      // A result the event declared: its slots get zeros, "" and empty lists (main cannot read them:
+      // CHECK_VALUE stops '.value'; printing the outcome shows them), so the caller owns valid values.
+      const Function& fn = *event.fn;
+      for (size_t i = 0; i < fn.result_kind.size(); ++i) {
+        Slot& v = event.base[2 + i];
+        if (fn.result_kind[i] == 1) v.t = vm.prog.texts[2];
+        else if (fn.result_kind[i] == 2) v.l = new rt::EventList(vm.prog.shapes[fn.result_type.desc].get());
+        else v.u = 0;
+      }
       base = vm.calls.back().base;
       ip = event.return_ip;
     }

@@ -122,6 +122,7 @@ EXEC(NEG_INT) {
 // 0..63 is a runtime error (in C++ it would be undefined behaviour); '<<' drops the bits shifted
 // out (no overflow error, as for a bit pattern) and '>>' is arithmetic (the sign bit comes in).
 [[noreturn]] void bad_shift(const Instr* ip, const char* op, int64_t a, int64_t n);
+[[noreturn]] void no_value(const Instr* ip, const rt::Text* reason);
 EXEC(AND_INT) { s[ip->a].i = s[ip->b].i & s[ip->c].i; return ip + 1; }
 EXEC(OR_INT) { s[ip->a].i = s[ip->b].i | s[ip->c].i; return ip + 1; }
 EXEC(XOR_INT) { s[ip->a].i = s[ip->b].i ^ s[ip->c].i; return ip + 1; }
@@ -130,6 +131,10 @@ EXEC(SHL_INT) {
   int64_t b = s[ip->b].i, n = s[ip->c].i;
   if (static_cast<uint64_t>(n) > 63) bad_shift(ip, "<<", b, n);
   s[ip->a].i = static_cast<int64_t>(static_cast<uint64_t>(b) << n);
+  return ip + 1;
+}
+EXEC(CHECK_VALUE) {
+  if (!s[ip->b].i) no_value(ip, s[ip->c].t);
   return ip + 1;
 }
 EXEC(SHR_INT) {

@@ -1,6 +1,7 @@
 // vm/invoke.cpp — the hosting seam: run main, or call one event or query by name with argument
 // values. Each invocation gets a machine (its memory reused per thread) and runs through the one
 // driver loop (driver.cpp).
+#include <bit>
 #include <cstring>
 
 #include "base/assert.h"
@@ -60,6 +61,16 @@ static bool scalar_fits(const ir::ValueType& t, const Value& v) {
   }
 }
 
+// The item type of a sequence of items' rows, for checking an element.
+static ir::ValueType item_of_row(const ir::ValueType& seq) {
+  ir::ValueType item;
+  item.kind = Kind::Item;
+  item.name = seq.name.starts_with("seq ") ? seq.name.substr(4) : seq.name;
+  item.field_names = seq.field_names;
+  item.fields = seq.fields;
+  return item;
+}
+
 static std::string check_value(const std::string& what, const ir::ValueType& t, const Value& v) {
   if (t.kind == Kind::Item) {
     if (v.kind != Value::Kind::Item) return what + ": expected " + t.name + " (an item), got " + kind_name(v.kind);
@@ -71,7 +82,16 @@ static std::string check_value(const std::string& what, const ir::ValueType& t, 
     }
     return "";
   }
-  if (t.kind == Kind::Seq || t.kind == Kind::Keyed) return what + ": list parameters are not supported by hosts";
+  if (t.kind == Kind::Seq) {
+    if (v.kind != Value::Kind::List) return what + ": expected " + t.name + " (a list), got " + kind_name(v.kind);
+    if (t.desc < 0) return what + ": " + t.name + " cannot be passed by a host";
+    for (size_t i = 0; i < v.items.size(); ++i) {
+      std::string e = check_value(what + "[" + std::to_string(i) + "]", t.row_is_item ? item_of_row(t) : t.fields[0], v.items[i]);
+      if (!e.empty()) return e;
+    }
+    return "";
+  }
+  if (t.kind == Kind::Keyed) return what + ": keyed list parameters are not supported by hosts";
   if (!scalar_fits(t, v)) return what + ": expected " + ir::value_type_name(t) + ", got " + kind_name(v.kind);
   return "";
 }
@@ -87,15 +107,35 @@ std::string check_args(const Function& fn, std::span<const Value> args) {
   return "";
 }
 
-// Writes a checked value into slots; texts become owned VM texts.
-static Slot* put_value(Slot* out, const ir::ValueType& t, const Value& v) {
+static uint64_t cell_of(const ir::ValueType& t, const Value& v) {
+  switch (t.kind) {
+    case Kind::Num: return std::bit_cast<uint64_t>(v.n);
+    case Kind::Text: return reinterpret_cast<uint64_t>(rt::text_new(v.text));
+    default: return static_cast<uint64_t>(v.i);
+  }
+}
+
+// Writes a checked value into slots; texts become owned VM texts, a sequence a new event list.
+static Slot* put_value(const Program& p, Slot* out, const ir::ValueType& t, const Value& v) {
   if (t.kind == Kind::Item) {
-    for (size_t i = 0; i < t.fields.size(); ++i) out = put_value(out, t.fields[i], v.items[i]);
+    for (size_t i = 0; i < t.fields.size(); ++i) out = put_value(p, out, t.fields[i], v.items[i]);
     return out;
   }
   switch (t.kind) {
     case Kind::Num: out->n = v.n; break;
     case Kind::Text: out->t = rt::text_new(v.text); break;
+    case Kind::Seq: {
+      out->l = new rt::EventList(p.shapes[t.desc].get());  // owned by the slot from here on
+      out->l->reserve(static_cast<int64_t>(v.items.size()));
+      std::vector<rt::Cell> row(t.fields.size());
+      for (const Value& element : v.items) {
+        for (size_t c = 0; c < row.size(); ++c) row[c] = cell_of(t.fields[c], t.row_is_item ? element.items[c] : element);
+        out->l->push(row.data());  // retains the texts: the row's own references go
+        for (size_t c = 0; c < row.size(); ++c)
+          if (t.fields[c].kind == Kind::Text) rt::text_release(reinterpret_cast<rt::Text*>(row[c]));
+      }
+      break;
+    }
     default: out->i = v.i; break;
   }
   return out + 1;
@@ -197,7 +237,7 @@ static Slot* enter(VM& vm, const Function& fn, Boundary boundary, std::span<cons
   Slot* base = vm.stack;
   std::memset(base, 0, std::max<uint32_t>(fn.stack_need, 2) * sizeof(Slot));
   Slot* out = base;
-  for (size_t i = 0; i < args.size(); ++i) out = put_value(out, fn.param_types[i], args[i]);
+  for (size_t i = 0; i < args.size(); ++i) out = put_value(vm.prog, out, fn.param_types[i], args[i]);
   PURE_ASSERT(out == base + fn.param_slots);
   vm.calls.push_back({&fn, base, nullptr, 0, boundary, vm.core.steps_left, base});
   vm.transaction_depth = 1;
@@ -226,6 +266,8 @@ CallResult call_event(const Program& program, rt::Store& store, uint32_t index, 
   if (!r.ok) {
     r.reason = std::string(base[1].t->view());
     rt::text_release(base[1].t);
+  } else {
+    r.value = take_value(base + 2, fn.result_type);  // the result the event declared, if any
   }
   return r;
 }

@@ -84,7 +84,7 @@ struct CallResult {
   bool ok = true;        // event: committed; query: returned a value
   std::string reason;    // event that failed: its `fail` text, or "runtime error at L:C: ..."
   std::optional<RuntimeError> error;  // query (or bad call) that failed: the error
-  Value value;           // query: its result (Kind::Int 0 when it returns nothing)
+  Value value;           // query, or event that committed: its result (Kind::Int 0 when none)
 };
 
 // The index of the event, query or function with this name, or -1.

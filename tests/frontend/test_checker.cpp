@@ -135,9 +135,39 @@ TEST_CASE("checker: only events write stored lists") {
 TEST_CASE("checker: events and queries are called from main only, with client values") {
   const std::string mod = "event e(x: int) { }\nquery q() -> int { return 1 }\n";
   CHECK(contains(errors_of(mod + "fn f() { e(1) }\nfn main() {}"), "can only be called from main"));
-  CHECK(contains(errors_of("event e(xs: seq int) { }\nfn main() {}"), "event and query parameters are values"));
-  CHECK(contains(errors_of("event e() -> int { return 1 }\nfn main() {}"), "an event returns nothing"));
+  CHECK(contains(errors_of("event e(xs: list by k: int { v: int }) { }\nfn main() {}"),
+                 "event and query parameters are values sent by a client: int, num, bool, text, items, or a 'seq' of them"));
+  CHECK(contains(errors_of("query q(xs: list by k: int {}) -> int { return 0 }\nfn main() {}"), "or a 'seq' of them"));
   CHECK(contains(errors_of("query q() { }\nfn main() {}"), "a query must return a value"));
+}
+
+TEST_CASE("checker: events and queries take seqs; an event may declare a result, read from its outcome's .value") {
+  const std::string mod = "type L { item: int, qty: int }\ntype P { id: int, total: num }\n"
+                          "event place(ls: seq L, tags: seq text) -> P { return P { id: ls.count(), total: 1.5 } }\n"
+                          "event skip(ds: seq int) -> seq int { return ds }\nevent plain() { }\n"
+                          "query q(xs: seq num) -> num { return xs.sum() }\n";
+  CHECK(errors_of(mod + "fn main() {\n let r = place([L { item: 1, qty: 2 }], [\"a\"])\n"
+                        " if r.ok { print(r.value.id + 1) }\n print(r.value.total * 2.0)\n print(r.reason)\n"
+                        " let s = skip([1])\n for d in s.value { print(d) }\n print(q([1.0]))\n let p = plain()\n print(p.ok) }")
+            .empty());
+  // the value has the declared type
+  CHECK(contains(errors_of(mod + "fn main() { let r = place([], [])\n let t: text = r.value.id }"), "error:"));
+  CHECK(contains(errors_of(mod + "fn main() { let r = skip([])\n let n: int = r.value }"), "error:"));
+  // an outcome without a result has no value; the value's own fields are not the outcome's
+  CHECK(contains(errors_of(mod + "fn main() { let p = plain()\n print(p.value) }"), "'outcome' has no field 'value'"));
+  CHECK(contains(errors_of(mod + "fn main() { let r = place([], [])\n print(r.id) }"),
+                 "'outcome of P' has no field 'id'"));
+  CHECK(contains(errors_of(mod + "fn main() { let r = place([], [])\n print(r.value.idd) }"), "did you mean 'id'"));
+  // the element types of seq arguments are checked like any argument
+  CHECK(contains(errors_of(mod + "fn main() { let r = skip([1.5]) }"), "argument 1 of 'skip'"));
+  // an event with a result must return it
+  CHECK(contains(errors_of("event e() -> int { }\nfn main() {}"), "'e' can reach its end without returning an int"));
+  CHECK(contains(errors_of("event e() -> int { return \"x\" }\nfn main() {}"), "error:"));
+  // only a local holds an outcome with a value: not a list
+  CHECK(contains(errors_of(mod + "fn main() { let rs = [skip([])] }"),
+                 "a list cannot hold the outcome of an event that returns a value (outcome of seq int)"));
+  CHECK(contains(errors_of(mod + "fn main() { let rs = repeat(skip([]), 2) }"), "'repeat' makes a list of"));
+  CHECK(errors_of(mod + "fn main() { let rs = [plain()] }").empty());  // a plain outcome still can
 }
 
 TEST_CASE("checker: main's rules") {

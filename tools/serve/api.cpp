@@ -265,6 +265,28 @@ std::string decode(const std::string& path, const ir::ValueType& t, const json::
           return what + ": " + t.name + " has no field '" + std::string(kv.key()) + "'";
       return "";
     }
+    case Kind::Seq: {
+      if (!v.is_array())
+        return expected(what, t, v, t.row_is_item ? " (an array of objects)" : " (a JSON array)");
+      const json::array& a = v.get_array();
+      out = vm::Value{};
+      out.kind = vm::Value::Kind::List;
+      out.items.resize(a.size());
+      ir::ValueType element;  // a row: the scalar column, or an item of the row's fields
+      if (t.row_is_item) {
+        element.kind = Kind::Item;
+        element.name = t.name.starts_with("seq ") ? t.name.substr(4) : t.name;
+        element.field_names = t.field_names;
+        element.fields = t.fields;
+      } else {
+        element = t.fields[0];
+      }
+      for (size_t i = 0; i < a.size(); ++i) {
+        std::string e = decode(path + "[" + std::to_string(i) + "]", element, a[i], out.items[i]);
+        if (!e.empty()) return e;
+      }
+      return "";
+    }
     default:
       return what + ": parameters of type " + ir::value_type_name(t) + " cannot be passed over HTTP";
   }
@@ -522,12 +544,18 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
   m.owner->submit(index, std::move(args),
-                  [this, respond = std::move(respond), target = std::string(request.target), start](host::EventReply reply) {
+                  [this, &fn, respond = std::move(respond), target = std::string(request.target), start](host::EventReply reply) {
                     Response r;
                     switch (reply.kind) {
-                      case host::EventReply::Kind::Committed:
-                        r = json_response(200, "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence) + "}");
+                      case host::EventReply::Kind::Committed: {
+                        std::string body = "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence);
+                        if (fn.result_type.kind != Kind::Void) {  // the result the event declares
+                          body += ",\"result\":";
+                          append_value(body, fn.result_type, reply.value);
+                        }
+                        r = json_response(200, body + "}");
                         break;
+                      }
                       case host::EventReply::Kind::Failed: {
                         std::string body = "{\"ok\":false,\"reason\":";
                         append_json_string(body, reply.reason);
@@ -579,7 +607,7 @@ Response Api::interface(const Module& m) const {
         append_typed(out, fn.param_names[i], fn.param_types[i]);
       }
       out += ']';
-      if (kind == FuncKind::Query) {
+      if (kind == FuncKind::Query || fn.result_type.kind != Kind::Void) {  // an event's only when it declares one
         out += ",\"result\":";
         append_typed(out, "result", fn.result_type);
       }
