@@ -13,6 +13,8 @@ namespace {
 
 constexpr int kMaxDepth = 64;  // nesting of items and lists in one argument
 
+// A seq argument is a List: lists were in this encoding from version 1 of the log, so older logs
+// decode unchanged (docs/durability.md).
 void encode_value(std::string& out, const vm::Value& v) {
   put_u8(out, static_cast<uint8_t>(v.kind));
   switch (v.kind) {

@@ -2,7 +2,8 @@
 // trip and every decoding error), module identity, and a Pure module made durable: events run by
 // vm::call_event through host::Owner over open_durable, failed events answered and not logged,
 // state recovered through the VM on reopen and read by queries; another module refused; the VM
-// runner replaying a log by itself (recover() with make_vm_runner).
+// runner replaying a log by itself (recover() with make_vm_runner); events with seq arguments and a
+// result: the owner's reply carries the value, and recovery replays the lists to the same state.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -187,4 +188,77 @@ TEST_CASE("a Pure module made durable: events through the VM, recovery through t
   other.program = compile(changed);
   Status s = other.open(fs, tmp.path);
   CHECK(s.error.find("checkpoint was written by module") != std::string::npos);
+}
+
+TEST_CASE("events with seq arguments and results: the owner replies with the value; recovery replays the lists") {
+  const char* const kOrders = R"(type Line { item: int, qty: int, note: text }
+type Placed { id: int, total: int }
+list orders by id: int { lines: int, total: int, notes: text }
+list next by k: int { id: int = 1 }
+event place(lines: seq Line, tags: seq text) -> Placed {
+  if lines.count() == 0 { fail "no lines" }
+  next[0].id += 0
+  let id = next[0].id
+  next[0].id += 1
+  var total = 0
+  var notes = ""
+  for l in lines { total += l.qty * l.item
+    notes = notes + l.note }
+  for t in tags { notes = notes + "/" + t }
+  orders[id] = { lines: lines.count(), total: total, notes: notes }
+  return { id: id, total: total }
+}
+query total_of(id: int) -> int { return orders[id].total }
+query notes_of(id: int) -> text { return orders[id].notes }
+)";
+  host_test::TempDir tmp;
+  FileSystem& fs = posix_file_system();
+  auto line = [](int64_t item, int64_t qty, std::string note) {
+    Value v;
+    v.kind = Value::Kind::Item;
+    v.items = {Value::of_int(item), Value::of_int(qty), Value::of_text(std::move(note))};
+    return v;
+  };
+  auto list = [](std::vector<Value> items) {
+    Value v;
+    v.kind = Value::Kind::List;
+    v.items = std::move(items);
+    return v;
+  };
+  // the log's encoding carries lists of items and of texts
+  std::vector<Value> args{list({line(1, 2, "a"), line(3, 4, "é")}), list({Value::of_text("x"), Value::of_text("")})};
+  std::vector<Value> back;
+  REQUIRE(decode_values(encode_values(args), &back).ok());
+  REQUIRE(back.size() == 2);
+  CHECK(same_bits(back[0], args[0]) == "");
+  CHECK(same_bits(back[1], args[1]) == "");
+  {
+    Bank shop;
+    shop.program = compile(kOrders);
+    REQUIRE(shop.open(fs, tmp.path).ok());
+    EventReply r = shop.event("place", args);
+    REQUIRE(r.kind == EventReply::Kind::Committed);
+    REQUIRE(r.value.kind == Value::Kind::Item);
+    CHECK(r.value.items[0].i == 1);
+    CHECK(r.value.items[1].i == 14);
+    EventReply empty = shop.event("place", {list({}), list({})});
+    CHECK(empty.kind == EventReply::Kind::Failed);
+    CHECK(empty.reason == "no lines");
+    EventReply r2 = shop.event("place", {list({line(5, 5, "b")}), list({})});
+    REQUIRE(r2.kind == EventReply::Kind::Committed);
+    CHECK(r2.value.items[0].i == 2);
+    REQUIRE(shop.owner->close() == "");
+  }
+  Bank shop;
+  shop.program = compile(kOrders);
+  REQUIRE(shop.open(fs, tmp.path).ok());
+  CHECK(shop.log->recovery().records_replayed == 2);
+  CHECK(shop.query("total_of", {Value::of_int(1)}) == 14);
+  CHECK(shop.query("total_of", {Value::of_int(2)}) == 25);
+  std::vector<Value> one{Value::of_int(1)};
+  vm::CallResult n = shop.owner->query(static_cast<uint32_t>(vm::find_function(*shop.program, "notes_of")), one);
+  REQUIRE(n.ok);
+  CHECK(n.value.text == "aé/x/");
+  EventReply r3 = shop.event("place", {list({line(1, 1, "c")}), list({})});
+  CHECK(r3.value.items[0].i == 3);  // the counter was recovered too
 }

@@ -357,6 +357,60 @@ fn main() {
   }
 }
 
+TEST_CASE("vm: events take seqs and return values into their outcome; a failed one's value is an error") {
+  const char* p = R"(type L { item: int, name: text }
+type P { id: int, note: text, total: num }
+list orders by id: int { n: int, first: text }
+event place(id: int, ls: seq L, tags: seq text) -> P {
+  if ls.count() == 0 { fail "empty order {id}" }
+  orders[id] = { n: ls.count(), first: ls[0].name }
+  ls.push(L { item: 0, name: "added inside" })
+  tags.push("x")
+  return P { id: id, note: orders[id].first + tags[0], total: 1.5 * num(ls.count()) }
+}
+event names() -> seq text {
+  let out: seq text = []
+  for o in orders { out.push(o.first) }
+  return out
+}
+event first() -> text { return orders[1].first }
+event boom(n: int) -> seq int { return [10 / n] }
+fn main() {
+  let ls = [L { item: 1, name: "ab" }, L { item: 2, name: "cd" }]
+  let tags = ["t"]
+  let r = place(1, ls, tags)
+  print(r)
+  print("{r.value.id} {r.value.note} {ls.count()} {tags}")
+  let e: seq L = []
+  let f = place(2, e, tags)
+  print(f)
+  print(names())
+  print(first().value)
+  let b = boom(0)
+  print(b)
+  print(boom(2).value)
+  if not f.ok { print("failed: {f.reason}") }
+  print(f.value.id)
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    Outcome o = run_with(p, 10000, engine);
+    CHECK(o.output ==
+          "outcome { ok: true, reason: \"\", value: P { id: 1, note: \"abt\", total: 4.5 } }\n"
+          "1 abt 2 [\"t\"]\n"
+          "outcome { ok: false, reason: \"empty order 2\" }\n"
+          "outcome { ok: true, reason: \"\", value: [\"ab\"] }\n"
+          "ab\n"
+          "outcome { ok: false, reason: \"runtime error at 17:44: division by zero\" }\n"
+          "[5]\n"
+          "failed: empty order 2\n");
+    CHECK(o.failed);
+    CHECK(o.message == "the event failed, so its outcome has no value (reason: empty order 2); check '.ok' before reading '.value'");
+    CHECK(o.line == 33);
+    CHECK(o.leaked_texts == 0);
+  }
+}
+
 TEST_CASE("vm: constants are computed once, at compile time, with the VM's arithmetic") {
   const char* p = R"(const N = 3
 const BIG = 9223372036854775807
