@@ -85,6 +85,55 @@ class Routes(ServeTest):
         self.assertIn("boom", body["reason"])
         self.assertEqual(c.json("POST", "/v1/shop/qty", {"sku": "apple"}), (200, {"result": 10}))
 
+    def test_seq_arguments_and_event_results(self):
+        c = self.conn()
+        c.json("POST", "/v1/shop/add", {"sku": "s1", "qty": 5, "price": 1.5, "active": True})
+        c.json("POST", "/v1/shop/add", {"sku": "s2", "qty": 1, "price": 0.25, "active": True})
+        picks = [{"sku": "s1", "qty": 2}, {"sku": "s2", "qty": 1}]
+        status, body = c.json("POST", "/v1/shop/order_lines", {"id": 501, "picks": picks, "notes": ["gift"]})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(set(body), {"ok", "seq", "result"})
+        self.assertEqual(body["ok"], True)
+        self.assertEqual(body["result"], {"id": 501, "total": 3.25, "first": "s1", "noted": True})
+        # a failed event: 409 without a result, and nothing of it stays
+        self.assertEqual(c.json("POST", "/v1/shop/order_lines", {"id": 502, "picks": picks, "notes": []}),
+                         (409, {"ok": False, "reason": "only 0 of s2 left"}))
+        self.assertEqual(c.json("POST", "/v1/shop/qty", {"sku": "s1"}), (200, {"result": 3}))
+        self.assertEqual(c.json("POST", "/v1/shop/order_lines", {"id": 503, "picks": [], "notes": []}),
+                         (409, {"ok": False, "reason": "an order needs a line"}))
+        status, body = c.json("POST", "/v1/shop/missing", {"skus": ["s1", "nope", "é"]})
+        self.assertEqual((status, body["result"]), (200, ["nope", "é"]))
+        status, body = c.json("POST", "/v1/shop/reversed", {"picks": picks})
+        self.assertEqual((status, body["result"]), (200, picks[::-1]))
+        status, body = c.json("POST", "/v1/shop/reversed", {"picks": []})
+        self.assertEqual((status, body["result"]), (200, []))
+        self.assertEqual(c.json("POST", "/v1/shop/flag", {"on": [True]})[1]["result"], True)
+        self.assertEqual(c.json("POST", "/v1/shop/flag", {"on": []})[1]["result"], False)
+        self.assertEqual(c.json("POST", "/v1/shop/sum_all", {"xs": [1, 2.5, -0.5]}), (200, {"result": 3.0}))
+        # an event without a result answers as before
+        status, body = c.json("POST", "/v1/shop/hit", {"name": "seqtest"})
+        self.assertEqual((status, set(body)), (200, {"ok", "seq"}))
+        # type mismatches inside arrays: 400, naming the element and the field
+        bad = [
+            ("order_lines", {"id": 1, "picks": 5, "notes": []}, "parameter 'picks': expected seq Pick (an array of objects), got the integer 5"),
+            ("order_lines", {"id": 1, "picks": {"sku": "s1"}, "notes": []}, "parameter 'picks': expected seq Pick", "got an object"),
+            ("order_lines", {"id": 1, "picks": [1], "notes": []}, "parameter 'picks[0]': expected Pick (an object with every field), got the integer 1"),
+            ("order_lines", {"id": 1, "picks": [{"sku": "s1", "qty": 1}, {"sku": "s1", "qty": "2"}], "notes": []},
+             "parameter 'picks[1].qty': expected int (a JSON integer), got a string"),
+            ("order_lines", {"id": 1, "picks": [{"sku": "s1"}], "notes": []}, "parameter 'picks[0]': missing field 'qty' (int)"),
+            ("order_lines", {"id": 1, "picks": [{"sku": "s1", "qty": 1, "x": 0}], "notes": []}, "parameter 'picks[0]': Pick has no field 'x'"),
+            ("order_lines", {"id": 1, "picks": [], "notes": [None]}, "parameter 'notes[0]': expected text (a JSON string), got null"),
+            ("order_lines", {"id": 1, "picks": []}, "missing parameter 'notes'"),
+            ("missing", {"skus": "s1"}, "parameter 'skus': expected seq text (a JSON array), got a string"),
+            ("missing", {"skus": [["s1"]]}, "parameter 'skus[0]': expected text (a JSON string), got an array"),
+            ("sum_all", {"xs": [1, "2"]}, "parameter 'xs[1]': expected num (a JSON number), got a string"),
+            ("flag", {"on": [1]}, "parameter 'on[0]': expected bool (true or false), got the integer 1"),
+        ]
+        for name, obj, *words in bad:
+            self.assert_error(*c.json("POST", f"/v1/shop/{name}", obj), 400, *words)
+        self.assertEqual(c.json("POST", "/v1/shop/qty", {"sku": "s1"}), (200, {"result": 3}))
+        self.assert_alive()
+
     def test_query_results_in_json(self):
         c = self.conn()
         c.json("POST", "/v1/shop/add", {"sku": "q1", "qty": 1, "price": 0.1, "active": True})
@@ -149,6 +198,13 @@ class Routes(ServeTest):
         self.assertEqual(events["draw"]["params"][0]["type"], "Line")
         self.assertEqual([f["name"] for f in events["draw"]["params"][0]["fields"]], ["x1", "y1", "x2", "y2", "label"])
         self.assertEqual(queries["price"]["result"]["type"], "num")
+        self.assertNotIn("result", events["add"])  # an event declares a result or has none
+        self.assertEqual(events["order_lines"]["result"]["type"], "Placed")
+        self.assertEqual([f["name"] for f in events["order_lines"]["result"]["fields"]], ["id", "total", "first", "noted"])
+        self.assertEqual(events["order_lines"]["params"][1]["type"], "seq Pick")
+        self.assertEqual([f["name"] for f in events["order_lines"]["params"][1]["fields"]], ["sku", "qty"])
+        self.assertEqual(events["missing"]["params"][0]["type"], "seq text")
+        self.assertEqual(events["missing"]["result"]["type"], "seq text")
         self.assertEqual(queries["cheap"]["result"]["key_count"], 1)
         self.assertNotIn("main", events)
         self.assertNotIn("main", queries)
