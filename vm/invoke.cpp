@@ -85,8 +85,9 @@ static std::string check_value(const std::string& what, const ir::ValueType& t, 
   if (t.kind == Kind::Seq) {
     if (v.kind != Value::Kind::List) return what + ": expected " + t.name + " (a list), got " + kind_name(v.kind);
     if (t.desc < 0) return what + ": " + t.name + " cannot be passed by a host";
+    const ir::ValueType element = t.row_is_item ? item_of_row(t) : t.fields[0];
     for (size_t i = 0; i < v.items.size(); ++i) {
-      std::string e = check_value(what + "[" + std::to_string(i) + "]", t.row_is_item ? item_of_row(t) : t.fields[0], v.items[i]);
+      std::string e = check_value(what + "[" + std::to_string(i) + "]", element, v.items[i]);
       if (!e.empty()) return e;
     }
     return "";
@@ -96,11 +97,37 @@ static std::string check_value(const std::string& what, const ir::ValueType& t, 
   return "";
 }
 
+// Whether v fits t, without making messages (the common case: a sequence's every element).
+static bool fits(const ir::ValueType& t, const Value& v) {
+  switch (t.kind) {
+    case Kind::Item:
+      if (v.kind != Value::Kind::Item || v.items.size() != t.fields.size()) return false;
+      for (size_t i = 0; i < t.fields.size(); ++i)
+        if (!fits(t.fields[i], v.items[i])) return false;
+      return true;
+    case Kind::Seq:
+      if (v.kind != Value::Kind::List || t.desc < 0) return false;
+      for (const Value& e : v.items) {
+        if (!t.row_is_item) {
+          if (!scalar_fits(t.fields[0], e)) return false;
+          continue;
+        }
+        if (e.kind != Value::Kind::Item || e.items.size() != t.fields.size()) return false;
+        for (size_t c = 0; c < t.fields.size(); ++c)
+          if (!scalar_fits(t.fields[c], e.items[c])) return false;
+      }
+      return true;
+    case Kind::Keyed: return false;
+    default: return scalar_fits(t, v);
+  }
+}
+
 std::string check_args(const Function& fn, std::span<const Value> args) {
   if (args.size() != fn.param_types.size())
     return fn.name + " takes " + std::to_string(fn.param_types.size()) + " argument" +
            (fn.param_types.size() == 1 ? "" : "s") + ", got " + std::to_string(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
+    if (fits(fn.param_types[i], args[i])) continue;
     std::string e = check_value("parameter '" + fn.param_names[i] + "'", fn.param_types[i], args[i]);
     if (!e.empty()) return e;
   }

@@ -216,18 +216,31 @@ std::string expected(const std::string& what, const ir::ValueType& t, const json
   return what + ": expected " + ir::value_type_name(t) + note + ", got " + json_kind(v);
 }
 
+// Where a value is in the arguments (lines[3].qty), written out only for a message: decoding a
+// long array makes no strings.
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view name;  // a parameter or field
+  size_t index = 0;       // an element, when name is empty
+  std::string str() const {
+    std::string s = parent ? parent->str() : std::string();
+    if (name.empty()) return s + "[" + std::to_string(index) + "]";
+    return parent ? s + "." + std::string(name) : std::string(name);
+  }
+};
+
 // Decodes v as a value of type t; "" or the problem (naming the parameter, e.g. 'l.label', and the
 // expected type).
-std::string decode(const std::string& path, const ir::ValueType& t, const json::value& v, vm::Value& out) {
-  const std::string what = "parameter '" + path + "'";
+std::string decode(const Path& path, const ir::ValueType& t, const json::value& v, vm::Value& out) {
+  auto what = [&path] { return "parameter '" + path.str() + "'"; };
   switch (t.kind) {
     case Kind::Int:
       if (v.is_int64()) {
         out = vm::Value::of_int(v.get_int64());
         return "";
       }
-      if (v.is_uint64()) return what + ": " + std::to_string(v.get_uint64()) + " is beyond int's range (-2^63 .. 2^63-1)";
-      return expected(what, t, v, " (a JSON integer)");
+      if (v.is_uint64()) return what() + ": " + std::to_string(v.get_uint64()) + " is beyond int's range (-2^63 .. 2^63-1)";
+      return expected(what(), t, v, " (a JSON integer)");
     case Kind::Num:
       if (v.is_double()) out = vm::Value::of_num(v.get_double());
       else if (v.is_int64()) out = vm::Value::of_num(static_cast<double>(v.get_int64()));
@@ -237,37 +250,37 @@ std::string decode(const std::string& path, const ir::ValueType& t, const json::
         numtext::parse_num(std::string_view(v.get_string().data(), v.get_string().size()), d);
         out = vm::Value::of_num(d);
       } else {
-        return expected(what, t, v, " (a JSON number)");
+        return expected(what(), t, v, " (a JSON number)");
       }
       return "";
     case Kind::Bool:
-      if (!v.is_bool()) return expected(what, t, v, " (true or false)");
+      if (!v.is_bool()) return expected(what(), t, v, " (true or false)");
       out = vm::Value::of_bool(v.get_bool());
       return "";
     case Kind::Text:
-      if (!v.is_string()) return expected(what, t, v, " (a JSON string)");
+      if (!v.is_string()) return expected(what(), t, v, " (a JSON string)");
       out = vm::Value::of_text(std::string(v.get_string().data(), v.get_string().size()));
       return "";
     case Kind::Item: {
-      if (!v.is_object()) return expected(what, t, v, " (an object with every field)");
+      if (!v.is_object()) return expected(what(), t, v, " (an object with every field)");
       const json::object& o = v.get_object();
       out = vm::Value{};
       out.kind = vm::Value::Kind::Item;
       out.items.resize(t.fields.size());
       for (size_t i = 0; i < t.fields.size(); ++i) {
         const json::value* f = o.if_contains(t.field_names[i]);
-        if (!f) return what + ": missing field '" + t.field_names[i] + "' (" + ir::value_type_name(t.fields[i]) + ")";
-        std::string e = decode(path + "." + t.field_names[i], t.fields[i], *f, out.items[i]);
+        if (!f) return what() + ": missing field '" + t.field_names[i] + "' (" + ir::value_type_name(t.fields[i]) + ")";
+        std::string e = decode(Path{&path, t.field_names[i]}, t.fields[i], *f, out.items[i]);
         if (!e.empty()) return e;
       }
       for (const auto& kv : o)
         if (std::find(t.field_names.begin(), t.field_names.end(), std::string_view(kv.key())) == t.field_names.end())
-          return what + ": " + t.name + " has no field '" + std::string(kv.key()) + "'";
+          return what() + ": " + t.name + " has no field '" + std::string(kv.key()) + "'";
       return "";
     }
     case Kind::Seq: {
       if (!v.is_array())
-        return expected(what, t, v, t.row_is_item ? " (an array of objects)" : " (a JSON array)");
+        return expected(what(), t, v, t.row_is_item ? " (an array of objects)" : " (a JSON array)");
       const json::array& a = v.get_array();
       out = vm::Value{};
       out.kind = vm::Value::Kind::List;
@@ -282,13 +295,13 @@ std::string decode(const std::string& path, const ir::ValueType& t, const json::
         element = t.fields[0];
       }
       for (size_t i = 0; i < a.size(); ++i) {
-        std::string e = decode(path + "[" + std::to_string(i) + "]", element, a[i], out.items[i]);
+        std::string e = decode(Path{&path, {}, i}, element, a[i], out.items[i]);
         if (!e.empty()) return e;
       }
       return "";
     }
     default:
-      return what + ": parameters of type " + ir::value_type_name(t) + " cannot be passed over HTTP";
+      return what() + ": parameters of type " + ir::value_type_name(t) + " cannot be passed over HTTP";
   }
 }
 
@@ -327,7 +340,7 @@ std::string decode_args(const vm::Function& fn, std::string_view body, std::vect
   for (size_t i = 0; i < fn.param_names.size(); ++i) {
     const json::value* v = o.if_contains(fn.param_names[i]);
     if (!v) return "missing parameter '" + fn.param_names[i] + "' (" + ir::value_type_name(fn.param_types[i]) + ") of " + signature(fn);
-    std::string e = decode(fn.param_names[i], fn.param_types[i], *v, args[i]);
+    std::string e = decode(Path{nullptr, fn.param_names[i]}, fn.param_types[i], *v, args[i]);
     if (!e.empty()) return e;
   }
   for (const auto& kv : o)
