@@ -289,13 +289,13 @@ class PureSession : public Session {
     const char* name = kKindName[tx.kind];
     switch (tx.kind) {
       case kNewOrder: {
-        // the order lines as a JSON array of objects (tpcc.pure's seq Line)
+        // the order lines as tpcc.pure's seq Line: a JSON array of rows, each the fields in order
+        // (i_id, supply_w_id, quantity), the compact form of {"i_id":..,"supply_w_id":..,"quantity":..}
         p = format("{\"w_id\":%" PRId64 ",\"d_id\":%" PRId64 ",\"c_id\":%" PRId64 ",\"now\":%" PRId64 ",\"ls\":[",
                    tx.w, tx.d, tx.c_id, tx.now);
         for (size_t i = 0; i < tx.lines.size(); i++) {
           if (i) p += ',';
-          p += format("{\"i_id\":%" PRId64 ",\"supply_w_id\":%" PRId64 ",\"quantity\":%" PRId64 "}", tx.lines[i].i_id,
-                      tx.lines[i].supply_w_id, tx.lines[i].quantity);
+          p += format("[%" PRId64 ",%" PRId64 ",%" PRId64 "]", tx.lines[i].i_id, tx.lines[i].supply_w_id, tx.lines[i].quantity);
         }
         p += "]}";
         name = "new_order_tx";

@@ -101,6 +101,9 @@ class Routes(ServeTest):
         self.assertEqual(c.json("POST", "/v1/shop/qty", {"sku": "s1"}), (200, {"result": 3}))
         self.assertEqual(c.json("POST", "/v1/shop/order_lines", {"id": 503, "picks": [], "notes": []}),
                          (409, {"ok": False, "reason": "an order needs a line"}))
+        # an item may also come as an array of its fields in declaration order (a compact row)
+        status, body = c.json("POST", "/v1/shop/order_lines", {"id": 504, "picks": [["s1", 1]], "notes": []})
+        self.assertEqual((status, body["result"]), (200, {"id": 504, "total": 1.5, "first": "s1", "noted": False}))
         status, body = c.json("POST", "/v1/shop/missing", {"skus": ["s1", "nope", "é"]})
         self.assertEqual((status, body["result"]), (200, ["nope", "é"]))
         status, body = c.json("POST", "/v1/shop/reversed", {"picks": picks})
@@ -115,9 +118,12 @@ class Routes(ServeTest):
         self.assertEqual((status, set(body)), (200, {"ok", "seq"}))
         # type mismatches inside arrays: 400, naming the element and the field
         bad = [
-            ("order_lines", {"id": 1, "picks": 5, "notes": []}, "parameter 'picks': expected seq Pick (an array of objects), got the integer 5"),
+            ("order_lines", {"id": 1, "picks": 5, "notes": []}, "parameter 'picks': expected seq Pick (an array of objects or of rows), got the integer 5"),
             ("order_lines", {"id": 1, "picks": {"sku": "s1"}, "notes": []}, "parameter 'picks': expected seq Pick", "got an object"),
-            ("order_lines", {"id": 1, "picks": [1], "notes": []}, "parameter 'picks[0]': expected Pick (an object with every field), got the integer 1"),
+            ("order_lines", {"id": 1, "picks": [1], "notes": []},
+             "parameter 'picks[0]': expected Pick (an object with every field, or an array of the fields in order), got the integer 1"),
+            ("order_lines", {"id": 1, "picks": [["s1", 1, 2]], "notes": []}, "parameter 'picks[0]': Pick has 2 fields, got an array of 3"),
+            ("order_lines", {"id": 1, "picks": [[1, "s1"]], "notes": []}, "parameter 'picks[0].sku': expected text (a JSON string), got the integer 1"),
             ("order_lines", {"id": 1, "picks": [{"sku": "s1", "qty": 1}, {"sku": "s1", "qty": "2"}], "notes": []},
              "parameter 'picks[1].qty': expected int (a JSON integer), got a string"),
             ("order_lines", {"id": 1, "picks": [{"sku": "s1"}], "notes": []}, "parameter 'picks[0]': missing field 'qty' (int)"),
@@ -131,7 +137,7 @@ class Routes(ServeTest):
         ]
         for name, obj, *words in bad:
             self.assert_error(*c.json("POST", f"/v1/shop/{name}", obj), 400, *words)
-        self.assertEqual(c.json("POST", "/v1/shop/qty", {"sku": "s1"}), (200, {"result": 3}))
+        self.assertEqual(c.json("POST", "/v1/shop/qty", {"sku": "s1"}), (200, {"result": 2}))
         self.assert_alive()
 
     def test_query_results_in_json(self):
@@ -320,7 +326,9 @@ class Routes(ServeTest):
                           "missing field 'x2'")
         self.assert_error(*c.json("POST", "/v1/shop/draw", {"l": {**line, "z": 1}}), 400, "no field 'z'")
         self.assert_error(*c.json("POST", "/v1/shop/draw", {"l": {**line, "x1": {"x": 1}}}), 400, "l.x1", "num")
-        self.assert_error(*c.json("POST", "/v1/shop/draw", {"l": [1, 2]}), 400, "expected Line")
+        self.assert_error(*c.json("POST", "/v1/shop/draw", {"l": [1, 2]}), 400, "Line has 5 fields, got an array of 2")
+        self.assert_error(*c.json("POST", "/v1/shop/draw", {"l": "x"}), 400, "expected Line")
+        self.assertEqual(c.json("POST", "/v1/shop/draw", {"l": [1, 2, 3, 4, "by position"]})[0], 200)
         self.assert_error(*c.json("POST", "/v1/shop/add", [1, 2]), 400, "JSON object", "add(sku: text")
         self.assert_error(*c.json("POST", "/v1/shop/add", '{"sku": "a",'), 400, "bad JSON at byte")
         self.assert_error(*c.json("POST", "/v1/shop/add", '{"sku": tru}'), 400, "bad JSON")

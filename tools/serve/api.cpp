@@ -229,73 +229,87 @@ struct Path {
   }
 };
 
-// Decodes v as a value of type t; "" or the problem (naming the parameter, e.g. 'l.label', and the
-// expected type).
+std::string decode(const Path& path, const ir::ValueType& t, const json::value& v, vm::Value& out);
+
+// Decodes v as an item named name with these fields (an item parameter, or a row of a seq of items):
+// an object with every field, or an array of the fields in order.
+std::string decode_item(const Path& path, std::string_view name, const std::vector<std::string>& names,
+                        const std::vector<ir::ValueType>& fields, const json::value& v, vm::Value& out) {
+  auto what = [&path] { return "parameter '" + path.str() + "'"; };
+  out.kind = vm::Value::Kind::Item;
+  out.items.resize(fields.size());
+  if (v.is_array()) {  // the fields by position, in declaration order: [7, 1, 5] for { i_id, supply_w_id, quantity }
+    const json::array& a = v.get_array();
+    if (a.size() != fields.size())
+      return what() + ": " + std::string(name) + " has " + std::to_string(fields.size()) + " fields, got an array of " +
+             std::to_string(a.size());
+    for (size_t i = 0; i < fields.size(); ++i) {
+      std::string e = decode(Path{&path, names[i]}, fields[i], a[i], out.items[i]);
+      if (!e.empty()) return e;
+    }
+    return "";
+  }
+  if (!v.is_object())
+    return what() + ": expected " + std::string(name) + " (an object with every field, or an array of the fields in order), got " +
+           json_kind(v);
+  const json::object& o = v.get_object();
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const json::value* f = o.if_contains(names[i]);
+    if (!f) return what() + ": missing field '" + names[i] + "' (" + ir::value_type_name(fields[i]) + ")";
+    std::string e = decode(Path{&path, names[i]}, fields[i], *f, out.items[i]);
+    if (!e.empty()) return e;
+  }
+  if (o.size() != fields.size())
+    for (const auto& kv : o)
+      if (std::find(names.begin(), names.end(), std::string_view(kv.key())) == names.end())
+        return what() + ": " + std::string(name) + " has no field '" + std::string(kv.key()) + "'";
+  return "";
+}
+
+// Decodes v as a value of type t into out (a default Value); "" or the problem (naming the
+// parameter, e.g. 'l.label' or 'lines[3].qty', and the expected type).
 std::string decode(const Path& path, const ir::ValueType& t, const json::value& v, vm::Value& out) {
   auto what = [&path] { return "parameter '" + path.str() + "'"; };
   switch (t.kind) {
     case Kind::Int:
       if (v.is_int64()) {
-        out = vm::Value::of_int(v.get_int64());
+        out.kind = vm::Value::Kind::Int;
+        out.i = v.get_int64();
         return "";
       }
       if (v.is_uint64()) return what() + ": " + std::to_string(v.get_uint64()) + " is beyond int's range (-2^63 .. 2^63-1)";
       return expected(what(), t, v, " (a JSON integer)");
     case Kind::Num:
-      if (v.is_double()) out = vm::Value::of_num(v.get_double());
-      else if (v.is_int64()) out = vm::Value::of_num(static_cast<double>(v.get_int64()));
-      else if (v.is_uint64()) out = vm::Value::of_num(static_cast<double>(v.get_uint64()));
-      else if (v.is_string() && (v.get_string() == "nan" || v.get_string() == "inf" || v.get_string() == "-inf")) {
-        double d;
-        numtext::parse_num(std::string_view(v.get_string().data(), v.get_string().size()), d);
-        out = vm::Value::of_num(d);
-      } else {
+      out.kind = vm::Value::Kind::Num;
+      if (v.is_double()) out.n = v.get_double();
+      else if (v.is_int64()) out.n = static_cast<double>(v.get_int64());
+      else if (v.is_uint64()) out.n = static_cast<double>(v.get_uint64());
+      else if (v.is_string() && (v.get_string() == "nan" || v.get_string() == "inf" || v.get_string() == "-inf"))
+        numtext::parse_num(std::string_view(v.get_string().data(), v.get_string().size()), out.n);
+      else
         return expected(what(), t, v, " (a JSON number)");
-      }
       return "";
     case Kind::Bool:
       if (!v.is_bool()) return expected(what(), t, v, " (true or false)");
-      out = vm::Value::of_bool(v.get_bool());
+      out.kind = vm::Value::Kind::Bool;
+      out.i = v.get_bool();
       return "";
     case Kind::Text:
       if (!v.is_string()) return expected(what(), t, v, " (a JSON string)");
-      out = vm::Value::of_text(std::string(v.get_string().data(), v.get_string().size()));
+      out.kind = vm::Value::Kind::Text;
+      out.text.assign(v.get_string().data(), v.get_string().size());
       return "";
-    case Kind::Item: {
-      if (!v.is_object()) return expected(what(), t, v, " (an object with every field)");
-      const json::object& o = v.get_object();
-      out = vm::Value{};
-      out.kind = vm::Value::Kind::Item;
-      out.items.resize(t.fields.size());
-      for (size_t i = 0; i < t.fields.size(); ++i) {
-        const json::value* f = o.if_contains(t.field_names[i]);
-        if (!f) return what() + ": missing field '" + t.field_names[i] + "' (" + ir::value_type_name(t.fields[i]) + ")";
-        std::string e = decode(Path{&path, t.field_names[i]}, t.fields[i], *f, out.items[i]);
-        if (!e.empty()) return e;
-      }
-      for (const auto& kv : o)
-        if (std::find(t.field_names.begin(), t.field_names.end(), std::string_view(kv.key())) == t.field_names.end())
-          return what() + ": " + t.name + " has no field '" + std::string(kv.key()) + "'";
-      return "";
-    }
+    case Kind::Item: return decode_item(path, t.name, t.field_names, t.fields, v, out);
     case Kind::Seq: {
       if (!v.is_array())
-        return expected(what(), t, v, t.row_is_item ? " (an array of objects)" : " (a JSON array)");
+        return expected(what(), t, v, t.row_is_item ? " (an array of objects or of rows)" : " (a JSON array)");
       const json::array& a = v.get_array();
-      out = vm::Value{};
       out.kind = vm::Value::Kind::List;
       out.items.resize(a.size());
-      ir::ValueType element;  // a row: the scalar column, or an item of the row's fields
-      if (t.row_is_item) {
-        element.kind = Kind::Item;
-        element.name = t.name.starts_with("seq ") ? t.name.substr(4) : t.name;
-        element.field_names = t.field_names;
-        element.fields = t.fields;
-      } else {
-        element = t.fields[0];
-      }
+      std::string_view row = t.name.starts_with("seq ") ? std::string_view(t.name).substr(4) : std::string_view(t.name);
       for (size_t i = 0; i < a.size(); ++i) {
-        std::string e = decode(Path{&path, {}, i}, element, a[i], out.items[i]);
+        std::string e = t.row_is_item ? decode_item(Path{&path, {}, i}, row, t.field_names, t.fields, a[i], out.items[i])
+                                      : decode(Path{&path, {}, i}, t.fields[0], a[i], out.items[i]);
         if (!e.empty()) return e;
       }
       return "";
