@@ -277,6 +277,15 @@ class ConsoleTest(unittest.TestCase):
         self.result("cheap", "ok")
         rows = b.run("return [...document.querySelectorAll(\"form[data-fn='cheap'] .result tbody tr\")].map(r => [...r.cells].map(c => c.textContent))")
         self.assertEqual(rows, [["fig", "0.5"], ["lime", "0.25"]])
+        # a seq parameter is a JSON array; an event's declared result is shown after the commit
+        self.assertIn("-> seq text", b.run("return document.querySelector(\"form[data-fn='missing'] .sig\").textContent"))
+        self.send("missing", {"skus": "[oops"})
+        self.assertIn("skus: not JSON", self.result("missing", "error")[1])
+        self.send("missing", {"skus": '["fig", "nope"]'})
+        state, text = self.result("missing", "ok")
+        self.assertTrue(text.startswith("committed · seq"), text)
+        self.assertIn("nope", text)
+        self.assertNotIn("fig", text)
         # a bool parameter is a checkbox
         self.assertEqual(b.run("return document.querySelector(\"form[data-fn='add'] input[name='active']\").type"), "checkbox")
         # ints beyond 2^53 go and come back exact

@@ -316,6 +316,25 @@
         return error ? { error } : { json: `{${parts.join(',')}}` };
       };
     }
+    if (t.type.startsWith('seq ')) {  // a JSON array, sent as written (the server checks each element)
+      const input = el('input', { type: 'text', name: path, 'data-type': t.type, autocomplete: 'off', spellcheck: 'false',
+        placeholder: Array.isArray(t.fields) ? 'JSON array of objects or rows: [{...}] or [[...]]' : 'JSON array: [1, 2]' });
+      const note = el('span', { class: 'field-error', hidden: true });
+      grid.append(el('label', {}, path.split('.').pop(), ' ', el('span', { class: 'type', text: t.type })), input, note);
+      input.addEventListener('input', () => { input.classList.remove('invalid'); note.hidden = true; });
+      return () => {
+        let error = null;
+        try {
+          if (!Array.isArray(JSON.parse(input.value.trim() || '[]'))) error = 'a JSON array is needed';
+        } catch (e) {
+          error = 'not JSON: ' + e.message;
+        }
+        input.classList.toggle('invalid', !!error);
+        note.hidden = !error;
+        note.textContent = error || '';
+        return error ? { error: `${path}: ${error}` } : { json: input.value.trim() || '[]' };
+      };
+    }
     grid.append(el('span', { text: path }), el('span', { class: 'field-error', text: `${t.type} cannot be passed over HTTP` }));
     return () => ({ error: `${path}: a ${t.type} cannot be passed over HTTP` });
   }
@@ -344,7 +363,7 @@
     const readers = fn.params.map((p) => [p.name, inputFor(p, p.name, grid)]);
     const result = el('div', { class: 'result', 'aria-live': 'polite' });
     const sig = `${kind} ${fn.name}(${fn.params.map((p) => `${p.name}: ${p.type}`).join(', ')})` +
-      (kind === 'query' ? ` -> ${fn.result.type}` : '');
+      (fn.result ? ` -> ${fn.result.type}` : '');
     const button = el('button', { type: 'submit', text: kind === 'event' ? 'Send' : 'Run' });
     const form = el('form', { class: 'call', 'data-kind': kind, 'data-fn': fn.name, novalidate: true },
       el('h3', { class: 'mono', text: fn.name }), el('div', { class: 'sig', text: sig }),
@@ -397,7 +416,10 @@
     const ms = el('span', { class: 'elapsed', text: `  (${r.ms.toFixed(1)} ms)` });
     const j = r.json || Object.create(null);
     if (r.status === 200 && kind === 'event') {
-      setResult(box, 'ok', `committed · seq ${show(j.seq)}`, ms);
+      const shown = fn.result ? renderValue(fn.result, j.result) : null;  // an event that declares a result
+      if (shown === null) setResult(box, 'ok', `committed · seq ${show(j.seq)}`, ms);
+      else if (typeof shown === 'string') setResult(box, 'ok', `committed · seq ${show(j.seq)} → ${shown}`, ms);
+      else setResult(box, 'ok', `committed · seq ${show(j.seq)} → `, el('div', {}, shown, ms));
       refreshCounts();
       if (state.list) loadPage();
     } else if (r.status === 200) {
