@@ -524,6 +524,7 @@ class Checker {
       error(loc, "a list cannot hold the outcome of an event that returns a value (" + type_name(t) + ")",
             "keep the outcome in a local and put its '.value' (or '.ok') in the list");
   }
+
   // ---- functions and statements -------------------------------------------------------------
   void check_function(FuncDecl& f) {
     fn_ = &f;

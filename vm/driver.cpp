@@ -106,8 +106,8 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       rt::MeterNoThrow counted_only;            // the reason is handed over even when memory ran out
       event.base[1].t = rt::text_new(reason);   // outcome.reason: owned by the caller's call area
       if (!event.return_ip) return std::nullopt;  // a host called the event: the outcome is in base
-      // A result the event declared: its slots get zeros, "" and empty lists (main cannot read them:
-      // CHECK_VALUE stops '.value'; printing the outcome shows them), so the caller owns valid values.
+      // A result the event declared: its slots get zeros, "" and empty lists, so that they hold valid
+      // values (main cannot read them: CHECK_VALUE stops '.value', and a failed outcome prints without).
       const Function& fn = *event.fn;
       for (size_t i = 0; i < fn.result_kind.size(); ++i) {
         Slot& v = event.base[2 + i];

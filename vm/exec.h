@@ -133,14 +133,15 @@ EXEC(SHL_INT) {
   s[ip->a].i = static_cast<int64_t>(static_cast<uint64_t>(b) << n);
   return ip + 1;
 }
-EXEC(CHECK_VALUE) {
-  if (!s[ip->b].i) no_value(ip, s[ip->c].t);
-  return ip + 1;
-}
 EXEC(SHR_INT) {
   int64_t b = s[ip->b].i, n = s[ip->c].i;
   if (static_cast<uint64_t>(n) > 63) bad_shift(ip, ">>", b, n);
   s[ip->a].i = b >> n;  // arithmetic since C++20
+  return ip + 1;
+}
+// '.value' of an event's outcome: only a committed event has one (vm/calls.cpp: no_value).
+EXEC(CHECK_VALUE) {
+  if (!s[ip->b].i) no_value(ip, s[ip->c].t);
   return ip + 1;
 }
 
