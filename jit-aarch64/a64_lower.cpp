@@ -150,7 +150,10 @@ class Lowerer {
         lower(pc);
       }
     // cold code: exits, budget and slow paths
-    for (size_t i = 0; i < cold_.size(); ++i) cold_[i]();
+    for (size_t i = 0; i < cold_.size(); ++i) {
+      std::function<void()> emit = std::move(cold_[i]);  // (it may add more)
+      emit();
+    }
     for (auto& [pc, label] : exits_) {
       as_.bind(label);
       write_back();
@@ -355,6 +358,16 @@ class Lowerer {
     exits_.emplace(pc, l);
     return l;
   }
+  // Out of line: `undo` (which restores a register the instruction changed), then leave at pc.
+  aj::Label undo_then_leave(uint32_t pc, std::function<void()> undo) {
+    aj::Label l = as_.newLabel();
+    cold_.push_back([this, l, pc, undo] {
+      as_.bind(l);
+      undo();
+      keep(as_.b(leave_at(pc)));
+    });
+    return l;
+  }
   void next(uint32_t pc) {
     // fall through when the next instruction is emitted right after this one
     if (pc + 1 < in_region_.size() && in_region_[pc + 1]) return;
@@ -448,17 +461,35 @@ class Lowerer {
       }
       case Op::ADD_INT: case Op::SUB_INT: {
         A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        bool add = in.op == Op::ADD_INT;
+        if (home_[in.a].kind == Home::Gp && in.a == in.b && in.a != in.c) {
+          // a += c in its register: on overflow the wrapped sum is undone (exactly, modulo 2^64)
+          // before leaving, so the interpreter sees the operands it faults on
+          A::Gp r = gp_home(in.a);
+          keep(add ? as_.adds(r, r, y) : as_.subs(r, r, y));
+          keep(as_.b(CC::kVS, undo_then_leave(pc, [this, r, y, add] { keep(add ? as_.sub(r, r, y) : as_.add(r, r, y)); })));
+          return next(pc);
+        }
         A::Gp r = in.a != in.b && in.a != in.c ? gp_out(in.a, s3) : s3;
-        keep(in.op == Op::ADD_INT ? as_.adds(r, x, y) : as_.subs(r, x, y));
+        keep(add ? as_.adds(r, x, y) : as_.subs(r, x, y));
         keep(as_.b(CC::kVS, leave_at(pc)));
         gp_commit(in.a, r);
         return next(pc);
       }
       case Op::ADDI_INT: {
         A::Gp x = gp_in(in.b, s1);
+        bool small = in.imm > -4096 && in.imm < 4096;
+        if (home_[in.a].kind == Home::Gp && in.a == in.b && small) {
+          // a += k in its register, undone on overflow as above
+          A::Gp r = gp_home(in.a);
+          int64_t k = in.imm;
+          keep(k >= 0 ? as_.adds(r, r, k) : as_.subs(r, r, -k));
+          keep(as_.b(CC::kVS, undo_then_leave(pc, [this, r, k] { keep(k >= 0 ? as_.sub(r, r, k) : as_.add(r, r, -k)); })));
+          return next(pc);
+        }
         A::Gp r = in.a != in.b ? gp_out(in.a, s3) : s3;
         if (in.imm >= 0 && in.imm < 4096) keep(as_.adds(r, x, in.imm));
-        else if (in.imm < 0 && in.imm > -4096) keep(as_.subs(r, x, -in.imm));
+        else if (small) keep(as_.subs(r, x, -in.imm));
         else keep(as_.mov(s2, static_cast<uint64_t>(in.imm))), keep(as_.adds(r, x, s2));
         keep(as_.b(CC::kVS, leave_at(pc)));
         gp_commit(in.a, r);

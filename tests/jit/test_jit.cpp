@@ -489,8 +489,15 @@ class Gen {
   }
   std::string int_expr(int d) {
     if (d <= 0 || pick(3) == 0) return pick(2) ? int_var() : int_const();
-    switch (pick(9)) {
+    switch (pick(10)) {
       case 0: return "int(" + num_expr(d - 1) + ")";
+      case 4: {
+        // bitwise operators; a shift count out of 0..63 faults (the count is often negative)
+        const char* ops[] = {" & ", " | ", " ^ ", " << ", " >> "};
+        int op = pick(5);
+        std::string rhs = op >= 3 ? "(" + int_expr(d - 1) + " % 70)" : int_expr(d - 1);
+        return "(" + int_expr(d - 1) + ops[op] + rhs + ")";
+      }
       case 1: return pick(2) ? "xs.count()" : "ts.count()";
       case 2: return "xs[" + int_expr(d - 1) + (pick(2) ? " % 5]" : " % (xs.count() + 1)]");
       case 3: return "f(" + int_expr(d - 1) + ")";
