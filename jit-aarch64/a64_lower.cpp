@@ -4,10 +4,11 @@
 // The function has vm::NativeLoop's signature: x0 = VMCore*, x1 = the frame's slots, x2 = the pc it
 // is entered at (one of the loop's LOOP/ITER_NEXT instructions); x0 = the pc where the interpreter
 // resumes, or kFaulted. Fixed registers across the whole loop:
-//   x19 core, x20 base (the frame), x21 the step budget (core->steps_left, kept in a register),
-//   x22..x28 the hottest int-like slots, d8..d15 the hottest num slots (all callee-saved, so they
-//   live across calls into C; only pure_step needs the frame in memory);
-//   x9..x15 and d16..d18 scratch, x16/x17 call targets and large offsets.
+//   x19 core, x20 base (the frame), x21 the step budget (core->steps_left, kept in a register);
+//   the hottest int-like slots in x22..x28 and then x4..x8, the hottest num slots in d8..d15 and
+//   then d19..d31. The first of each are callee-saved and live across calls into C; the
+//   caller-saved ones are stored around those calls. x9..x15 and d16..d18 are scratch, x16/x17
+//   call targets and large offsets.
 // Every other slot a native instruction uses is read and written in the frame.
 // Pinned slots and the budget are loaded at entry and written back at every exit and before every
 // pure_step call (which may read or write any slot), and reloaded after it.
@@ -104,8 +105,12 @@ Uses uses_of(Op op) {
   }
 }
 
-constexpr int kGpPinned = 7;  // x22..x28
-constexpr int kFpPinned = 8;  // d8..d15
+// Registers for pinned slots: callee-saved ones first (they survive calls into C), then
+// caller-saved ones, which are stored around such calls (and, like all, around pure_step).
+constexpr int kGpCallee = 7, kGpPinned = 12;  // x22..x28, then x4..x8
+constexpr int kFpCallee = 8, kFpPinned = 21;  // d8..d15, then d19..d31
+int gp_reg_of(int i) { return i < kGpCallee ? 22 + i : 4 + (i - kGpCallee); }
+int fp_reg_of(int i) { return i < kFpCallee ? 8 + i : 19 + (i - kFpCallee); }
 const A::Gp kCore = A::x19, kBase = A::x20, kSteps = A::x21;
 
 // Where a slot lives while native code runs.
@@ -251,8 +256,8 @@ class Lowerer {
 
   static A::Gp xreg(int i) { return A::x(static_cast<uint32_t>(i)); }
   static A::Vec dreg(int i) { return A::d(static_cast<uint32_t>(i)); }
-  A::Gp gp_home(uint32_t s) const { return xreg(22 + home_[s].reg); }
-  A::Vec fp_home(uint32_t s) const { return dreg(8 + home_[s].reg); }
+  A::Gp gp_home(uint32_t s) const { return xreg(gp_reg_of(home_[s].reg)); }
+  A::Vec fp_home(uint32_t s) const { return dreg(fp_reg_of(home_[s].reg)); }
 
   // The frame slot s, as a memory operand (large offsets through x17).
   aj::arm::Mem slot_mem(uint32_t s) {
@@ -311,11 +316,11 @@ class Lowerer {
   void prologue() {
     // callee-saved registers this code uses: x19..x21 always, x22.. and d8.. as pinned
     std::vector<int> gp = {19, 20, 21};
-    for (size_t i = 0; i < gp_slots_.size(); ++i) gp.push_back(22 + static_cast<int>(i));
+    for (size_t i = 0; i < gp_slots_.size() && i < kGpCallee; ++i) gp.push_back(22 + static_cast<int>(i));
     if (gp.size() % 2) gp.push_back(gp.back() + 1 <= 28 ? gp.back() + 1 : 18);
     for (size_t i = 0; i < gp.size(); i += 2) saved_gp_.push_back({gp[i], gp[i + 1]});
     std::vector<int> fp;
-    for (size_t i = 0; i < fp_slots_.size(); ++i) fp.push_back(8 + static_cast<int>(i));
+    for (size_t i = 0; i < fp_slots_.size() && i < kFpCallee; ++i) fp.push_back(8 + static_cast<int>(i));
     if (fp.size() % 2) fp.push_back(fp.back() + 1);
     for (size_t i = 0; i < fp.size(); i += 2) saved_fp_.push_back({fp[i], fp[i + 1]});
     base_var_ = 16 + 16 * static_cast<uint32_t>(saved_gp_.size() + saved_fp_.size());
@@ -383,6 +388,16 @@ class Lowerer {
   void call(uint64_t fn) {
     keep(as_.mov(A::x16, fn));
     keep(as_.blr(A::x16));
+  }
+  // A call into C that touches no frame slot (fmod, the runtime calls): the slots pinned in
+  // caller-saved registers are stored before it and loaded after it (its arguments are already in
+  // x0..x3 / d0..d1, its result in x0/x1 / d0 is left alone).
+  void call_c(uint64_t fn) {
+    for (size_t i = kGpCallee; i < gp_slots_.size(); ++i) keep(as_.str(gp_home(gp_slots_[i]), slot_mem(gp_slots_[i])));
+    for (size_t i = kFpCallee; i < fp_slots_.size(); ++i) keep(as_.str(fp_home(fp_slots_[i]), slot_mem(fp_slots_[i])));
+    call(fn);
+    for (size_t i = kGpCallee; i < gp_slots_.size(); ++i) keep(as_.ldr(gp_home(gp_slots_[i]), slot_mem(gp_slots_[i])));
+    for (size_t i = kFpCallee; i < fp_slots_.size(); ++i) keep(as_.ldr(fp_home(fp_slots_[i]), slot_mem(fp_slots_[i])));
   }
 
   // One instruction through pure_step: the frame in memory is current around the call.
@@ -578,7 +593,7 @@ class Lowerer {
         A::Vec x = fp_in(in.b, f1), y = fp_in(in.c, f2);
         keep(as_.fmov(A::d1, y));
         keep(as_.fmov(A::d0, x));
-        call(calls_.fmod);  // std::fmod; pinned registers are callee-saved
+        call_c(calls_.fmod);  // std::fmod
         fp_commit(in.a, A::d0);
         return next(pc);
       }
@@ -691,7 +706,7 @@ class Lowerer {
           keep(as_.ldr(r, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
         } else {
           keep(as_.mov(A::x0, l));
-          call(calls_.list_count);
+          call_c(calls_.list_count);
           keep(as_.mov(r, A::x0));
         }
         gp_commit(in.a, r);
@@ -762,11 +777,11 @@ class Lowerer {
         keep(as_.mov(A::x1, pos));
         keep(as_.mov(A::x2, static_cast<uint64_t>(in.imm)));
         if (in.op == Op::SEQ_GET_FIELD) {
-          call(calls_.seq_get_field);
+          call_c(calls_.seq_get_field);
           keep(as_.cbz(A::x1, slow));
           gp_commit(in.a, A::x0);
         } else {
-          call(calls_.seq_set_field);
+          call_c(calls_.seq_set_field);
           keep(as_.cbz(A::x0, slow));
         }
         return next(pc);

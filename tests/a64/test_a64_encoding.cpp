@@ -204,3 +204,28 @@ TEST_CASE("a64: instructions that change the frame leave; the rest is native or 
   CHECK(pure::jit::a64::lowering_of(Op::CONCAT) == pure::jit::Lowering::Step);
   CHECK(pure::jit::a64::lowering_of(Op::MUL_NUM) == pure::jit::Lowering::Native);
 }
+
+TEST_CASE("a64: slots past the callee-saved registers live in caller-saved ones, stored around calls into C") {
+  // ten num slots (1..10) in a chain of multiplications, then one MOD_NUM (a call to fmod): eight
+  // go to d8..d15, two to d19, d20, and those two are stored before the call and loaded after it
+  std::vector<Instr> body = {Instr{Op::LOOP, 0, 0, 0, 0}};
+  for (uint16_t s = 1; s < 10; ++s) body.push_back(Instr{Op::MUL_NUM, static_cast<uint16_t>(s + 1), s, s, 0});
+  body.push_back(Instr{Op::MOD_NUM, 1, 10, 2, 0});
+  body.push_back(Instr{Op::ADDI_INT, 0, 0, 0, 1});
+  body.push_back(Instr{Op::JLT_INT, 0, 0, 11, -12});
+  auto f = one_loop(body);
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  CHECK(e.info.fp_pinned == 10);
+  CHECK(e.info.memory_slots == 0);
+  size_t call = e.text.find("blr x16");
+  REQUIRE(call != std::string::npos);
+  size_t store = e.text.rfind("str d19", call), load = e.text.find("ldr d19", call);
+  CHECK(store != std::string::npos);
+  CHECK(load != std::string::npos);
+  CHECK(e.text.rfind("str d20", call) != std::string::npos);
+  // the prologue saves only callee-saved registers: d8..d15, never d19
+  CHECK(e.text.find("stp d8, d9") != std::string::npos);
+  CHECK(e.text.find("stp d19") == std::string::npos);
+  CHECK(!any_fused(e.words));
+}
