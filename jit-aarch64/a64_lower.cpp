@@ -130,30 +130,38 @@ class Lowerer {
     for (uint32_t b : loop_.blocks)
       for (uint32_t pc = fn_.blocks[b].start_pc; pc < fn_.blocks[b].end_pc; ++pc) in_region_[pc] = true;
     assign_homes(info);
-    labels_.resize(code.size());
-    for (uint32_t pc = 0; pc < code.size(); ++pc)
-      if (in_region_[pc]) labels_[pc] = as_.newLabel();
+    int versions = plan_plain_version() ? 2 : 1;
+    for (int v = 0; v < versions; ++v) {
+      labels_[v].resize(code.size());
+      for (uint32_t pc = 0; pc < code.size(); ++pc)
+        if (in_region_[pc]) labels_[v][pc] = as_.newLabel();
+    }
     done_ = as_.newLabel();
 
     prologue();
-    // enter at one of the loop's LOOP / ITER_NEXT instructions
-    for (uint32_t pc = 0; pc < code.size(); ++pc) {
-      if (!in_region_[pc]) continue;
-      const Instr& in = code[pc];
-      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
-      if (!head) continue;
-      as_.mov(A::x9, addr(at(pc)));
-      as_.cmp(A::x2, A::x9);
-      as_.b(CC::kEQ, labels_[pc]);
-    }
-    as_.mov(A::x0, A::x2);  // never taken: the interpreter enters only at those
-    as_.b(done_);
-
-    for (uint32_t pc = 0; pc < code.size(); ++pc)
-      if (in_region_[pc]) {
-        as_.bind(labels_[pc]);
-        lower(pc);
+    // the plain-list version when every list it assumes plain is (they stay the same lists: no
+    // instruction of the loop writes their slots), else the general one
+    aj::Label general = as_.newLabel();
+    if (versions == 2) {
+      for (uint32_t s = 0; s < assume_plain_.size(); ++s) {
+        if (!assume_plain_[s]) continue;
+        A::Gp l = gp_in(s, A::x9);
+        keep(as_.ldrb(A::w10, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+        keep(as_.cbz(A::w10, general));
       }
+      dispatch(labels_[1]);
+    }
+    as_.bind(general);
+    dispatch(labels_[0]);
+
+    for (int v = versions - 1; v >= 0; --v) {
+      version_ = v;
+      for (uint32_t pc = 0; pc < code.size(); ++pc)
+        if (in_region_[pc]) {
+          as_.bind(labels_[v][pc]);
+          lower(pc);
+        }
+    }
     // cold code: exits, budget and slow paths
     for (size_t i = 0; i < cold_.size(); ++i) {
       std::function<void()> emit = std::move(cold_[i]);  // (it may add more)
@@ -182,7 +190,9 @@ class Lowerer {
   std::vector<bool> in_region_;
   std::vector<Home> home_;
   std::vector<uint32_t> gp_slots_, fp_slots_;  // pinned, by register
-  std::vector<aj::Label> labels_;
+  std::vector<aj::Label> labels_[2];  // per pc of the loop, per version (1: lists known plain)
+  int version_ = 0;                   // the version being emitted
+  std::vector<bool> assume_plain_;    // version 1: list slots whose lists are plain
   std::map<uint32_t, aj::Label> exits_;
   std::vector<std::function<void()>> cold_;
   aj::Label done_;
@@ -349,7 +359,7 @@ class Lowerer {
   // The label control goes to for pc: inside the loop, or an exit that resumes the interpreter
   // there (also used for faults: the interpreter executes the instruction at pc again).
   aj::Label target(uint32_t pc) {
-    if (pc < in_region_.size() && in_region_[pc]) return labels_[pc];
+    if (pc < in_region_.size() && in_region_[pc]) return labels_[version_][pc];
     auto it = exits_.find(pc);
     if (it != exits_.end()) return it->second;
     aj::Label l = as_.newLabel();
@@ -425,12 +435,57 @@ class Lowerer {
   // The instruction's common case did not apply: run it through pure_step out of line.
   aj::Label slow_path(uint32_t pc) {
     aj::Label l = as_.newLabel();
-    cold_.push_back([this, l, pc] {
+    cold_.push_back([this, l, pc, v = version_] {
       as_.bind(l);
+      version_ = v;  // goes on in the version it came from
       step(pc);
     });
     return l;
   }
+
+  // Enters at one of the loop's LOOP / ITER_NEXT instructions.
+  void dispatch(const std::vector<aj::Label>& labels) {
+    for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
+      if (!in_region_[pc]) continue;
+      const Instr& in = fn_.code[pc];
+      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
+      if (!head) continue;
+      keep(as_.mov(A::x9, addr(at(pc))));
+      keep(as_.cmp(A::x2, A::x9));
+      keep(as_.b(CC::kEQ, labels[pc]));
+    }
+    keep(as_.mov(A::x0, A::x2));  // never taken: the interpreter enters only at those
+    keep(as_.b(done_));
+  }
+
+  // A second version of the loop that skips the plain check of SEQ_GET/SEQ_SET/SEQ_PUSH is worth
+  // it when their lists cannot change while the native code runs: no instruction of the loop runs
+  // through pure_step (which may write any slot) or a field runtime call, and none writes the
+  // list's slot. Their slow paths then only fault (out of range) or grow the list (SEQ_PUSH),
+  // neither of which writes a slot; leaving and re-entering checks again.
+  bool plan_plain_version() {
+    size_t n = fn_.stack_need + 1u;
+    assume_plain_.assign(n, false);
+    if (!layout_.ok) return false;
+    std::vector<bool> written(n, false);
+    std::vector<uint16_t> lists;
+    for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
+      if (!in_region_[pc]) continue;
+      const Instr& in = fn_.code[pc];
+      Lowering how = lowering_of(in.op);
+      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD) return false;
+      if (how != Lowering::Native) continue;
+      bool writes_a = uses_of(in.op).a != Use::None && in.op != Op::SEQ_SET && in.op != Op::SEQ_PUSH;
+      if (writes_a && in.a < n) written[in.a] = true;
+      if (in.op == Op::TAKE && in.b < n) written[in.b] = true;
+      if (in.op == Op::SEQ_GET || in.op == Op::SEQ_SET || in.op == Op::SEQ_PUSH) lists.push_back(in.b);
+    }
+    bool any = false;
+    for (uint16_t s : lists)
+      if (s < n && !written[s]) assume_plain_[s] = any = true;
+    return any;
+  }
+  bool known_plain(uint32_t s) const { return version_ == 1 && s < assume_plain_.size() && assume_plain_[s]; }
 
   // ---- instructions -------------------------------------------------------------------------
 
@@ -718,8 +773,10 @@ class Lowerer {
         // exec_SEQ_GET / exec_SEQ_SET); else pure_step does the rest or faults
         aj::Label slow = slow_path(pc);
         A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
-        keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
-        keep(as_.cbz(A::w11, slow));
+        if (!known_plain(in.b)) {
+          keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+          keep(as_.cbz(A::w11, slow));
+        }
         keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
         keep(as_.cmp(pos, s3));
         keep(as_.b(CC::kHS, slow));
@@ -746,8 +803,10 @@ class Lowerer {
         // which grows the list (or faults) as the interpreter does
         aj::Label slow = slow_path(pc);
         A::Gp l = gp_in(in.b, s1);
-        keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
-        keep(as_.cbz(A::w11, slow));
+        if (!known_plain(in.b)) {
+          keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+          keep(as_.cbz(A::w11, slow));
+        }
         keep(as_.ldr(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
         keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.cap_rows))));
         keep(as_.cmp(s2, s3));

@@ -320,6 +320,28 @@ TEST_CASE("jit: sequence reads, writes and pushes inside compiled loops (in plac
   }
 }
 
+TEST_CASE("jit: a loop reading a two-field sequence and a plain one (the AArch64 JIT's plain-list version)") {
+  // the AArch64 JIT enters a version without the plain checks only when every list it reads at
+  // SEQ_GET/SEQ_SET/SEQ_PUSH is plain at entry; `ps` has two cells per row, so it takes the
+  // general version, and `ns` alone the plain one
+  const char* mixed = "type P { x: int, y: int }\nfn main() {\n let ps = seq P\n ps.push(P { x: 1, y: 2 })\n"
+                      " ps.push(P { x: 3, y: 4 })\n let ns = [5, 6, 7]\n var t = 0\n for i in 0 .. 300 {\n"
+                      "  let p = ps[i % 2]\n  ps[i % 2] = p\n  ns[i % 3] = ns[(i + 1) % 3] + p.x\n"
+                      "  t += p.x * p.y + ns[i % 3] % 1000\n }\n print(\"{t} {ns[0]} {ns[1]} {ns[2]}\")\n}\n";
+  Run r = both(mixed);
+  CHECK(r.output == "49350 454 156 457\n");
+  CHECK(r.compiled == 1);
+  const char* plain = "fn main() {\n let ns = [5, 6, 7]\n let bs = [true, false]\n var t = 0\n for i in 0 .. 300 {\n"
+                      "  ns[i % 3] = ns[(i + 1) % 3] % 1000 + i\n  if bs[i % 2] { t += ns[i % 3] }\n  ns.push(i)\n }\n"
+                      " print(\"{t} {ns.count()} {ns[0]} {ns[302]}\")\n}\n";
+  r = both(plain);
+  CHECK(r.compiled == 1);
+  // out of range in the plain version: the interpreter's message
+  Run e = both("fn main() {\n let ns = [5, 6, 7]\n var t = 0\n for i in 0 .. 10 { t += ns[i] }\n print(t)\n}\n");
+  CHECK(e.failed);
+  CHECK(contains(e.error, "out of range"));
+}
+
 TEST_CASE("jit: a loop that compiles too little stays interpreted; forcing it gives the same bytes") {
   // INT_TEXT and CONCAT run through pure_step: 3 of its 9 instructions would be native
   const char* texts = "fn main() {\n var s = \"\"\n for i in 0 .. 50 { s = s + text(i) + \",\" + text(i) + \";\" }\n print(s.len())\n}\n";
