@@ -33,8 +33,6 @@
 #include "runtime/event_list.h"
 #include "vm/engine.h"
 
-extern "C" double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
-
 namespace pure::jit {
 
 using vm::Instr;
@@ -488,7 +486,7 @@ class LoopLowering {
 
 }  // namespace
 
-struct Backend::State {
+struct LlvmBackend::State {
   std::mutex lock;
   std::unique_ptr<orc::LLJIT> jit;
   std::unique_ptr<TargetMachine> machine;  // for the optimiser's cost model
@@ -503,7 +501,7 @@ static std::string take_message(Error e) {
   return os.str();
 }
 
-Backend::Backend() : state_(std::make_unique<State>()) {
+LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   static std::once_flag once;
   std::call_once(once, [] {
     InitializeNativeTarget();
@@ -548,9 +546,9 @@ Backend::Backend() : state_(std::make_unique<State>()) {
   }
 }
 
-Backend::~Backend() = default;
+LlvmBackend::~LlvmBackend() = default;
 
-vm::NativeLoop Backend::compile(const vm::Function& function, uint32_t loop, std::string& error,
+vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop, std::string& error,
                                 const std::atomic<bool>* cancel) {
   std::lock_guard<std::mutex> guard(state_->lock);
   auto cancelled = [&] {

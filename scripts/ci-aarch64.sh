@@ -7,7 +7,8 @@
 #   PURE_NATIVE_BUILD   native build folder                 (default build)
 #   PURE_AARCH64_BUILD  AArch64 build folder                (default build-aarch64)
 #   PURE_JOBS           parallel compile jobs               (default 2)
-#   PURE_ENGINES        engines to record on both machines  (default "interp"; e.g. "interp jit" once JITs land)
+#   PURE_ENGINES        engines to record on both machines  (default "interp jit": the x86-64 JIT is LLVM's, the
+#                       AArch64 one asmjit's; jit runs compile every loop on first entry, whatever its native share)
 #   PURE_RUN_TIMEOUT    seconds per example run under qemu  (default 300)
 #   PURE_CTEST_ARGS     extra ctest arguments for the qemu run, e.g. "-E store_model" to fit a CI budget
 # Exit status: 0 when every phase passed; 1 otherwise. A timing table is printed either way.
@@ -18,7 +19,7 @@ cd "$root" || exit 1
 native_build=${PURE_NATIVE_BUILD:-build}
 cross_build=${PURE_AARCH64_BUILD:-build-aarch64}
 jobs=${PURE_JOBS:-2}
-engines=${PURE_ENGINES:-interp}
+engines=${PURE_ENGINES:-interp jit}
 run_timeout=${PURE_RUN_TIMEOUT:-300}
 read -r -a ctest_extra <<<"${PURE_CTEST_ARGS:-}"
 emulator="qemu-aarch64 -L /usr/aarch64-linux-gnu"
@@ -133,12 +134,16 @@ phase "ctest aarch64 (qemu)" ctest --test-dir "$cross_build" --output-on-failure
 mkdir -p "$recordings"
 rm -f "$recordings"/*.jsonl
 recorded=()
+# A JIT recording compiles every loop the first time it is entered, so the examples' loops run as native code.
+jit_env=(env PURE_JIT_THRESHOLD=0 PURE_JIT_MIN_SHARE=0)
 for engine in $engines; do
   x86_file="$recordings/x86_64-$engine.jsonl"
   arm_file="$recordings/aarch64-$engine.jsonl"
-  phase "record x86_64 $engine" python3 scripts/record.py --pure-run "$native_pure_run" \
+  run_env=()
+  [[ $engine == jit* ]] && run_env=("${jit_env[@]}")
+  phase "record x86_64 $engine" "${run_env[@]}" python3 scripts/record.py --pure-run "$native_pure_run" \
     --engine "$engine" --out "$x86_file" && recorded+=("$x86_file")
-  phase "record aarch64 $engine (qemu)" python3 scripts/record.py --pure-run "$cross_build/tools/pure-run" \
+  phase "record aarch64 $engine (qemu)" "${run_env[@]}" python3 scripts/record.py --pure-run "$cross_build/tools/pure-run" \
     --emulator "$emulator" --engine "$engine" --timeout "$run_timeout" --out "$arm_file" && recorded+=("$arm_file")
 done
 if [[ ${#recorded[@]} -ge 2 ]]; then

@@ -19,9 +19,7 @@
 #include "stdlib/utf8.h"
 #include "tools/run_data.h"
 #include "vm/vm.h"
-#ifdef PURE_HAVE_LLVM_JIT
-#include "jit-llvm/jit.h"
-#endif
+#include "jit-common/jit.h"
 
 namespace {
 
@@ -128,13 +126,14 @@ int main(int argc, char** argv) {
       ->check(budget(false))
       ->needs(data_option);
   app.set_version_flag("--version", "pure-run 0.1");
-#ifdef PURE_HAVE_LLVM_JIT
+#ifdef PURE_HAVE_JIT
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
-             "Environment: PURE_JIT=0 forces the interpreter; PURE_JIT=1 (the default) compiles hot loops with LLVM\n"
-             "on a background thread. PURE_JIT_THRESHOLD=N: loop passes before a loop is compiled (default 1000;\n"
-             "0 = on first entry). PURE_JIT_STATS=1 prints to stderr at exit the loops compiled and rejected,\n"
-             "the share of their instructions compiled natively and the compile milliseconds. PURE_JIT_MIN_SHARE=S\n"
-             "(default 0.8): compile only loops with at least that share of native instructions.");
+             "Environment: PURE_JIT=0 forces the interpreter; PURE_JIT=1 (the default) compiles hot loops to\n"
+             "machine code on a background thread (LLVM on x86-64, asmjit on AArch64). PURE_JIT_THRESHOLD=N: loop\n"
+             "passes before a loop is compiled (default 1000; 0 = on first entry). PURE_JIT_STATS=1 prints to\n"
+             "stderr at exit the loops compiled and rejected, the share of their instructions compiled natively\n"
+             "and the compile milliseconds. PURE_JIT_MIN_SHARE=S (default 0.8): compile only loops with at least\n"
+             "that share of native instructions.");
 #else
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "PURE_JIT=0 forces the interpreter (the only engine in this build).");
@@ -169,49 +168,20 @@ int main(int argc, char** argv) {
                  pure::text::utf8_error_message(args[i]).c_str());
     return kExitUsage;
   }
-  // PURE_JIT: 0/off = the interpreter; 1/on/llvm (the default where the JIT is built) = the
-  // JIT; sync = the JIT compiling on the running thread (deterministic tests only).
-  std::string jit_mode = std::getenv("PURE_JIT") ? std::getenv("PURE_JIT") : "";
-  bool use_jit = false, jit_sync = false;
-  if (jit_mode == "0" || jit_mode == "off" || jit_mode == "interp") {
-  } else if (jit_mode.empty() || jit_mode == "1" || jit_mode == "on" || jit_mode == "llvm" || jit_mode == "sync") {
-#ifdef PURE_HAVE_LLVM_JIT
-    use_jit = true;
-    jit_sync = jit_mode == "sync";
+  // PURE_JIT, PURE_JIT_THRESHOLD, PURE_JIT_MIN_SHARE, PURE_JIT_STATS: the same switches for every
+  // JIT backend (jit-common/jit.h)
+#ifdef PURE_HAVE_JIT
+  const bool jit_available = true;
+  const char* jit_name = pure::jit::native_backend().name;
 #else
-    if (!jit_mode.empty()) {
-      std::fprintf(stderr, "pure-run: PURE_JIT=%s asks for a JIT, and this build has only the interpreter (use PURE_JIT=0)\n", jit_mode.c_str());
-      return kExitUsage;
-    }
+  const bool jit_available = false;
+  const char* jit_name = nullptr;
 #endif
-  } else {
-    std::fprintf(stderr, "pure-run: PURE_JIT=%s: expected 0 (interpreter), 1 (JIT) or sync\n", jit_mode.c_str());
+  pure::jit::EnvSettings jit_env;
+  if (std::string jit_error; !pure::jit::read_env(jit_available, jit_name, jit_env, jit_error)) {
+    std::fprintf(stderr, "pure-run: %s\n", jit_error.c_str());
     return kExitUsage;
   }
-  uint32_t jit_threshold = 1000;
-  if (const char* t = std::getenv("PURE_JIT_THRESHOLD"); t && *t) {
-    std::string v = t;
-    if (v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
-      std::fprintf(stderr, "pure-run: PURE_JIT_THRESHOLD=%s: expected a whole number of loop passes\n", t);
-      return kExitUsage;
-    }
-    jit_threshold = static_cast<uint32_t>(std::stoul(v));
-  }
-  double jit_min_share = -1;  // PURE_JIT_MIN_SHARE: tests set 0 to compile every loop, however little is native
-  if (const char* m = std::getenv("PURE_JIT_MIN_SHARE"); m && *m) {
-    char* end = nullptr;
-    jit_min_share = std::strtod(m, &end);
-    if (*end || !(jit_min_share >= 0 && jit_min_share <= 1)) {
-      std::fprintf(stderr, "pure-run: PURE_JIT_MIN_SHARE=%s: expected a share between 0 and 1\n", m);
-      return kExitUsage;
-    }
-  }
-  (void)jit_min_share;
-  bool jit_stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
-  (void)use_jit;
-  (void)jit_sync;
-  (void)jit_threshold;
-  (void)jit_stats;
   std::string text, why;
   if (!read_file(path, text, why)) {
     std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
@@ -251,14 +221,10 @@ int main(int argc, char** argv) {
   options.args = std::move(args);
   options.read_input = read_all_stdin;
   options.flush_lines = isatty(STDOUT_FILENO) == 1;  // a person watching: each line as it is printed
-#ifdef PURE_HAVE_LLVM_JIT
+#ifdef PURE_HAVE_JIT
   std::unique_ptr<pure::jit::Jit> jit;  // after the program: its code dies before the program
-  if (use_jit) {
-    pure::jit::Options jit_options;
-    jit_options.threshold = jit_threshold;
-    jit_options.synchronous = jit_sync;
-    if (jit_min_share >= 0) jit_options.min_native_share = jit_min_share;
-    jit = std::make_unique<pure::jit::Jit>(jit_options);
+  if (jit_env.use_jit) {
+    jit = std::make_unique<pure::jit::Jit>(pure::jit::native_backend(), jit_env.options);
     options.tier = jit.get();
   }
 #endif
@@ -276,17 +242,10 @@ int main(int argc, char** argv) {
     failure = pure::vm::run_main(*program, *store, options);
   }
   std::fflush(stdout);
-#ifdef PURE_HAVE_LLVM_JIT
+#ifdef PURE_HAVE_JIT
   if (jit) {
     jit->stop();  // cancels queued compiles, waits for the one in flight
-    if (jit_stats) {
-      pure::jit::Stats st = jit->stats();
-      double share = st.instructions ? 100.0 * static_cast<double>(st.native_instructions) / static_cast<double>(st.instructions) : 0.0;
-      std::string per_loop;
-      for (double ms : st.loop_ms) per_loop += (per_loop.empty() ? "" : " ") + std::to_string(ms).substr(0, std::to_string(ms).find('.') + 2);
-      std::fprintf(stderr, "pure-jit: %u loops compiled, %u rejected; %.0f%% of their instructions native; compile %.1f ms CPU (per loop: %s)\n",
-                   st.compiled, st.rejected, share, st.compile_ms, per_loop.c_str());
-    }
+    if (jit_env.stats) std::fprintf(stderr, "%s\n", pure::jit::stats_line(jit->stats()).c_str());
   }
 #endif
   if (failure) std::fputs(failure->render(path).c_str(), stderr);  // before the store is torn down

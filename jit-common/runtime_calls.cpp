@@ -1,9 +1,11 @@
-// jit-llvm/runtime_calls.cpp — the small runtime functions native code calls for event-list
-// instructions: each does the common case of one instruction (exactly as vm/exec.h does it) and
+// jit-common/runtime_calls.cpp — the small runtime functions native code (of every backend) calls
+// for event-list instructions: each does the common case of one instruction (exactly as vm/exec.h does it) and
 // reports whether it could; when not (an index out of range, a row of several cells or with
 // texts), native code runs the instruction through pure_step, which does the rest or faults
 // with the interpreter's own message. They never throw and touch no frame slot.
-#include "jit-llvm/backend.h"
+#include <cmath>
+
+#include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
 
 using pure::rt::Cell;
@@ -47,5 +49,7 @@ uint64_t pure_jit_seq_set_field(EventList* l, int64_t pos, int64_t field, uint64
 }
 
 int64_t pure_jit_list_count(EventList* l) noexcept { return l->count(); }
+
+double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
 
 }  // extern "C"

@@ -1,0 +1,863 @@
+// jit-aarch64/a64_lower.cpp — one loop of bytecode to AArch64 machine code with asmjit's
+// a64::Assembler (see README.md for why the Assembler and not the Compiler).
+//
+// The function has vm::NativeLoop's signature: x0 = VMCore*, x1 = the frame's slots, x2 = the pc it
+// is entered at (one of the loop's LOOP/ITER_NEXT instructions); x0 = the pc where the interpreter
+// resumes, or kFaulted. Fixed registers across the whole loop:
+//   x19 core, x20 base (the frame), x21 the step budget (core->steps_left, kept in a register);
+//   the hottest int-like slots in x22..x28 and then x4..x8, the hottest num slots in d8..d15 and
+//   then d19..d31. The first of each are callee-saved and live across calls into C; the
+//   caller-saved ones are stored around those calls. x9..x15 and d16..d18 are scratch, x16/x17
+//   call targets and large offsets.
+// Every other slot a native instruction uses is read and written in the frame.
+// Pinned slots and the budget are loaded at entry and written back at every exit and before every
+// pure_step call (which may read or write any slot), and reloaded after it.
+// Exits leave to the interpreter at a pc: the first pc outside the loop, an instruction that
+// changes the frame (CALL, RET) or FAIL, or a faulting instruction (int overflow, division by
+// zero, num to int out of range), which the interpreter executes again and faults on with its
+// own message. A budget spent at a LOOP runs that LOOP through pure_step, which raises the
+// interpreter's fault (returning its pc would enter this code again).
+#include "jit-aarch64/a64_lower.h"
+
+#include <asmjit/core.h>
+#include <asmjit/arm/a64assembler.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "jit-common/runtime_calls.h"
+#include "runtime/event_list.h"
+#include "vm/engine.h"
+
+namespace pure::jit::a64 {
+
+using vm::Instr;
+using vm::Op;
+namespace aj = asmjit;
+namespace A = asmjit::a64;
+using CC = asmjit::arm::CondCode;
+
+Lowering lowering_of(Op op) {
+  switch (op) {
+    case Op::CONST: case Op::MOVE: case Op::TAKE:
+    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
+    case Op::ADDI_INT: case Op::NEG_INT:
+    case Op::AND_INT: case Op::OR_INT: case Op::XOR_INT: case Op::BNOT_INT: case Op::SHL_INT: case Op::SHR_INT:
+    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: case Op::NEG_NUM:
+    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
+    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM:
+    case Op::NOT: case Op::INT_TO_NUM: case Op::NUM_TO_INT:
+    case Op::JUMP: case Op::JUMP_IF: case Op::JUMP_IFNOT:
+    case Op::JLT_INT: case Op::JGE_INT: case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
+    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
+    case Op::LOOP:
+    // plain sequences in place (bounds checked), other rows through a runtime call or pure_step
+    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
+    case Op::SEQ_PUSH:
+      return Lowering::Native;
+    case Op::CALL: case Op::RET: case Op::FAIL:
+      return Lowering::Exit;
+    default:
+      // calls (CALL_PLAIN too) and returns change the frame: always leave to the interpreter
+      return ir::op_changes_frame(op) ? Lowering::Exit : Lowering::Step;
+  }
+}
+
+CallTargets runtime_call_targets() {
+  CallTargets t;
+  t.step = reinterpret_cast<uint64_t>(&pure_step);
+  t.fmod = reinterpret_cast<uint64_t>(&pure_jit_fmod);
+  t.seq_get_field = reinterpret_cast<uint64_t>(&pure_jit_seq_get_field);
+  t.seq_set_field = reinterpret_cast<uint64_t>(&pure_jit_seq_set_field);
+  t.list_count = reinterpret_cast<uint64_t>(&pure_jit_list_count);
+  return t;
+}
+
+namespace {
+
+// The type a native instruction reads or writes an operand slot as.
+enum class Use : uint8_t { None, Int, Num, Any };
+struct Uses {
+  Use a = Use::None, b = Use::None, c = Use::None;
+};
+Uses uses_of(Op op) {
+  const Use I = Use::Int, N = Use::Num, X = Use::Any, _ = Use::None;
+  switch (op) {
+    case Op::CONST: return {X, _, _};
+    case Op::MOVE: case Op::TAKE: return {X, X, _};
+    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
+    case Op::AND_INT: case Op::OR_INT: case Op::XOR_INT: case Op::SHL_INT: case Op::SHR_INT:
+    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
+      return {I, I, I};
+    case Op::ADDI_INT: case Op::NEG_INT: case Op::BNOT_INT: case Op::NOT: case Op::LIST_COUNT: return {I, I, _};
+    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: return {N, N, N};
+    case Op::NEG_NUM: return {N, N, _};
+    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM: return {I, N, N};
+    case Op::INT_TO_NUM: return {N, I, _};
+    case Op::NUM_TO_INT: return {I, N, _};
+    case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {_, I, _};
+    case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT: return {_, I, I};
+    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM: return {_, N, N};
+    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: return {X, I, I};
+    case Op::SEQ_PUSH: return {X, I, _};
+    default: return {};
+  }
+}
+
+// Registers for pinned slots: callee-saved ones first (they survive calls into C), then
+// caller-saved ones, which are stored around such calls (and, like all, around pure_step).
+constexpr int kGpCallee = 7, kGpPinned = 12;  // x22..x28, then x4..x8
+constexpr int kFpCallee = 8, kFpPinned = 21;  // d8..d15, then d19..d31
+int gp_reg_of(int i) { return i < kGpCallee ? 22 + i : 4 + (i - kGpCallee); }
+int fp_reg_of(int i) { return i < kFpCallee ? 8 + i : 19 + (i - kFpCallee); }
+const A::Gp kCore = A::x19, kBase = A::x20, kSteps = A::x21;
+
+// Where a slot lives while native code runs.
+struct Home {
+  enum Kind : uint8_t { Memory, Gp, Fp } kind = Memory;
+  uint8_t reg = 0;  // x22+reg or d8+reg
+};
+
+class Lowerer {
+ public:
+  Lowerer(aj::CodeHolder& code, const vm::Function& fn, uint32_t loop_id, const CallTargets& calls)
+      : as_(&code), fn_(fn), loop_(fn.loops[loop_id]), loop_id_(loop_id), calls_(calls) {}
+
+  bool build(std::string& error, LoopCodeInfo* info) {
+    const std::vector<Instr>& code = fn_.code;
+    in_region_.assign(code.size(), false);
+    for (uint32_t b : loop_.blocks)
+      for (uint32_t pc = fn_.blocks[b].start_pc; pc < fn_.blocks[b].end_pc; ++pc) in_region_[pc] = true;
+    assign_homes(info);
+    int versions = plan_plain_version() ? 2 : 1;
+    for (int v = 0; v < versions; ++v) {
+      labels_[v].resize(code.size());
+      for (uint32_t pc = 0; pc < code.size(); ++pc)
+        if (in_region_[pc]) labels_[v][pc] = as_.newLabel();
+    }
+    done_ = as_.newLabel();
+
+    prologue();
+    // the plain-list version when every list it assumes plain is (they stay the same lists: no
+    // instruction of the loop writes their slots), else the general one
+    aj::Label general = as_.newLabel();
+    if (versions == 2) {
+      for (uint32_t s = 0; s < assume_plain_.size(); ++s) {
+        if (!assume_plain_[s]) continue;
+        A::Gp l = gp_in(s, A::x9);
+        keep(as_.ldrb(A::w10, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+        keep(as_.cbz(A::w10, general));
+      }
+      dispatch(labels_[1]);
+    }
+    as_.bind(general);
+    dispatch(labels_[0]);
+
+    for (int v = versions - 1; v >= 0; --v) {
+      version_ = v;
+      for (uint32_t pc = 0; pc < code.size(); ++pc)
+        if (in_region_[pc]) {
+          as_.bind(labels_[v][pc]);
+          lower(pc);
+        }
+    }
+    // cold code: exits, budget and slow paths
+    for (size_t i = 0; i < cold_.size(); ++i) {
+      std::function<void()> emit = std::move(cold_[i]);  // (it may add more)
+      emit();
+    }
+    for (auto& [pc, label] : exits_) {
+      as_.bind(label);
+      write_back();
+      as_.mov(A::x0, addr(at(pc)));
+      as_.b(done_);
+    }
+    epilogue();
+    if (failed_) {
+      error = "asmjit: " + std::string(aj::DebugUtils::errorAsString(failed_));
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  A::Assembler as_;
+  const vm::Function& fn_;
+  const vm::LoopInfo& loop_;
+  int64_t loop_id_;
+  CallTargets calls_;
+  std::vector<bool> in_region_;
+  std::vector<Home> home_;
+  std::vector<uint32_t> gp_slots_, fp_slots_;  // pinned, by register
+  std::vector<aj::Label> labels_[2];  // per pc of the loop, per version (1: lists known plain)
+  int version_ = 0;                   // the version being emitted
+  std::vector<bool> assume_plain_;    // version 1: list slots whose lists are plain
+  std::map<uint32_t, aj::Label> exits_;
+  std::vector<std::function<void()>> cold_;
+  aj::Label done_;
+  aj::Error failed_ = aj::kErrorOk;
+  uint32_t frame_size_ = 0, base_var_ = 0;
+  std::vector<std::pair<int, int>> saved_gp_;  // register pairs saved by the prologue
+  std::vector<std::pair<int, int>> saved_fp_;
+  const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
+
+  const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
+  static uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+  void keep(aj::Error e) {
+    if (e && !failed_) failed_ = e;
+  }
+
+  // ---- where slots live ----------------------------------------------------------------------
+
+  void assign_homes(LoopCodeInfo* info) {
+    size_t n = fn_.stack_need + 1u;
+    home_.assign(n, Home{});
+    std::vector<uint64_t> weight(n, 0);
+    std::vector<uint8_t> ints(n, 0), nums(n, 0), used(n, 0);
+    std::vector<std::pair<uint16_t, uint16_t>> moves;
+    for (uint32_t b : loop_.blocks) {
+      const vm::BlockInfo& block = fn_.blocks[b];
+      uint32_t depth = block.loop >= 0 ? fn_.loops[static_cast<size_t>(block.loop)].depth : 1;
+      uint64_t w = 1;
+      for (uint32_t d = loop_.depth; d < depth && w < (1u << 24); ++d) w *= 8;  // inner loops run more
+      for (uint32_t pc = block.start_pc; pc < block.end_pc; ++pc) {
+        const Instr& in = fn_.code[pc];
+        if (lowering_of(in.op) != Lowering::Native) continue;
+        Uses u = uses_of(in.op);
+        auto note = [&](uint16_t s, Use use) {
+          if (use == Use::None || s >= n) return;
+          used[s] = 1;
+          weight[s] += w;
+          if (use == Use::Int) ints[s] = 1;
+          if (use == Use::Num) nums[s] = 1;
+        };
+        note(in.a, u.a);
+        note(in.b, u.b);
+        note(in.c, u.c);
+        if (in.op == Op::MOVE || in.op == Op::TAKE) moves.push_back({in.a, in.b});
+      }
+    }
+    // a slot only moved takes the type of what it is moved from or to
+    for (int round = 0; round < 3; ++round)
+      for (auto [x, y] : moves) {
+        if (!ints[x] && !nums[x]) ints[x] = ints[y], nums[x] = nums[y];
+        if (!ints[y] && !nums[y]) ints[y] = ints[x], nums[y] = nums[x];
+      }
+    std::vector<uint32_t> order;
+    for (uint32_t s = 0; s < n; ++s)
+      if (used[s]) order.push_back(s);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return weight[x] > weight[y]; });
+    uint32_t memory = 0;
+    for (uint32_t s : order) {
+      bool num = nums[s] && !ints[s], gp = !nums[s];
+      if (num && fp_slots_.size() < kFpPinned) {
+        home_[s] = Home{Home::Fp, static_cast<uint8_t>(fp_slots_.size())};
+        fp_slots_.push_back(s);
+      } else if (gp && gp_slots_.size() < kGpPinned) {
+        home_[s] = Home{Home::Gp, static_cast<uint8_t>(gp_slots_.size())};
+        gp_slots_.push_back(s);
+      } else {
+        ++memory;
+      }
+    }
+    if (info) *info = LoopCodeInfo{static_cast<uint32_t>(gp_slots_.size()), static_cast<uint32_t>(fp_slots_.size()), memory};
+  }
+
+  static A::Gp xreg(int i) { return A::x(static_cast<uint32_t>(i)); }
+  static A::Vec dreg(int i) { return A::d(static_cast<uint32_t>(i)); }
+  A::Gp gp_home(uint32_t s) const { return xreg(gp_reg_of(home_[s].reg)); }
+  A::Vec fp_home(uint32_t s) const { return dreg(fp_reg_of(home_[s].reg)); }
+
+  // The frame slot s, as a memory operand (large offsets through x17).
+  aj::arm::Mem slot_mem(uint32_t s) {
+    uint32_t off = s * 8u;
+    if (off <= 32760) return aj::arm::ptr(kBase, static_cast<int32_t>(off));
+    keep(as_.mov(A::x17, off));
+    return aj::arm::ptr(kBase, A::x17);
+  }
+  // Slot s as a general register (its home, or loaded into scratch).
+  A::Gp gp_in(uint32_t s, A::Gp scratch) {
+    switch (home_[s].kind) {
+      case Home::Gp: return gp_home(s);
+      case Home::Fp: keep(as_.fmov(scratch, fp_home(s))); return scratch;
+      default: keep(as_.ldr(scratch, slot_mem(s))); return scratch;
+    }
+  }
+  A::Vec fp_in(uint32_t s, A::Vec scratch) {
+    switch (home_[s].kind) {
+      case Home::Fp: return fp_home(s);
+      case Home::Gp: keep(as_.fmov(scratch, gp_home(s))); return scratch;
+      default: keep(as_.ldr(scratch, slot_mem(s))); return scratch;
+    }
+  }
+  // Where to compute a result for slot s; commit() puts it home.
+  A::Gp gp_out(uint32_t s, A::Gp scratch) { return home_[s].kind == Home::Gp ? gp_home(s) : scratch; }
+  void gp_commit(uint32_t s, A::Gp r) {
+    switch (home_[s].kind) {
+      case Home::Gp: if (r.id() != gp_home(s).id()) keep(as_.mov(gp_home(s), r)); return;
+      case Home::Fp: keep(as_.fmov(fp_home(s), r)); return;
+      default: keep(as_.str(r, slot_mem(s))); return;
+    }
+  }
+  A::Vec fp_out(uint32_t s, A::Vec scratch) { return home_[s].kind == Home::Fp ? fp_home(s) : scratch; }
+  void fp_commit(uint32_t s, A::Vec r) {
+    switch (home_[s].kind) {
+      case Home::Fp: if (r.id() != fp_home(s).id()) keep(as_.fmov(fp_home(s), r)); return;
+      case Home::Gp: keep(as_.fmov(gp_home(s), r)); return;
+      default: keep(as_.str(r, slot_mem(s))); return;
+    }
+  }
+
+  // The frame in memory made current (before pure_step and at exits), and read back after.
+  void write_back() {
+    keep(as_.str(kSteps, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreStepsLeft))));
+    for (uint32_t s : gp_slots_) keep(as_.str(gp_home(s), slot_mem(s)));
+    for (uint32_t s : fp_slots_) keep(as_.str(fp_home(s), slot_mem(s)));
+  }
+  void reload() {
+    keep(as_.ldr(kSteps, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreStepsLeft))));
+    for (uint32_t s : gp_slots_) keep(as_.ldr(gp_home(s), slot_mem(s)));
+    for (uint32_t s : fp_slots_) keep(as_.ldr(fp_home(s), slot_mem(s)));
+  }
+
+  // ---- frame of the native function -----------------------------------------------------------
+
+  void prologue() {
+    // callee-saved registers this code uses: x19..x21 always, x22.. and d8.. as pinned
+    std::vector<int> gp = {19, 20, 21};
+    for (size_t i = 0; i < gp_slots_.size() && i < kGpCallee; ++i) gp.push_back(22 + static_cast<int>(i));
+    if (gp.size() % 2) gp.push_back(gp.back() + 1 <= 28 ? gp.back() + 1 : 18);
+    for (size_t i = 0; i < gp.size(); i += 2) saved_gp_.push_back({gp[i], gp[i + 1]});
+    std::vector<int> fp;
+    for (size_t i = 0; i < fp_slots_.size() && i < kFpCallee; ++i) fp.push_back(8 + static_cast<int>(i));
+    if (fp.size() % 2) fp.push_back(fp.back() + 1);
+    for (size_t i = 0; i < fp.size(); i += 2) saved_fp_.push_back({fp[i], fp[i + 1]});
+    base_var_ = 16 + 16 * static_cast<uint32_t>(saved_gp_.size() + saved_fp_.size());
+    frame_size_ = base_var_ + 16;
+    keep(as_.stp(A::x29, A::x30, aj::arm::ptr_pre(A::sp, -static_cast<int32_t>(frame_size_))));
+    keep(as_.mov(A::x29, A::sp));
+    int32_t off = 16;
+    for (auto [r1, r2] : saved_gp_) keep(as_.stp(xreg(r1), xreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
+    for (auto [r1, r2] : saved_fp_) keep(as_.stp(dreg(r1), dreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
+    keep(as_.str(A::x1, aj::arm::ptr(A::sp, static_cast<int32_t>(base_var_))));  // pure_step's Slot**
+    keep(as_.mov(kCore, A::x0));
+    keep(as_.mov(kBase, A::x1));
+    reload();
+  }
+  void epilogue() {
+    as_.bind(done_);
+    int32_t off = 16;
+    for (auto [r1, r2] : saved_gp_) keep(as_.ldp(xreg(r1), xreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
+    for (auto [r1, r2] : saved_fp_) keep(as_.ldp(dreg(r1), dreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
+    keep(as_.ldp(A::x29, A::x30, aj::arm::ptr_post(A::sp, static_cast<int32_t>(frame_size_))));
+    keep(as_.ret(A::x30));
+  }
+
+  // ---- control ------------------------------------------------------------------------------
+
+  // The label control goes to for pc: inside the loop, or an exit that resumes the interpreter
+  // there (also used for faults: the interpreter executes the instruction at pc again).
+  aj::Label target(uint32_t pc) {
+    if (pc < in_region_.size() && in_region_[pc]) return labels_[version_][pc];
+    auto it = exits_.find(pc);
+    if (it != exits_.end()) return it->second;
+    aj::Label l = as_.newLabel();
+    exits_.emplace(pc, l);
+    return l;
+  }
+  aj::Label leave_at(uint32_t pc) {
+    auto it = exits_.find(pc);
+    if (it != exits_.end()) return it->second;
+    aj::Label l = as_.newLabel();
+    exits_.emplace(pc, l);
+    return l;
+  }
+  // Out of line: `undo` (which restores a register the instruction changed), then leave at pc.
+  aj::Label undo_then_leave(uint32_t pc, std::function<void()> undo) {
+    aj::Label l = as_.newLabel();
+    cold_.push_back([this, l, pc, undo] {
+      as_.bind(l);
+      undo();
+      keep(as_.b(leave_at(pc)));
+    });
+    return l;
+  }
+  void next(uint32_t pc) {
+    // fall through when the next instruction is emitted right after this one
+    if (pc + 1 < in_region_.size() && in_region_[pc + 1]) return;
+    keep(as_.b(target(pc + 1)));
+  }
+  uint32_t jump_target(uint32_t pc) const { return pc + static_cast<uint32_t>(fn_.code[pc].imm); }
+  // Conditional branch on flags to the jump target, else the next instruction.
+  void branch(CC cc, uint32_t pc) {
+    keep(as_.b(cc, target(jump_target(pc))));
+    next(pc);
+  }
+
+  void call(uint64_t fn) {
+    keep(as_.mov(A::x16, fn));
+    keep(as_.blr(A::x16));
+  }
+  // A call into C that touches no frame slot (fmod, the runtime calls): the slots pinned in
+  // caller-saved registers are stored before it and loaded after it (its arguments are already in
+  // x0..x3 / d0..d1, its result in x0/x1 / d0 is left alone).
+  void call_c(uint64_t fn) {
+    for (size_t i = kGpCallee; i < gp_slots_.size(); ++i) keep(as_.str(gp_home(gp_slots_[i]), slot_mem(gp_slots_[i])));
+    for (size_t i = kFpCallee; i < fp_slots_.size(); ++i) keep(as_.str(fp_home(fp_slots_[i]), slot_mem(fp_slots_[i])));
+    call(fn);
+    for (size_t i = kGpCallee; i < gp_slots_.size(); ++i) keep(as_.ldr(gp_home(gp_slots_[i]), slot_mem(gp_slots_[i])));
+    for (size_t i = kFpCallee; i < fp_slots_.size(); ++i) keep(as_.ldr(fp_home(fp_slots_[i]), slot_mem(fp_slots_[i])));
+  }
+
+  // One instruction through pure_step: the frame in memory is current around the call.
+  void step(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    write_back();
+    keep(as_.mov(A::x0, kCore));
+    keep(as_.add(A::x1, A::sp, base_var_));
+    keep(as_.mov(A::x2, addr(&in)));
+    call(calls_.step);
+    keep(as_.mov(A::x9, addr(vm::kFaulted)));
+    keep(as_.cmp(A::x0, A::x9));
+    keep(as_.b(CC::kEQ, done_));  // the fault is kept in the VM; the frame is current
+    reload();
+    keep(as_.mov(A::x9, addr(at(pc + 1))));
+    keep(as_.cmp(A::x0, A::x9));
+    keep(as_.b(CC::kEQ, target(pc + 1)));
+    if (ir::op_jumps(in.op) && in.imm != 1) {
+      keep(as_.mov(A::x9, addr(at(jump_target(pc)))));
+      keep(as_.cmp(A::x0, A::x9));
+      keep(as_.b(CC::kEQ, target(jump_target(pc))));
+    }
+    keep(as_.b(done_));  // elsewhere: the frame is current, resume there
+  }
+  // The instruction's common case did not apply: run it through pure_step out of line.
+  aj::Label slow_path(uint32_t pc) {
+    aj::Label l = as_.newLabel();
+    cold_.push_back([this, l, pc, v = version_] {
+      as_.bind(l);
+      version_ = v;  // goes on in the version it came from
+      step(pc);
+    });
+    return l;
+  }
+
+  // Enters at one of the loop's LOOP / ITER_NEXT instructions.
+  void dispatch(const std::vector<aj::Label>& labels) {
+    for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
+      if (!in_region_[pc]) continue;
+      const Instr& in = fn_.code[pc];
+      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
+      if (!head) continue;
+      keep(as_.mov(A::x9, addr(at(pc))));
+      keep(as_.cmp(A::x2, A::x9));
+      keep(as_.b(CC::kEQ, labels[pc]));
+    }
+    keep(as_.mov(A::x0, A::x2));  // never taken: the interpreter enters only at those
+    keep(as_.b(done_));
+  }
+
+  // A second version of the loop that skips the plain check of SEQ_GET/SEQ_SET/SEQ_PUSH is worth
+  // it when their lists cannot change while the native code runs: no instruction of the loop runs
+  // through pure_step (which may write any slot) or a field runtime call, and none writes the
+  // list's slot. Their slow paths then only fault (out of range) or grow the list (SEQ_PUSH),
+  // neither of which writes a slot; leaving and re-entering checks again.
+  bool plan_plain_version() {
+    size_t n = fn_.stack_need + 1u;
+    assume_plain_.assign(n, false);
+    if (!layout_.ok) return false;
+    std::vector<bool> written(n, false);
+    std::vector<uint16_t> lists;
+    for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
+      if (!in_region_[pc]) continue;
+      const Instr& in = fn_.code[pc];
+      Lowering how = lowering_of(in.op);
+      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD) return false;
+      if (how != Lowering::Native) continue;
+      bool writes_a = uses_of(in.op).a != Use::None && in.op != Op::SEQ_SET && in.op != Op::SEQ_PUSH;
+      if (writes_a && in.a < n) written[in.a] = true;
+      if (in.op == Op::TAKE && in.b < n) written[in.b] = true;
+      if (in.op == Op::SEQ_GET || in.op == Op::SEQ_SET || in.op == Op::SEQ_PUSH) lists.push_back(in.b);
+    }
+    bool any = false;
+    for (uint16_t s : lists)
+      if (s < n && !written[s]) assume_plain_[s] = any = true;
+    return any;
+  }
+  bool known_plain(uint32_t s) const { return version_ == 1 && s < assume_plain_.size() && assume_plain_[s]; }
+
+  // ---- instructions -------------------------------------------------------------------------
+
+  void lower(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    switch (lowering_of(in.op)) {
+      case Lowering::Exit: keep(as_.b(leave_at(pc))); return;
+      case Lowering::Step: step(pc); return;
+      case Lowering::Native: break;
+    }
+    const A::Gp s1 = A::x9, s2 = A::x10, s3 = A::x11;
+    const A::Vec f1 = A::d16, f2 = A::d17;
+    switch (in.op) {
+      case Op::CONST: {
+        if (home_[in.a].kind == Home::Fp) {
+          if (in.imm == 0) keep(as_.fmov(fp_home(in.a), A::xzr));
+          else keep(as_.mov(s1, static_cast<uint64_t>(in.imm))), keep(as_.fmov(fp_home(in.a), s1));
+          return next(pc);
+        }
+        A::Gp r = gp_out(in.a, s1);
+        keep(as_.mov(r, static_cast<uint64_t>(in.imm)));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::MOVE: case Op::TAKE: {
+        if (in.a != in.b) {
+          if (home_[in.a].kind == Home::Fp) {
+            A::Vec v = fp_in(in.b, f1);
+            fp_commit(in.a, v);
+          } else {
+            A::Gp v = gp_in(in.b, s1);
+            gp_commit(in.a, v);
+          }
+        }
+        if (in.op == Op::TAKE) {
+          switch (home_[in.b].kind) {
+            case Home::Gp: keep(as_.mov(gp_home(in.b), 0)); break;
+            case Home::Fp: keep(as_.fmov(fp_home(in.b), A::xzr)); break;
+            default: keep(as_.str(A::xzr, slot_mem(in.b))); break;
+          }
+        }
+        return next(pc);
+      }
+      case Op::ADD_INT: case Op::SUB_INT: {
+        A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        bool add = in.op == Op::ADD_INT;
+        if (home_[in.a].kind == Home::Gp && in.a == in.b && in.a != in.c) {
+          // a += c in its register: on overflow the wrapped sum is undone (exactly, modulo 2^64)
+          // before leaving, so the interpreter sees the operands it faults on
+          A::Gp r = gp_home(in.a);
+          keep(add ? as_.adds(r, r, y) : as_.subs(r, r, y));
+          keep(as_.b(CC::kVS, undo_then_leave(pc, [this, r, y, add] { keep(add ? as_.sub(r, r, y) : as_.add(r, r, y)); })));
+          return next(pc);
+        }
+        A::Gp r = in.a != in.b && in.a != in.c ? gp_out(in.a, s3) : s3;
+        keep(add ? as_.adds(r, x, y) : as_.subs(r, x, y));
+        keep(as_.b(CC::kVS, leave_at(pc)));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::ADDI_INT: {
+        A::Gp x = gp_in(in.b, s1);
+        bool small = in.imm > -4096 && in.imm < 4096;
+        if (home_[in.a].kind == Home::Gp && in.a == in.b && small) {
+          // a += k in its register, undone on overflow as above
+          A::Gp r = gp_home(in.a);
+          int64_t k = in.imm;
+          keep(k >= 0 ? as_.adds(r, r, k) : as_.subs(r, r, -k));
+          keep(as_.b(CC::kVS, undo_then_leave(pc, [this, r, k] { keep(k >= 0 ? as_.sub(r, r, k) : as_.add(r, r, -k)); })));
+          return next(pc);
+        }
+        A::Gp r = in.a != in.b ? gp_out(in.a, s3) : s3;
+        if (in.imm >= 0 && in.imm < 4096) keep(as_.adds(r, x, in.imm));
+        else if (small) keep(as_.subs(r, x, -in.imm));
+        else keep(as_.mov(s2, static_cast<uint64_t>(in.imm))), keep(as_.adds(r, x, s2));
+        keep(as_.b(CC::kVS, leave_at(pc)));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::MUL_INT: {
+        // the 128-bit product fits in 64 bits when its high half is the sign of its low half
+        A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        keep(as_.mul(s3, x, y));
+        keep(as_.smulh(A::x12, x, y));
+        keep(as_.cmp(A::x12, s3, aj::arm::asr(63)));
+        keep(as_.b(CC::kNE, leave_at(pc)));
+        gp_commit(in.a, s3);
+        return next(pc);
+      }
+      case Op::DIV_INT: case Op::MOD_INT: {
+        A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        keep(as_.cbz(y, leave_at(pc)));  // division by zero: the interpreter's message
+        if (in.op == Op::DIV_INT) {
+          // INT64_MIN / -1 overflows (sdiv would give INT64_MIN)
+          aj::Label ok = as_.newLabel();
+          keep(as_.cmn(y, 1));
+          keep(as_.b(CC::kNE, ok));
+          keep(as_.mov(s3, static_cast<uint64_t>(INT64_MIN)));
+          keep(as_.cmp(x, s3));
+          keep(as_.b(CC::kEQ, leave_at(pc)));
+          as_.bind(ok);
+          A::Gp r = gp_out(in.a, s3);
+          keep(as_.sdiv(r, x, y));
+          gp_commit(in.a, r);
+        } else {
+          // x - (x / y) * y; INT64_MIN % -1: sdiv gives INT64_MIN and the msub wraps to 0, as
+          // the interpreter's result 0
+          keep(as_.sdiv(s3, x, y));
+          A::Gp r = gp_out(in.a, A::x12);
+          keep(as_.msub(r, s3, y, x));
+          gp_commit(in.a, r);
+        }
+        return next(pc);
+      }
+      case Op::NEG_INT: {
+        A::Gp x = gp_in(in.b, s1);
+        A::Gp r = in.a != in.b ? gp_out(in.a, s3) : s3;
+        keep(as_.negs(r, x));
+        keep(as_.b(CC::kVS, leave_at(pc)));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::AND_INT: case Op::OR_INT: case Op::XOR_INT: {
+        A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        A::Gp r = gp_out(in.a, s3);
+        keep(in.op == Op::AND_INT ? as_.and_(r, x, y) : in.op == Op::OR_INT ? as_.orr(r, x, y) : as_.eor(r, x, y));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::BNOT_INT: {
+        A::Gp x = gp_in(in.b, s1);
+        A::Gp r = gp_out(in.a, s3);
+        keep(as_.mvn(r, x));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::SHL_INT: case Op::SHR_INT: {
+        A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        keep(as_.cmp(y, 64));  // unsigned: a negative count is out of range too
+        keep(as_.b(CC::kHS, leave_at(pc)));
+        A::Gp r = gp_out(in.a, s3);
+        keep(in.op == Op::SHL_INT ? as_.lsl(r, x, y) : as_.asr(r, x, y));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: {
+        // separate roundings, never a fused multiply-add (the interpreter's bytes)
+        A::Vec x = fp_in(in.b, f1), y = fp_in(in.c, f2);
+        A::Vec r = fp_out(in.a, A::d18);
+        switch (in.op) {
+          case Op::ADD_NUM: keep(as_.fadd(r, x, y)); break;
+          case Op::SUB_NUM: keep(as_.fsub(r, x, y)); break;
+          case Op::MUL_NUM: keep(as_.fmul(r, x, y)); break;
+          default: keep(as_.fdiv(r, x, y)); break;
+        }
+        fp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::MOD_NUM: {
+        A::Vec x = fp_in(in.b, f1), y = fp_in(in.c, f2);
+        keep(as_.fmov(A::d1, y));
+        keep(as_.fmov(A::d0, x));
+        call_c(calls_.fmod);  // std::fmod
+        fp_commit(in.a, A::d0);
+        return next(pc);
+      }
+      case Op::NEG_NUM: {
+        A::Vec x = fp_in(in.b, f1);
+        A::Vec r = fp_out(in.a, A::d18);
+        keep(as_.fneg(r, x));
+        fp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT: {
+        A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        keep(as_.cmp(x, y));
+        CC cc = in.op == Op::EQ_INT ? CC::kEQ : in.op == Op::NE_INT ? CC::kNE : in.op == Op::LT_INT ? CC::kLT : CC::kLE;
+        A::Gp r = gp_out(in.a, s3);
+        keep(as_.cset(r, aj::Imm(static_cast<int>(cc))));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM: {
+        // after fcmp, unordered (NaN) sets C and V: EQ, MI (less) and LS (less or equal) are
+        // false for it and NE is true, as C's == < <= and !=
+        A::Vec x = fp_in(in.b, f1), y = fp_in(in.c, f2);
+        keep(as_.fcmp(x, y));
+        CC cc = in.op == Op::EQ_NUM ? CC::kEQ : in.op == Op::NE_NUM ? CC::kNE : in.op == Op::LT_NUM ? CC::kMI : CC::kLS;
+        A::Gp r = gp_out(in.a, s3);
+        keep(as_.cset(r, aj::Imm(static_cast<int>(cc))));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::NOT: {
+        A::Gp x = gp_in(in.b, s1);
+        keep(as_.cmp(x, 0));
+        A::Gp r = gp_out(in.a, s3);
+        keep(as_.cset(r, aj::Imm(static_cast<int>(CC::kEQ))));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::INT_TO_NUM: {
+        A::Gp x = gp_in(in.b, s1);
+        A::Vec r = fp_out(in.a, A::d18);
+        keep(as_.scvtf(r, x));
+        fp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::NUM_TO_INT: {
+        // in range when -2^63 <= x < 2^63 (NaN is not: b.lt and b.ge see unordered as lt)
+        A::Vec x = fp_in(in.b, f1);
+        keep(as_.mov(s2, uint64_t{0xC3E0000000000000}));  // -2^63
+        keep(as_.fmov(f2, s2));
+        keep(as_.fcmp(x, f2));
+        keep(as_.b(CC::kLT, leave_at(pc)));
+        keep(as_.mov(s2, uint64_t{0x43E0000000000000}));  // 2^63
+        keep(as_.fmov(f2, s2));
+        keep(as_.fcmp(x, f2));
+        keep(as_.b(CC::kGE, leave_at(pc)));
+        A::Gp r = gp_out(in.a, s3);
+        keep(as_.fcvtzs(r, x));
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::JUMP: keep(as_.b(target(jump_target(pc)))); return;
+      case Op::JUMP_IF: case Op::JUMP_IFNOT: {
+        A::Gp x = gp_in(in.b, s1);
+        keep(in.op == Op::JUMP_IF ? as_.cbnz(x, target(jump_target(pc))) : as_.cbz(x, target(jump_target(pc))));
+        return next(pc);
+      }
+      case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT: {
+        A::Gp x = gp_in(in.b, s1), y = gp_in(in.c, s2);
+        keep(as_.cmp(x, y));
+        return branch(in.op == Op::JLT_INT ? CC::kLT : in.op == Op::JGE_INT ? CC::kGE : in.op == Op::JEQ_INT ? CC::kEQ : CC::kNE, pc);
+      }
+      case Op::JLT_INT_K: case Op::JGE_INT_K: {
+        A::Gp x = gp_in(in.b, s1);
+        int64_t k = static_cast<int16_t>(in.c);
+        if (k >= 0 && k < 4096) keep(as_.cmp(x, k));
+        else if (k < 0 && k > -4096) keep(as_.cmn(x, -k));
+        else keep(as_.mov(s2, static_cast<uint64_t>(k))), keep(as_.cmp(x, s2));
+        return branch(in.op == Op::JLT_INT_K ? CC::kLT : CC::kGE, pc);
+      }
+      case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM: {
+        A::Vec x = fp_in(in.b, f1), y = fp_in(in.c, f2);
+        keep(as_.fcmp(x, y));
+        // MI: less (ordered); LS: less or equal (ordered); PL and HI: their negations, taken for NaN
+        CC cc = in.op == Op::JLT_NUM ? CC::kMI : in.op == Op::JLE_NUM ? CC::kLS : in.op == Op::JNLT_NUM ? CC::kPL : CC::kHI;
+        return branch(cc, pc);
+      }
+      case Op::LOOP: {
+        // exactly exec_LOOP: spend one step; below zero, the interpreter's own fault through
+        // pure_step (the step given back first, for pure_step spends it again)
+        aj::Label spent = as_.newLabel();
+        keep(as_.subs(kSteps, kSteps, 1));
+        keep(as_.b(CC::kLT, spent));
+        cold_.push_back([this, spent, pc] {
+          as_.bind(spent);
+          keep(as_.add(kSteps, kSteps, 1));
+          write_back();
+          keep(as_.mov(A::x0, kCore));
+          keep(as_.add(A::x1, A::sp, base_var_));
+          keep(as_.mov(A::x2, addr(at(pc))));
+          call(calls_.step);
+          keep(as_.b(done_));  // kFaulted (or, if the budget was refilled meanwhile, where to go on)
+        });
+        return next(pc);
+      }
+      case Op::LIST_COUNT: {
+        A::Gp l = gp_in(in.b, s1);
+        A::Gp r = gp_out(in.a, s3);
+        if (layout_.ok) {
+          keep(as_.ldr(r, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+        } else {
+          keep(as_.mov(A::x0, l));
+          call_c(calls_.list_count);
+          keep(as_.mov(r, A::x0));
+        }
+        gp_commit(in.a, r);
+        return next(pc);
+      }
+      case Op::SEQ_GET: case Op::SEQ_SET: {
+        if (!layout_.ok) return step(pc);
+        // a plain sequence (one non-text cell per row) in range: its cell in place (the checks of
+        // exec_SEQ_GET / exec_SEQ_SET); else pure_step does the rest or faults
+        aj::Label slow = slow_path(pc);
+        A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
+        if (!known_plain(in.b)) {
+          keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+          keep(as_.cbz(A::w11, slow));
+        }
+        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+        keep(as_.cmp(pos, s3));
+        keep(as_.b(CC::kHS, slow));
+        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
+        if (in.op == Op::SEQ_GET) {
+          if (home_[in.a].kind == Home::Fp) {
+            keep(as_.ldr(fp_home(in.a), aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+          } else {
+            A::Gp r = gp_out(in.a, A::x12);
+            keep(as_.ldr(r, aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+            gp_commit(in.a, r);
+          }
+        } else if (home_[in.a].kind == Home::Fp) {
+          keep(as_.str(fp_home(in.a), aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+        } else {
+          A::Gp v = gp_in(in.a, A::x12);
+          keep(as_.str(v, aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+        }
+        return next(pc);
+      }
+      case Op::SEQ_PUSH: {
+        if (!layout_.ok) return step(pc);
+        // exactly EventList::push of a plain sequence with room (push_fits); else pure_step,
+        // which grows the list (or faults) as the interpreter does
+        aj::Label slow = slow_path(pc);
+        A::Gp l = gp_in(in.b, s1);
+        if (!known_plain(in.b)) {
+          keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+          keep(as_.cbz(A::w11, slow));
+        }
+        keep(as_.ldr(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.cap_rows))));
+        keep(as_.cmp(s2, s3));
+        keep(as_.b(CC::kGE, slow));
+        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
+        A::Gp v = gp_in(in.a, A::x12);
+        keep(as_.str(v, aj::arm::ptr(s3, s2, aj::arm::lsl(3))));
+        keep(as_.add(s2, s2, 1));
+        keep(as_.str(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+        keep(as_.add(s3, s3, s2, aj::arm::lsl(3)));
+        keep(as_.str(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.end))));
+        keep(as_.ldr(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+        keep(as_.add(A::x13, A::x13, 1));
+        keep(as_.str(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+        return next(pc);
+      }
+      case Op::SEQ_GET_FIELD: case Op::SEQ_SET_FIELD: {
+        // a column that is not text, in range: a runtime call (x0 = list, x1 = pos, x2 = field);
+        // else pure_step
+        aj::Label slow = slow_path(pc);
+        A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
+        if (in.op == Op::SEQ_SET_FIELD) {
+          A::Gp v = gp_in(in.a, A::x3);
+          if (v.id() != 3) keep(as_.mov(A::x3, v));
+        }
+        keep(as_.mov(A::x0, l));
+        keep(as_.mov(A::x1, pos));
+        keep(as_.mov(A::x2, static_cast<uint64_t>(in.imm)));
+        if (in.op == Op::SEQ_GET_FIELD) {
+          call_c(calls_.seq_get_field);
+          keep(as_.cbz(A::x1, slow));
+          gp_commit(in.a, A::x0);
+        } else {
+          call_c(calls_.seq_set_field);
+          keep(as_.cbz(A::x0, slow));
+        }
+        return next(pc);
+      }
+      default:
+        keep(as_.b(leave_at(pc)));  // not reached: lowering_of and this switch agree
+        return;
+    }
+  }
+};
+
+}  // namespace
+
+bool emit_loop(aj::CodeHolder& code, const vm::Function& function, uint32_t loop, const CallTargets& calls,
+               std::string& error, LoopCodeInfo* info) {
+  Lowerer lowerer(code, function, loop, calls);
+  return lowerer.build(error, info);
+}
+
+}  // namespace pure::jit::a64

@@ -1,0 +1,227 @@
+// jit-common/jit.cpp — the tier: decides which hot loops to compile, runs the compiles on one
+// background thread (or inline when asked, for tests) and publishes their entries; the switches
+// from the environment. Shared by every backend; no backend code here.
+#include "jit-common/jit.h"
+
+#include <time.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+
+namespace pure::jit {
+
+double native_share(const BackendKind& backend, const vm::Function& function, const vm::LoopInfo& loop) {
+  std::vector<bool> text(function.stack_need + 1u, false);
+  for (uint16_t t : function.text_slots)
+    if (t < text.size()) text[t] = true;
+  uint64_t total = 0, native = 0;
+  for (uint32_t b : loop.blocks)
+    for (uint32_t pc = function.blocks[b].start_pc; pc < function.blocks[b].end_pc; ++pc) {
+      const vm::Instr& in = function.code[pc];
+      // ITER_NEXT through pure_step costs more per row than the interpreter's inline leaf-run
+      // path (bench/bfs: 50 searches took 5.10 s compiled, 4.46 s interpreted): such loops
+      // stay interpreted while the backend does not compile ITER_NEXT natively
+      if (in.op == vm::Op::ITER_NEXT && backend.lowering_of(in.op) != Lowering::Native) return 0.0;
+      ++total;
+      // a sequence of texts takes the pure_step path of these (they count references)
+      bool texts = (in.op == vm::Op::SEQ_PUSH || in.op == vm::Op::SEQ_GET || in.op == vm::Op::SEQ_SET) &&
+                   in.a < text.size() && text[in.a];
+      native += backend.lowering_of(in.op) == Lowering::Native && !texts;
+    }
+  return total ? static_cast<double>(native) / static_cast<double>(total) : 0.0;
+}
+
+namespace {
+
+double thread_cpu_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+uint64_t loop_instructions(const vm::Function& function, const vm::LoopInfo& loop) {
+  uint64_t n = 0;
+  for (uint32_t b : loop.blocks) n += function.blocks[b].end_pc - function.blocks[b].start_pc;
+  return n;
+}
+
+struct Job {
+  const vm::Function* function;
+  uint32_t loop;
+};
+
+}  // namespace
+
+struct Jit::Impl {
+  const BackendKind* kind;
+  Options options;
+  std::mutex lock;
+  std::condition_variable wake, idle;
+  std::deque<Job> queue;
+  bool busy = false, stopping = false;
+  std::atomic<bool> cancel{false};  // stop(): the compile in flight gives up at its next phase
+  std::thread worker;
+  std::unique_ptr<Backend> backend;  // made by the first compile, on the thread that compiles
+  Stats stats;                        // under lock
+  bool debug = std::getenv("PURE_JIT_DEBUG") != nullptr;
+
+  void compile(const Job& job) {
+    const vm::LoopInfo& loop = job.function->loops[job.loop];
+    double start = thread_cpu_ms();
+    std::string error = "cancelled";
+    vm::NativeLoop entry = nullptr;
+    if (!cancel.load(std::memory_order_relaxed)) {
+      if (!backend) backend = kind->make();  // the JIT itself: on the first compile
+      entry = backend->compile(*job.function, job.loop, error, &cancel);
+    }
+    double ms = thread_cpu_ms() - start;
+    if (!entry && cancel.load(std::memory_order_relaxed)) return;  // stopped: nothing will run it
+    if (entry) {
+      vm::publish_loop(loop, entry);
+    } else {
+      vm::reject_loop(loop);
+      if (debug) std::fprintf(stderr, "pure-jit: %s loop %u not compiled: %s\n", job.function->name.c_str(), job.loop, error.c_str());
+    }
+    std::lock_guard<std::mutex> guard(lock);
+    stats.compile_ms += ms;
+    if (entry) {
+      ++stats.compiled;
+      stats.loop_ms.push_back(ms);
+      uint64_t n = loop_instructions(*job.function, loop);
+      stats.instructions += n;
+      stats.native_instructions += static_cast<uint64_t>(native_share(*kind, *job.function, loop) * static_cast<double>(n) + 0.5);
+    } else {
+      ++stats.rejected;
+    }
+  }
+
+  void run() {
+    std::unique_lock<std::mutex> guard(lock);
+    while (true) {
+      wake.wait(guard, [&] { return stopping || !queue.empty(); });
+      if (stopping) break;
+      Job job = queue.front();
+      queue.pop_front();
+      busy = true;
+      guard.unlock();
+      compile(job);
+      guard.lock();
+      busy = false;
+      if (queue.empty()) idle.notify_all();
+    }
+    busy = false;
+    idle.notify_all();
+  }
+};
+
+Jit::Jit(const BackendKind& backend, const Options& options) : impl_(std::make_unique<Impl>()) {
+  impl_->kind = &backend;
+  impl_->options = options;
+  threshold = options.threshold;
+}
+
+Jit::~Jit() { stop(); }
+
+void Jit::stop() {
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    impl_->stopping = true;
+    impl_->queue.clear();  // compiles nobody will use
+    impl_->cancel.store(true, std::memory_order_relaxed);
+  }
+  impl_->wake.notify_all();
+  if (impl_->worker.joinable()) impl_->worker.join();
+}
+
+void Jit::hot(const vm::Program&, const vm::Function& function, uint32_t loop) {
+  const vm::LoopInfo& info = function.loops[loop];
+  if (native_share(*impl_->kind, function, info) < impl_->options.min_native_share) {
+    vm::reject_loop(info);
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    ++impl_->stats.rejected;
+    return;
+  }
+  if (impl_->options.synchronous) {
+    impl_->compile(Job{&function, loop});
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    if (impl_->stopping) return;
+    impl_->queue.push_back(Job{&function, loop});
+    if (!impl_->worker.joinable()) impl_->worker = std::thread([this] { impl_->run(); });
+  }
+  impl_->wake.notify_one();
+}
+
+void Jit::drain() {
+  std::unique_lock<std::mutex> guard(impl_->lock);
+  impl_->idle.wait(guard, [&] { return impl_->queue.empty() && !impl_->busy; });
+}
+
+Stats Jit::stats() const {
+  std::lock_guard<std::mutex> guard(impl_->lock);
+  return impl_->stats;
+}
+
+const BackendKind& Jit::backend() const { return *impl_->kind; }
+
+bool read_env(bool available, const char* backend_name, EnvSettings& out, std::string& error) {
+  out = EnvSettings{};
+  std::string mode = std::getenv("PURE_JIT") ? std::getenv("PURE_JIT") : "";
+  if (mode == "0" || mode == "off" || mode == "interp") {
+  } else if (mode.empty() || mode == "1" || mode == "on" || mode == "sync" ||
+             (backend_name && mode == backend_name)) {
+    if (available) {
+      out.use_jit = true;
+      out.options.synchronous = mode == "sync";
+    } else if (!mode.empty()) {
+      error = "PURE_JIT=" + mode + " asks for a JIT, and this build has only the interpreter (use PURE_JIT=0)";
+      return false;
+    }
+  } else {
+    error = "PURE_JIT=" + mode + ": expected 0 (interpreter), 1 (JIT)" +
+            (backend_name ? std::string(", ") + backend_name : std::string()) + " or sync";
+    return false;
+  }
+  if (const char* t = std::getenv("PURE_JIT_THRESHOLD"); t && *t) {
+    std::string v = t;
+    if (v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
+      error = "PURE_JIT_THRESHOLD=" + v + ": expected a whole number of loop passes";
+      return false;
+    }
+    out.options.threshold = static_cast<uint32_t>(std::stoul(v));
+  }
+  if (const char* m = std::getenv("PURE_JIT_MIN_SHARE"); m && *m) {
+    char* end = nullptr;
+    double share = std::strtod(m, &end);
+    if (*end || !(share >= 0 && share <= 1)) {
+      error = std::string("PURE_JIT_MIN_SHARE=") + m + ": expected a share between 0 and 1";
+      return false;
+    }
+    out.options.min_native_share = share;
+  }
+  out.stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
+  return true;
+}
+
+std::string stats_line(const Stats& st) {
+  double share = st.instructions ? 100.0 * static_cast<double>(st.native_instructions) / static_cast<double>(st.instructions) : 0.0;
+  std::string per_loop;
+  for (double ms : st.loop_ms) {
+    char one[32];
+    std::snprintf(one, sizeof one, "%s%.1f", per_loop.empty() ? "" : " ", ms);
+    per_loop += one;
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "pure-jit: %u loops compiled, %u rejected; %.0f%% of their instructions native; compile %.1f ms CPU (per loop: ",
+                st.compiled, st.rejected, share, st.compile_ms);
+  return line + per_loop + ")";
+}
+
+}  // namespace pure::jit

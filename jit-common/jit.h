@@ -1,0 +1,115 @@
+// jit-common/jit.h — the engine-independent half of Pure's JITs: the tier (which hot loops to
+// compile, one background compile thread, publishing entries, stats, cancelling at exit) over an
+// abstract Backend that turns one loop into machine code. jit-llvm/ (x86-64, LLVM 19) and
+// jit-aarch64/ (asmjit's a64 assembler) are the backends; the build links the one for its target,
+// and `native_backend()` names it. No backend types appear here.
+// Depends on vm/ (the seam, vm/engine.h); vm/ never depends on this.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/engine.h"
+
+namespace pure::jit {
+
+// How a backend handles one instruction of a loop.
+enum class Lowering : uint8_t {
+  Native,  // machine code (faults leave to the interpreter at the instruction)
+  Step,    // a call to pure_step, slots stored before and reloaded after
+  Exit,    // leave to the interpreter at the instruction (calls, returns, fail)
+};
+
+// Turns one loop into machine code. A backend is made on the compile thread at the first compile
+// (LLVM's set-up is costly) and used from that thread only.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // Compiles loop `loop` of `function` and returns its entry (vm::NativeLoop's contract), or null
+  // with `error` set. Gives up soon (null, error "cancelled") once *cancel is set.
+  virtual vm::NativeLoop compile(const vm::Function& function, uint32_t loop, std::string& error,
+                                 const std::atomic<bool>* cancel) = 0;
+};
+
+// What the tier knows of a backend before any compile.
+struct BackendKind {
+  const char* name;                    // "llvm", "aarch64"
+  Lowering (*lowering_of)(vm::Op op);  // the native-or-step decision, per op
+  std::unique_ptr<Backend> (*make)();  // called on the compile thread at the first compile
+};
+
+// The backend this build has for its target (defined by the JIT library linked: jit-llvm on
+// x86-64, jit-aarch64 on AArch64). Only declared where PURE_HAVE_JIT is defined.
+const BackendKind& native_backend();
+
+struct Options {
+  uint32_t threshold = 1000;     // loop passes before a loop is compiled (0: on first entry)
+  // Compile on the interpreter's thread inside hot(), so tests see native code from the second
+  // pass on. Tests only: a normal run never waits for a compile.
+  bool synchronous = false;
+  // A loop is compiled only when at least this share of its instructions is compiled natively
+  // (the rest run through pure_step or leave to the interpreter); below it stays interpreted.
+  // Measured on x86-64 (bench/run --clock cpu): textbuild's loop, 5 of 7 native (0.71) with
+  // INT_TEXT and SEQ_PUSH through pure_step, ran 11% slower compiled (the compile costs more than
+  // the few dispatches it saves); mandelbrot's and sieve's loops (0.93-1.0) run 1.1-4.3x faster.
+  double min_native_share = 0.8;
+};
+
+struct Stats {
+  uint32_t compiled = 0;            // loops with native code
+  uint32_t rejected = 0;            // loops kept interpreted (too little native, or a failed compile)
+  uint64_t instructions = 0;        // instructions of the compiled loops
+  uint64_t native_instructions = 0;  // of those, compiled to machine code (not pure_step, not exits)
+  double compile_ms = 0;            // thread CPU time of all compiles
+  std::vector<double> loop_ms;      // per compiled loop, in the order they finished
+};
+
+// The tier. Destroying it cancels queued compiles and waits for the one in flight; its native
+// code lives as long as it does (the backend owns it), so it must outlive every run that uses it.
+class Jit final : public vm::Tier {
+ public:
+  explicit Jit(const BackendKind& backend, const Options& options = {});
+  ~Jit() override;
+  Jit(const Jit&) = delete;
+  Jit& operator=(const Jit&) = delete;
+  void hot(const vm::Program& program, const vm::Function& function, uint32_t loop) override;
+  // Waits until every queued compile has finished (tests and benchmarks of compile time).
+  void drain();
+  // Cancels queued compiles and the one in flight (which gives up at its backend's next check)
+  // and waits for it; hot() queues nothing after it. A run that ends as a loop gets hot does not
+  // wait for its compile. Published code stays valid until the Jit is destroyed.
+  void stop();
+  Stats stats() const;
+  const BackendKind& backend() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The share of a loop's instructions that the backend compiles natively, as hot() measures it.
+// Loops below Options::min_native_share stay interpreted.
+double native_share(const BackendKind& backend, const vm::Function& function, const vm::LoopInfo& loop);
+
+// ---- the switches pure-run (and any host) reads, the same for every backend ---------------------
+//  PURE_JIT            0/off/interp: the interpreter; 1/on (the default where a JIT is built), or
+//                      the backend's name: the JIT; sync: the JIT compiling on the running thread
+//                      (tests only)
+//  PURE_JIT_THRESHOLD  loop passes before a compile (default 1000; 0 = on first entry)
+//  PURE_JIT_MIN_SHARE  the native-share cut-off (default 0.8; tests set 0 to compile every loop)
+//  PURE_JIT_STATS      1: print stats_line() to stderr at exit
+struct EnvSettings {
+  bool use_jit = false;
+  bool stats = false;
+  Options options;
+};
+// Reads the environment. `available` is whether this build has a JIT (named `backend_name`, or
+// null). False with `error` set on a malformed value or a JIT asked of a build without one.
+bool read_env(bool available, const char* backend_name, EnvSettings& out, std::string& error);
+// "pure-jit: N loops compiled, M rejected; P% of their instructions native; compile X ms CPU (per loop: ...)"
+std::string stats_line(const Stats& stats);
+
+}  // namespace pure::jit

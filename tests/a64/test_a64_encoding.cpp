@@ -1,0 +1,255 @@
+// tests/a64/test_a64_encoding.cpp — the AArch64 JIT's lowering (jit-aarch64/a64_lower.cpp) checked
+// word by word against GNU as (aarch64-linux-gnu-as + objdump gave the expected words). Runs on any
+// host: asmjit's a64 assembler only writes words into a CodeHolder, and nothing here executes them.
+// The loops are hand-made bytecode, so the register assignment is known: slots by weight (uses,
+// more in inner loops), int-like ones to x22.., num ones to d8..; x21 holds the step budget.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <asmjit/core.h>
+
+#include <string>
+#include <vector>
+
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "jit-aarch64/a64_lower.h"
+#include "runtime/event_list.h"
+#include "runtime/store.h"
+#include "vm/vm.h"
+
+namespace {
+
+using pure::vm::Instr;
+using pure::vm::Op;
+
+// A function whose instructions 0..n-2 are loop 0 (one block, the LOOP at pc 0 heads it) and whose
+// last instruction (RET) is outside it.
+std::unique_ptr<pure::vm::Function> one_loop(std::vector<Instr> body) {
+  auto f = std::make_unique<pure::vm::Function>();
+  f->name = "t";
+  f->frame_slots = 16;
+  f->stack_need = 16;
+  f->code = std::move(body);
+  f->code.push_back(Instr{Op::RET, 0, 0, 0, 0});
+  f->locs.resize(f->code.size());
+  uint32_t end = static_cast<uint32_t>(f->code.size() - 1);
+  f->blocks.push_back(pure::vm::BlockInfo{0, end, true, true, 0, {0, 1}});
+  f->blocks.push_back(pure::vm::BlockInfo{end, end + 1, false, false, -1, {}});
+  f->loops = std::vector<pure::vm::LoopInfo>(1);
+  f->loops[0].header = 0;
+  f->loops[0].blocks = {0};
+  f->loops[0].latches = {0};
+  f->loops[0].exits = {1};
+  return f;
+}
+
+struct Emitted {
+  std::vector<uint32_t> words;
+  pure::jit::a64::LoopCodeInfo info;
+  std::string text;  // asmjit's listing, for failure messages
+};
+
+Emitted emit(const pure::vm::Function& f, uint32_t loop = 0) {
+  asmjit::CodeHolder code;
+  REQUIRE(code.init(asmjit::Environment(asmjit::Arch::kAArch64)) == asmjit::kErrorOk);
+  asmjit::StringLogger log;
+  code.setLogger(&log);
+  pure::jit::a64::CallTargets calls;  // stand-in addresses: nothing runs
+  calls.step = 0x1000;
+  calls.fmod = 0x2000;
+  calls.seq_get_field = 0x3000;
+  calls.seq_set_field = 0x4000;
+  calls.list_count = 0x5000;
+  Emitted out;
+  std::string error;
+  bool ok = pure::jit::a64::emit_loop(code, f, loop, calls, error, &out.info);
+  CHECK(error == "");
+  REQUIRE(ok);
+  asmjit::CodeBuffer& buffer = code.textSection()->buffer();
+  REQUIRE(buffer.size() % 4 == 0);
+  for (size_t i = 0; i < buffer.size(); i += 4) {
+    uint32_t w = 0;
+    for (int b = 0; b < 4; ++b) w |= static_cast<uint32_t>(buffer.data()[i + static_cast<size_t>(b)]) << (8 * b);
+    out.words.push_back(w);
+  }
+  out.text = log.data();
+  return out;
+}
+
+// One expected word: (word & mask) == value (branches leave their offset out).
+struct W {
+  uint32_t value;
+  uint32_t mask = 0xFFFFFFFF;
+};
+constexpr uint32_t kCond = 0xFF00001F;  // b.cond: the opcode and the condition, not the offset
+W b_cond(uint32_t cond) { return W{0x54000000u | cond, kCond}; }
+constexpr uint32_t kLT = 0xB, kVS = 0x6, kNE = 0x1;
+
+// Whether `seq` appears as consecutive words.
+bool contains(const std::vector<uint32_t>& words, const std::vector<W>& seq) {
+  for (size_t i = 0; i + seq.size() <= words.size(); ++i) {
+    size_t k = 0;
+    while (k < seq.size() && (words[i + k] & seq[k].mask) == seq[k].value) ++k;
+    if (k == seq.size()) return true;
+  }
+  return false;
+}
+
+// No FMADD/FMSUB/FNMADD/FNMSUB (floating-point data-processing, 3 sources: top byte 0x1F).
+bool any_fused(const std::vector<uint32_t>& words) {
+  for (uint32_t w : words)
+    if ((w & 0xFF000000) == 0x1F000000) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a64: LOOP spends a step from x21; ADD_INT is adds + b.vs in the slot's register, undone on overflow") {
+  // loop: LOOP; s0 = s0 + s1 (overflow leaves); if s0 < s2 go back
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::ADD_INT, 0, 0, 1, 0}, Instr{Op::JLT_INT, 0, 0, 2, -2}});
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  CHECK(e.info.gp_pinned == 3);
+  CHECK(e.info.memory_slots == 0);
+  CHECK(contains(e.words, {
+                              W{0xf10006b5},  // subs x21, x21, #1
+                              b_cond(kLT),    // b.lt <budget spent>
+                              W{0xab1702d6},  // adds x22, x22, x23
+                              b_cond(kVS),    // b.vs <undo, then leave at the ADD_INT>
+                              W{0xeb1802df},  // cmp x22, x24
+                              b_cond(kLT),    // b.lt <the LOOP>
+                          }));
+  // out of line: the wrapped sum undone, so the interpreter re-executes the ADD_INT on its operands
+  CHECK(contains(e.words, {W{0xcb1702d6} /* sub x22, x22, x23 */, W{0x14000000, 0xFC000000} /* b */}));
+}
+
+TEST_CASE("a64: ADD_INT into a third slot writes that slot's register directly") {
+  // s3 = s0 + s2: A is neither B nor C, so no scratch register and no undo are needed
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::ADD_INT, 0, 0, 1, 0}, Instr{Op::ADD_INT, 3, 0, 2, 0},
+                     Instr{Op::JLT_INT, 0, 3, 2, -3}});
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  // weights: s0 3, s2 2, s3 2, s1 1 -> x22 s0, x23 s2, x24 s3, x25 s1; s3 = s0 + s2 goes straight
+  // into x24 (A is neither B nor C)
+  CHECK(contains(e.words, {W{0xab1702d8} /* adds x24, x22, x23 */, b_cond(kVS)}));
+}
+
+TEST_CASE("a64: MUL_INT checks overflow with smulh against the sign of the low half") {
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::MUL_INT, 0, 0, 1, 0}, Instr{Op::JLT_INT, 0, 0, 2, -2}});
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  CHECK(contains(e.words, {
+                              W{0x9b177ecb},  // mul x11, x22, x23
+                              W{0x9b577ecc},  // smulh x12, x22, x23
+                              W{0xeb8bfd9f},  // cmp x12, x11, asr #63
+                              b_cond(kNE),    // b.ne <leave at the MUL_INT>
+                              W{0xaa0b03f6},  // mov x22, x11
+                          }));
+}
+
+TEST_CASE("a64: num arithmetic is a separate fmul and fadd in d registers, never a fused multiply-add") {
+  // s3 = s3 * s4; s3 = s3 + s5 (mandelbrot's shape, a*b+c): two roundings, as the interpreter
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::MUL_NUM, 3, 3, 4, 0}, Instr{Op::ADD_NUM, 3, 3, 5, 0},
+                     Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -4}});
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  CHECK(e.info.fp_pinned == 3);
+  CHECK(contains(e.words, {
+                              W{0x1e690908},  // fmul d8, d8, d9
+                              W{0x1e6a2908},  // fadd d8, d8, d10
+                          }));
+  CHECK(!any_fused(e.words));
+}
+
+TEST_CASE("a64: a real program's loops compile with no fused multiply-add and keep its slots in registers") {
+  using namespace pure;
+  const char* text = R"(fn main() {
+  var zr = 0.0
+  var zi = 0.0
+  var n = 0
+  while n < 100 and zr * zr + zi * zi <= 4.0 {
+    let t = zr * zr - zi * zi + 0.25
+    zi = 2.0 * zr * zi + 0.5
+    zr = t
+    n += 1
+  }
+  print(n)
+}
+)";
+  Source source("t.pure", text);
+  Diagnostics diags(source);
+  CheckedModule checked = compile_frontend(source, diags);
+  REQUIRE(!diags.any());
+  std::string error;
+  std::unique_ptr<vm::Program> program = vm::load_program(ir::lower_module(checked, "t.pure"), error);
+  REQUIRE(program);
+  const vm::Function& main = program->functions[static_cast<size_t>(program->main)];
+  REQUIRE(main.loops.size() == 1);
+  Emitted e = emit(main);
+  CAPTURE(e.text);
+  CHECK(!any_fused(e.words));
+  CHECK(e.info.fp_pinned >= 2);  // zr, zi
+  CHECK(e.info.gp_pinned >= 1);  // n
+  CHECK(e.text.find("fmul") != std::string::npos);
+  CHECK(e.text.find("fadd") != std::string::npos);
+}
+
+TEST_CASE("a64: instructions that change the frame leave; the rest is native or pure_step") {
+#define PURE_OP(name, flags, inverse, doc)                                                            \
+  if (pure::ir::op_changes_frame(Op::name))                                                           \
+    CHECK_MESSAGE(pure::jit::a64::lowering_of(Op::name) == pure::jit::Lowering::Exit, #name);
+#include "ir/ops.def"
+#undef PURE_OP
+  CHECK(pure::jit::a64::lowering_of(Op::FAIL) == pure::jit::Lowering::Exit);
+  CHECK(pure::jit::a64::lowering_of(Op::CONCAT) == pure::jit::Lowering::Step);
+  CHECK(pure::jit::a64::lowering_of(Op::MUL_NUM) == pure::jit::Lowering::Native);
+}
+
+TEST_CASE("a64: slots past the callee-saved registers live in caller-saved ones, stored around calls into C") {
+  // ten num slots (1..10) in a chain of multiplications, then one MOD_NUM (a call to fmod): eight
+  // go to d8..d15, two to d19, d20, and those two are stored before the call and loaded after it
+  std::vector<Instr> body = {Instr{Op::LOOP, 0, 0, 0, 0}};
+  for (uint16_t s = 1; s < 10; ++s) body.push_back(Instr{Op::MUL_NUM, static_cast<uint16_t>(s + 1), s, s, 0});
+  body.push_back(Instr{Op::MOD_NUM, 1, 10, 2, 0});
+  body.push_back(Instr{Op::ADDI_INT, 0, 0, 0, 1});
+  body.push_back(Instr{Op::JLT_INT, 0, 0, 11, -12});
+  auto f = one_loop(body);
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  CHECK(e.info.fp_pinned == 10);
+  CHECK(e.info.memory_slots == 0);
+  size_t call = e.text.find("blr x16");
+  REQUIRE(call != std::string::npos);
+  size_t store = e.text.rfind("str d19", call), load = e.text.find("ldr d19", call);
+  CHECK(store != std::string::npos);
+  CHECK(load != std::string::npos);
+  CHECK(e.text.rfind("str d20", call) != std::string::npos);
+  // the prologue saves only callee-saved registers: d8..d15, never d19
+  CHECK(e.text.find("stp d8, d9") != std::string::npos);
+  CHECK(e.text.find("stp d19") == std::string::npos);
+  CHECK(!any_fused(e.words));
+}
+
+TEST_CASE("a64: a loop whose lists cannot change gets a second version without the plain checks") {
+  // LOOP; s3 = s1[s0] (SEQ_GET); s1[s0] = s3 (SEQ_SET); s0 += 1; if s0 < s2 go back
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::SEQ_GET, 3, 1, 0, 0}, Instr{Op::SEQ_SET, 3, 1, 0, 0},
+                     Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -4}});
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = e.text.find(what); at != std::string::npos; at = e.text.find(what, at + 1)) ++n;
+    return n;
+  };
+  if (pure::rt::EventList::native_layout().ok) {
+    CHECK(count("ldrb w10") == 1);  // the entry check of s1's plain flag
+    CHECK(count("ldrb w11") == 2);  // the general version checks at SEQ_GET and SEQ_SET
+    CHECK(count("str x") >= 2);     // both versions store the cell
+  }
+  // a stepped instruction (CONCAT) in the loop may write any slot: no second version
+  auto g = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::SEQ_GET, 3, 1, 0, 0}, Instr{Op::CONCAT, 4, 5, 6, 0},
+                     Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -4}});
+  Emitted h = emit(*g);
+  CHECK(h.text.find("ldrb w10") == std::string::npos);
+}
