@@ -73,6 +73,19 @@ class Cursor {
   }
 };
 
+// Part of a list (a slice): the rows whose first prefix_len key cells equal prefix and, when
+// bounded, whose next key cell k (an Int) has lo <= k < hi. A sequence takes no prefix (its one
+// key is the position) and is bounded by position. reverse walks from the last such row to the
+// first: the cursor's next() then moves backwards.
+struct Slice {
+  const Cell* prefix = nullptr;
+  uint32_t prefix_len = 0;
+  bool bounded = false;
+  int64_t lo = 0;
+  int64_t hi = 0;
+  bool reverse = false;
+};
+
 // Read access to one list, live or in a snapshot.
 class ListReader {
  public:
@@ -92,6 +105,9 @@ class ListReader {
   }
   // Rows whose first key cell k satisfies lo <= k < hi (Int first key only), in key order.
   virtual std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const = 0;
+  // The rows of a slice, forwards or backwards: one descent to its first (or last) row, then
+  // the leaf chain. first()/last() of a slice is the first row this cursor gives.
+  virtual std::unique_ptr<Cursor> slice(const Slice& s) const = 0;
   virtual const Cell* first() const = 0;  // nullptr when empty
   virtual const Cell* last() const = 0;
 };

@@ -105,6 +105,8 @@ std::unique_ptr<Cursor> tree_prefix(const ListShape& s, const TreeRoot& t, const
 std::unique_ptr<Cursor> tree_prefix_again(const ListShape& s, const TreeRoot& t, std::unique_ptr<Cursor> spare,
                                           const Cell* prefix, uint32_t n);
 std::unique_ptr<Cursor> tree_range(const ListShape& s, const TreeRoot& t, int64_t lo, int64_t hi);
+// A slice forwards or backwards (store_btree_slice.cpp).
+std::unique_ptr<Cursor> tree_slice(const ListShape& s, const TreeRoot& t, const Slice& slice);
 
 // The B+tree checker (store_btree_check.cpp): "" when the tree keeps every invariant above
 // (key order, separator bounds, fill, one leaf depth, the count, generations no newer than

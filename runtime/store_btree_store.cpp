@@ -68,6 +68,7 @@ class SnapshotList final : public ListReader {
     return store::tree_prefix_again(*shape_, tree_, std::move(spare), prefix, n);
   }
   std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const override { return store::tree_range(*shape_, tree_, lo, hi); }
+  std::unique_ptr<Cursor> slice(const Slice& s) const override { return store::tree_slice(*shape_, tree_, s); }
   const Cell* first() const override { return store::tree_first(*shape_, tree_); }
   const Cell* last() const override { return store::tree_last(*shape_, tree_); }
 
@@ -132,6 +133,7 @@ class BTreeList final : public ListWriter {
     return store::tree_prefix_again(shape_, tree_.tree(), std::move(spare), prefix, n);
   }
   std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const override { return store::tree_range(shape_, tree_.tree(), lo, hi); }
+  std::unique_ptr<Cursor> slice(const Slice& s) const override { return store::tree_slice(shape_, tree_.tree(), s); }
   const Cell* first() const override { return store::tree_first(shape_, tree_.tree()); }
   const Cell* last() const override { return store::tree_last(shape_, tree_.tree()); }
 

@@ -77,6 +77,41 @@ class RefCursor final : public Cursor {
   int64_t pos_;
 };
 
+// A slice, the obvious way: every row of the list is tested, and the matching ones are kept in
+// the slice's order. The model for the B+tree's one-descent slices.
+class RefSliceCursor final : public Cursor {
+ public:
+  RefSliceCursor(const ListSchema* s, const ListRows* r, const Slice& slice) {
+    auto within = [&](const Cell* key, int64_t position) {
+      if (s->is_sequence) return !slice.bounded || (position >= slice.lo && position < slice.hi);
+      if (slice.prefix_len && KeyLess{s}.compare(key, slice.prefix, slice.prefix_len) != 0) return false;
+      if (!slice.bounded) return true;
+      int64_t k = static_cast<int64_t>(key[slice.prefix_len]);
+      return k >= slice.lo && k < slice.hi;
+    };
+    if (s->is_sequence) {
+      for (size_t p = 0; p < r->sequence.size(); ++p)
+        if (within(nullptr, static_cast<int64_t>(p))) rows_.push_back({r->sequence[p].data(), static_cast<int64_t>(p)});
+    } else {
+      for (const auto& [key, row] : r->rows)
+        if (within(key.data(), -1)) rows_.push_back({row.data(), -1});
+    }
+    if (slice.reverse) std::reverse(rows_.begin(), rows_.end());
+  }
+  bool valid() const override { return at_ < rows_.size(); }
+  const Cell* row() const override { return rows_[at_].row; }
+  int64_t position() const override { return at_ < rows_.size() ? rows_[at_].position : -1; }
+  void next() override { ++at_; }
+
+ private:
+  struct Entry {
+    const Cell* row;
+    int64_t position;
+  };
+  std::vector<Entry> rows_;
+  size_t at_ = 0;
+};
+
 class RefReader : public ListWriter {
  public:
   RefReader(const ListSchema* s, ListRows* r) : schema_(s), rows_(r) {}
@@ -114,6 +149,7 @@ class RefReader : public ListWriter {
                            [&](const auto& kv) { return static_cast<int64_t>(kv.first[0]) >= lo; });
     return std::make_unique<RefCursor>(schema_, rows_, it, 0, Row{}, true, hi, 0);
   }
+  std::unique_ptr<Cursor> slice(const Slice& s) const override { return std::make_unique<RefSliceCursor>(schema_, rows_, s); }
   const Cell* first() const override {
     if (schema_->is_sequence) return rows_->sequence.empty() ? nullptr : rows_->sequence.front().data();
     return rows_->rows.empty() ? nullptr : rows_->rows.begin()->second.data();
