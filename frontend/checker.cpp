@@ -92,7 +92,8 @@ class Checker {
   std::vector<std::map<std::string, int>> scopes_;
   int loop_depth_ = 0;
   bool stored_list_allowed_ = false;  // set while checking the list of an index, method or loop
-  bool range_allowed_ = false;        // set while checking the iterable of a for loop
+  bool range_allowed_ = false;        // set while checking a slice: a for loop's list, a slice method's list
+  bool reverse_allowed_ = false;      // set while checking the iterable of a for loop
 
   // Checks the list operand of list[...], list.method(...) or `for x in list`, where a stored
   // list may be named. Anywhere else a stored list is not a value.
@@ -663,7 +664,12 @@ class Checker {
       Expr* e = s.expr.get();
       bool lookup = e && e->kind == ExprKind::Index && e->args[0]->type && e->args[0]->type->kind == TypeKind::Keyed &&
                     e->args.size() - 1 == e->args[0]->type->key_count;
-      if (!lookup && !is_error(t)) error(s.loc, "'let ... else' needs a keyed-list lookup like 'list[key]' on the right");
+      // or the first or last item of a list or a slice, which may be empty
+      bool end = e && e->kind == ExprKind::Method &&
+                 (e->builtin == static_cast<int>(Builtin::LFirst) || e->builtin == static_cast<int>(Builtin::LLast)) &&
+                 e->args[0]->type && e->args[0]->type->is_list();
+      if (!lookup && !end && !is_error(t))
+        error(s.loc, "'let ... else' needs a keyed-list lookup like 'list[key]', or '.first()' or '.last()', on the right");
       check_block(s.body);
       if (!always_exits(s.body))
         error(s.body[0]->loc, "the 'else' of a 'let' must leave: 'fail', 'return', 'break' or 'continue'");
@@ -902,6 +908,8 @@ class Checker {
         error(s.expr->loc, "cannot iterate over " + a_type(t), t->kind == TypeKind::Int ? "write 'for i in 0 .. n'" : t->kind == TypeKind::Text ? "iterate over .split(\"\") or use .at(i)" : "");
       if (!s.name2.empty() && t->kind != TypeKind::Seq && !is_error(t))
         error(s.loc, "'for i, x in ...' is for sequences (i is the position)");
+      else if (!s.name2.empty() && s.expr->kind == ExprKind::Method && s.expr->int_value == 2 && !is_error(t))
+        error(s.loc, "a reverse walk gives one variable", "read positions from the end with 'for i in 0 .. n' instead");
     }
     if (!s.name2.empty()) {
       s.local = declare_local(s.name, tt_.int_type(), false, s.loc);
@@ -919,13 +927,46 @@ class Checker {
     if (e.kind == ExprKind::Index) {
       return check_list_index(e, false);  // a full key's row, or a prefix slice's list type
     }
-    if (e.kind == ExprKind::Method && e.text == "range") {
-      range_allowed_ = true;
-      check_expr(e, nullptr);
-      range_allowed_ = false;
-      return e.args[0]->type && e.args[0]->type->kind == TypeKind::Keyed ? e.args[0]->type : tt_.error();
+    if (e.kind == ExprKind::Method && (e.text == "range" || e.text == "reverse")) {
+      reverse_allowed_ = e.text == "reverse";
+      range_allowed_ = e.text == "range";
+      const Type* t = e.type = check_method(e);
+      reverse_allowed_ = range_allowed_ = false;
+      if (is_error(t) || t->kind == TypeKind::Void) {
+        if (t->kind == TypeKind::Void)
+          error(e.loc, "'.reverse()' of an event sequence reverses it in place and gives nothing to loop over",
+                "call it before the loop, or walk positions: 'for i in 0 .. n { let x = xs[n - 1 - i] }'");
+        return tt_.error();
+      }
+      return t;
     }
     return check_list_operand(e);
+  }
+
+  // A slice: a key prefix list[k...] (e.int_value 1), or .range(lo, hi) of a keyed list or of a
+  // prefix. Read with the slice methods or walked by a for loop; never a value of its own.
+  static bool is_slice(const Expr& e) {
+    if (e.kind == ExprKind::Index) return e.int_value == 1;
+    return e.kind == ExprKind::Method && e.builtin == static_cast<int>(Builtin::LRange);
+  }
+  static bool is_slice_method(const std::string& name) {
+    return name == "first" || name == "last" || name == "count" || name == "sum" || name == "min" || name == "max";
+  }
+
+  // The list of a slice method, of .range or of .reverse: a list, or a slice when the method reads
+  // slices (a prefix may be followed by .range; .reverse takes either, and only in a for loop).
+  const Type* check_slice_operand(Expr& self, const std::string& method) {
+    bool reads_slices = is_slice_method(method) || (method == "reverse" && reverse_allowed_);
+    reverse_allowed_ = false;
+    // an index is checked as a place to read: a full key's row, or a slice the method may take
+    if (self.kind == ExprKind::Index) return check_list_index(self, false);
+    if (reads_slices && self.kind == ExprKind::Method && self.text == "range") {
+      range_allowed_ = true;
+      const Type* t = self.type = check_method(self);
+      range_allowed_ = false;
+      return t;
+    }
+    return check_list_operand(self);
   }
 
   void check_return(Stmt& s) {
@@ -974,7 +1015,9 @@ class Checker {
       case ExprKind::Field: check_expr(*e.args[0], nullptr); return field_type(e);
       case ExprKind::Index: {
         const Type* t = check_list_index(e, false);
-        if (e.int_value == 1) error(e.loc, "a key prefix selects several items; use it in 'for x in list[prefix]'");
+        if (e.int_value == 1)
+          error(e.loc, "a key prefix selects several items; loop over it or read it with a slice method",
+                "'for x in list[prefix]', or .first(), .last(), .count(), .sum(f), .min(f), .max(f)");
         return t;
       }
       case ExprKind::ItemLit: return check_item_literal(e, expected);
@@ -1362,11 +1405,34 @@ class Checker {
 
   const Type* check_method(Expr& e) {
     Expr& self = *e.args[0];
-    const Type* st = check_list_operand(self);
+    bool reverse_walk = reverse_allowed_ && e.text == "reverse";
+    bool range_here = range_allowed_ && e.text == "range";
+    range_allowed_ = false;
+    const Type* st = check_slice_operand(self, reverse_walk ? "reverse" : e.text);
     if (is_error(st)) {
       for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
       return tt_.error();
     }
+    if (is_slice(self) && st->is_list()) {
+      bool ok = is_slice_method(e.text) || reverse_walk || (e.text == "range" && self.kind == ExprKind::Index);
+      if (!ok) {
+        for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
+        error(e.loc, "a slice has no method '" + e.text + "'",
+              "read a slice with .first(), .last(), .count(), .sum(f), .min(f) or .max(f), or loop over it");
+        return tt_.error();
+      }
+    }
+    if (reverse_walk && st->is_list()) {
+      // for x in list.reverse(): a keyed list, a stored list or a slice, from its last item back
+      bool event_sequence = st->kind == TypeKind::Seq && self.name_kind != NameKind::StoredList && !is_slice(self);
+      if (!event_sequence) {
+        check_args(e, {}, 1, "'.reverse'");
+        e.builtin = static_cast<int>(Builtin::LReverse);
+        e.int_value = 2;  // a reverse walk, not the in-place reverse of a sequence
+        return e.type = st;
+      }
+    }
+    range_allowed_ = range_here && st->is_list();
     if (st->kind == TypeKind::Text) {
       int b = find_builtin(e.text, kFirstTextMethod, kFirstListMethod);
       if (b < 0) return unknown_method(e, st, kFirstTextMethod, kFirstListMethod);
@@ -1459,7 +1525,7 @@ class Checker {
                   b == Builtin::LSortBy || b == Builtin::LClear || b == Builtin::LReverse;
     if (writes) note_stored_write(*e.args[0], e.loc);
     if (writes && e.args[0]->name_kind == NameKind::StoredList &&
-        (b == Builtin::LSort || b == Builtin::LSortBy || b == Builtin::LClear || b == Builtin::LReverse)) {
+        (b == Builtin::LSort || b == Builtin::LSortBy || b == Builtin::LClear || (b == Builtin::LReverse && seq))) {
       error(e.loc, what + " is not available on stored lists");
     }
     switch (b) {
@@ -1477,16 +1543,23 @@ class Checker {
         return elem;
       }
       case Builtin::LFirst: case Builtin::LLast: check_args(e, {}, 1, what); return elem;
-      case Builtin::LRange:
+      case Builtin::LRange: {
         if (!range_allowed_) {
-          error(e.loc, "'.range(lo, hi)' selects items for a loop: write 'for x in list.range(lo, hi) { ... }'");
+          error(e.loc, "'.range(lo, hi)' selects items: loop over it or read it with a slice method",
+                "'for x in list.range(lo, hi)', or .first(), .last(), .count(), .sum(f), .min(f), .max(f)");
           return tt_.error();
         }
         range_allowed_ = false;
         if (!keyed_only()) return tt_.error();
-        if (!is_int(elem->fields[0].type)) error(e.loc, what + " needs a list whose first key is an int");
+        // the key bounded is the first one after the prefix, if the list is one: list[k].range(lo, hi)
+        size_t given = e.args[0]->kind == ExprKind::Index ? e.args[0]->args.size() - 1 : 0;
+        if (!is_int(elem->fields[given].type))
+          error(e.loc, given ? what + " needs an int key after the prefix, not " + type_name(elem->fields[given].type) + " key '" +
+                                   elem->fields[given].name + "'"
+                             : what + " needs a list whose first key is an int");
         check_args(e, {tt_.int_type(), tt_.int_type()}, 1, what);
         return lt;
+      }
       case Builtin::LSort:
         if (!seq_only()) return tt_.void_type();
         check_args(e, {}, 1, what);
@@ -1512,7 +1585,13 @@ class Checker {
         return t;
       }
       case Builtin::LClear: case Builtin::LReverse:
-        if (b == Builtin::LReverse && !seq_only()) return tt_.void_type();
+        if (b == Builtin::LReverse && seq && e.args[0]->name_kind == NameKind::StoredList) return tt_.void_type();
+        if (b == Builtin::LReverse && !seq) {
+          if (!e.args[0]->type || is_error(e.args[0]->type)) return tt_.void_type();
+          error(e.loc, "'.reverse()' of a keyed list is a walk from its last item back, only in a for loop",
+                "for x in list.reverse() { ... }");
+          return tt_.void_type();
+        }
         check_args(e, {}, 1, what);
         return tt_.void_type();
       case Builtin::LContains:

@@ -59,6 +59,16 @@ constexpr bool op_inverse(Op op, Op& inverse) {
 // results come back. kScratch + k is the k-th slot of that area.
 inline constexpr uint32_t kScratch = 0x80000000u;
 
+// The word in the first slot of a slice's operands (the SLICE_ ops in ops.def).
+namespace slice_word {
+inline constexpr int64_t kPrefixMask = 0xFF;  // key cells given, in the slots after the word
+inline constexpr int64_t kBounded = 1 << 8;   // lo and hi follow the key cells
+inline constexpr int64_t kReverse = 1 << 9;   // from the last row to the first
+inline constexpr int64_t kStored = 1 << 10;   // B is a stored list's number, not a slot
+}  // namespace slice_word
+// SLICE_AGG's IMM & 0xFF.
+enum class SliceAgg : uint8_t { Count, Sum, Min, Max };
+
 // What a slot holds. Text and List slots own a counted reference (released when overwritten and
 // when the frame ends). Call-area slots own nothing once a call has returned.
 enum class SlotKind : uint8_t { Int, Num, Bool, Text, List, Iter };

@@ -336,10 +336,11 @@ class Lowerer {
       expr_into(*s.expr, slot);
       return;
     }
-    // let x = list[key] else ...
+    // let x = list[key] else ..., or let x = list.first() else ... (also .last(), and slices)
     const Expr& ix = *s.expr;
     int else_b = new_block(), cont_b = new_block();
-    lookup(ix, slot, else_b);
+    if (ix.kind == ExprKind::Method) slice_lookup(ix, slot, else_b);
+    else lookup(ix, slot, else_b);
     jump(cont_b);
     set_block(else_b);
     block(s.body);
@@ -376,6 +377,97 @@ class Lowerer {
     set_block(found);
   }
 
+  // ---- slices (ops.def: SLICE_*) -------------------------------------------------------------
+  // A slice as the checker leaves it: [list.reverse() of] [list[prefix]][.range(lo, hi)].
+  struct SliceParts {
+    const Expr* list = nullptr;
+    const Expr* index = nullptr;  // the prefix's index expression, if any
+    size_t prefix = 0;
+    const Expr* lo = nullptr;
+    const Expr* hi = nullptr;
+    bool reverse = false;
+  };
+  static bool is_slice(const Expr& e) {
+    if (e.kind == ExprKind::Index) return e.int_value == 1;
+    return e.kind == ExprKind::Method && e.builtin == static_cast<int>(Builtin::LRange);
+  }
+  static bool is_reverse_walk(const Expr& e) {
+    return e.kind == ExprKind::Method && e.builtin == static_cast<int>(Builtin::LReverse) && e.int_value == 2;
+  }
+  static SliceParts slice_parts(const Expr& e) {
+    SliceParts p;
+    const Expr* x = &e;
+    if (is_reverse_walk(*x)) {
+      p.reverse = true;
+      x = x->args[0].get();
+    }
+    if (x->kind == ExprKind::Method && x->builtin == static_cast<int>(Builtin::LRange)) {
+      p.lo = x->args[1].get();
+      p.hi = x->args[2].get();
+      x = x->args[0].get();
+    }
+    if (x->kind == ExprKind::Index) {
+      p.index = x;
+      p.prefix = x->args.size() - 1;
+      x = x->args[0].get();
+    }
+    p.list = x;
+    return p;
+  }
+  // Evaluates the list (into B) and the slice's operands into consecutive slots: the word, the
+  // prefix's keys, lo and hi. Returns the word's slot (C).
+  uint32_t slice_operand(const SliceParts& p, uint32_t& list, Loc loc) {
+    bool stored = is_stored(*p.list);
+    list = list_operand(*p.list);
+    uint32_t word = new_slot(SlotKind::Int);
+    std::vector<uint32_t> keys;
+    for (size_t i = 0; i < p.prefix; ++i) keys.push_back(new_slots(p.list->type->element->fields[i].type));
+    uint32_t lo = 0, hi = 0;
+    if (p.lo) {
+      lo = new_slot(SlotKind::Int);
+      hi = new_slot(SlotKind::Int);
+    }
+    int64_t w = static_cast<int64_t>(p.prefix) | (p.lo ? slice_word::kBounded : 0) | (p.reverse ? slice_word::kReverse : 0) |
+                (stored ? slice_word::kStored : 0);
+    emit(Op::CONST, word, 0, 0, w, loc);
+    for (size_t i = 0; i < p.prefix; ++i) expr_into(*p.index->args[i + 1], keys[i]);
+    if (p.lo) {
+      expr_into(*p.lo, lo);
+      expr_into(*p.hi, hi);
+    }
+    return word;
+  }
+
+  // first(), last(), count(), sum(f), min(f), max(f) of a slice (or first/last of a keyed list).
+  uint32_t slice_method(const Expr& e, Builtin b, int64_t dst) {
+    SliceParts p = slice_parts(*e.args[0]);
+    p.reverse = b == Builtin::LLast;
+    uint32_t l = 0;
+    uint32_t c = slice_operand(p, l, e.loc);
+    if (b == Builtin::LFirst || b == Builtin::LLast) {
+      uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type);
+      emit(Op::SLICE_GET, d, l, c, 0, e.loc);
+      return d;
+    }
+    SliceAgg agg = b == Builtin::LCount ? SliceAgg::Count : b == Builtin::LSum ? SliceAgg::Sum : b == Builtin::LMin ? SliceAgg::Min : SliceAgg::Max;
+    int64_t field = agg == SliceAgg::Count ? 0 : e.int_value;
+    uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type);
+    emit(Op::SLICE_AGG, d, l, c, static_cast<int64_t>(agg) | (field << 8), e.loc);
+    return d;
+  }
+
+  // let x = l.first() else ...: the first (or last) item of a list or a slice, or the else.
+  void slice_lookup(const Expr& e, uint32_t dst, int missing_block) {
+    SliceParts p = slice_parts(*e.args[0]);
+    p.reverse = e.builtin == static_cast<int>(Builtin::LLast);
+    uint32_t l = 0;
+    uint32_t c = slice_operand(p, l, e.loc);
+    emit(Op::SLICE_LOOKUP, dst, l, c, missing_block, e.loc);
+    int found = new_block();
+    jump(found);
+    set_block(found);
+  }
+
   void for_statement(const Stmt& s) {
     if (s.range_end) {
       uint32_t i = new_slot(SlotKind::Int, s.name);
@@ -388,7 +480,8 @@ class Lowerer {
     }
     const Expr& it = *s.expr;
     const Type* lt = s.iter_type;
-    if (lt->kind == TypeKind::Seq && it.kind != ExprKind::Index && !(it.kind == ExprKind::Name && is_stored(it))) {
+    if (lt->kind == TypeKind::Seq && it.kind != ExprKind::Index && !(it.kind == ExprKind::Name && is_stored(it)) &&
+        !is_reverse_walk(it)) {
       seq_for(s, lt);
       return;
     }
@@ -419,6 +512,14 @@ class Lowerer {
   }
 
   void start_iterator(const Expr& it, uint32_t iter) {
+    // backwards, or a range after a prefix: a slice's iterator
+    if (is_reverse_walk(it) || (it.kind == ExprKind::Method && it.builtin == static_cast<int>(Builtin::LRange) &&
+                                it.args[0]->kind == ExprKind::Index)) {
+      uint32_t l = 0;
+      uint32_t c = slice_operand(slice_parts(it), l, it.loc);
+      emit(Op::SLICE_ITER, iter, l, c, 0, it.loc);
+      return;
+    }
     if (it.kind == ExprKind::Index) {  // a key prefix
       const Expr& list = *it.args[0];
       uint32_t l = list_operand(list);
@@ -1113,6 +1214,9 @@ class Lowerer {
 
   uint32_t list_method(const Expr& e, Builtin b, int64_t dst) {
     const Expr& list = *e.args[0];
+    // A slice's methods, and first()/last() of a keyed list: one search, never a walk of the rest.
+    if (is_slice(list) || ((b == Builtin::LFirst || b == Builtin::LLast) && list.type->kind == TypeKind::Keyed))
+      return slice_method(e, b, dst);
     bool stored = is_stored(list);
     uint32_t l = list_operand(list);
     auto out = [&](SlotKind k) { return dst >= 0 ? static_cast<uint32_t>(dst) : new_slot(k); };

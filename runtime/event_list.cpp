@@ -461,6 +461,67 @@ const Cell* EventList::walk_next(Walk& w, const Cell* prefix, uint32_t prefix_le
   return row;
 }
 
+const Cell* EventList::slice_next(Walk& w, const Slice& s) const {
+  if (shape_->sequence || dense_) {
+    // By position, or by key in a dense array (one int key: the slice has no prefix).
+    int64_t end = shape_->sequence ? count_ : static_cast<int64_t>(present_.size());
+    int64_t from = s.bounded ? std::max<int64_t>(s.lo, 0) : 0, to = s.bounded ? std::min<int64_t>(s.hi, end) : end;
+    int64_t i = w.started ? w.dense_index + (s.reverse ? -1 : 1) : (s.reverse ? to - 1 : from);
+    w.started = true;
+    int64_t step = s.reverse ? -1 : 1;
+    for (; i >= from && i < to; i += step)
+      if (shape_->sequence || present_[i]) {
+        w.dense_index = i;
+        return &cells_[static_cast<size_t>(i) * width_];
+      }
+    w.dense_index = i;
+    return nullptr;
+  }
+  if (w.done) return nullptr;
+  uint32_t n = s.prefix_len;
+  if (!w.started) {
+    w.started = true;
+    Cell probe[16];
+    std::vector<Cell> big;
+    Cell* p = probe;
+    if (n + 1 > 16) {
+      big.resize(n + 1);
+      p = big.data();
+    }
+    for (uint32_t i = 0; i < n; ++i) p[i] = s.prefix[i];
+    p[n] = static_cast<Cell>(s.reverse ? s.hi : s.lo);
+    uint32_t m = n + (s.bounded ? 1 : 0);
+    if (!s.reverse) {
+      w.it = m ? tree_.lower_bound(Probe{p, m}) : tree_.begin();
+    } else {
+      // one past the slice's last row, then the row before it
+      w.it = s.bounded ? tree_.lower_bound(Probe{p, m}) : (n ? tree_.upper_bound(Probe{p, n}) : tree_.end());
+      if (w.it == tree_.begin()) {
+        w.done = true;
+        return nullptr;
+      }
+      --w.it;
+    }
+  } else if (s.reverse) {
+    if (w.it == tree_.begin()) {
+      w.done = true;
+      return nullptr;
+    }
+    --w.it;
+  } else if (w.it != tree_.end()) {
+    ++w.it;
+  }
+  if (w.it == tree_.end()) return nullptr;
+  const Cell* row = w.it->second.data();
+  bool in = (n == 0 || shape_->compare_keys(row, s.prefix, n) == 0) &&
+            (!s.bounded || (static_cast<int64_t>(row[n]) >= s.lo && static_cast<int64_t>(row[n]) < s.hi));
+  if (!in) {
+    w.done = true;
+    return nullptr;
+  }
+  return row;
+}
+
 void EventList::sort_by(uint32_t col) {
   std::vector<int64_t> order(static_cast<size_t>(count_));
   for (int64_t i = 0; i < count_; ++i) order[i] = i;

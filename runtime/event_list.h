@@ -94,8 +94,13 @@ class EventList {
     int64_t dense_index = -1;
     Tree::const_iterator it;
     bool started = false;
+    bool done = false;  // slice_next walking backwards: the first row was passed
   };
   const Cell* walk_next(Walk& w, const Cell* prefix, uint32_t prefix_len, bool range, int64_t lo, int64_t hi) const;
+  // The rows of a slice (runtime/store.h: a key prefix, a bound on the next key; a sequence is
+  // bounded by position), forwards or backwards. Trees search once, then step; the slice's
+  // prefix must stay put while the walk goes on.
+  const Cell* slice_next(Walk& w, const Slice& s) const;
 
   // Memory: every list charges its arrays and tree entries to the thread's memory meter
   // (runtime/memory.h). Growth is charged before it happens: push, put, ensure and reserve throw

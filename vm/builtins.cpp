@@ -108,6 +108,8 @@ class RowWalker {
   bool started_ = false;
 };
 
+}  // namespace
+
 // min and max of two nums, for min(x, y) and max(x, y) and, folded over the items, for a list's
 // min() and max(): a NaN wins, so that neither ever hides a NaN, and -0.0 orders below 0.0
 // (IEEE 754-2019 minimum/maximum), so the result never depends on the order of the values.
@@ -117,6 +119,8 @@ double num_min_max(double x, double y, bool want_min) {
   if (x == y) return std::signbit(x) == want_min ? x : y;
   return want_min ? (y < x ? y : x) : (y > x ? y : x);
 }
+
+namespace {
 
 std::string cell_text(const rt::Cell c, rt::ColType t) {
   switch (t) {

@@ -439,4 +439,10 @@ EXEC(ITER_END) {
   return ip + 1;
 }
 
+// ---- slices (slices.cpp) -----------------------------------------------------------------------
+EXEC(SLICE_ITER) { return slice_op(vm, s, ip); }
+EXEC(SLICE_GET) { return slice_op(vm, s, ip); }
+EXEC(SLICE_LOOKUP) { return slice_op(vm, s, ip); }
+EXEC(SLICE_AGG) { return slice_op(vm, s, ip); }
+
 }  // namespace pure::vm

@@ -167,6 +167,28 @@ static rt::ListWriter& writer(VM& vm, const Instr* ip) {
 
 static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip);
 
+Iterator& begin_stored_iterator(VM& vm, Slot* s, const Instr* ip, uint32_t li, const rt::ListReader*& from) {
+  s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+  Iterator& it = vm.iters.emplace_back();
+  it.stored = li;
+  it.shape = vm.prog.stored_shapes[li].get();
+  from = &vm.reader(li);
+  if (vm.snapshot) {
+    it.from_snapshot = true;  // a query's loop: its snapshot outlives the loop
+  } else if (vm.transaction_depth == 0) {
+    // A loop in main walks the state as of its start: the events it calls change the live
+    // lists, never what it walks (see "Loops over stored lists" in docs/language.md).
+    it.snapshot = vm.store->publish();
+    it.from_snapshot = true;
+    from = &it.snapshot->list(li);
+  } else {
+    // Inside an event: the live list; an insert or removal while walking it is an error.
+    it.live = &vm.store->list(li);
+    it.version = it.live->shape_version();
+  }
+  return it;
+}
+
 // Stored rows are counted against the memory budget but never refused half-way through a write
 // (runtime/memory.h): the meter is checked once the write is done, and the event then fails
 // whole and is rolled back.
@@ -261,24 +283,8 @@ static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip) {
       return ip + 1;
     }
     case Op::ST_ITER: {
-      s[ip->a].i = static_cast<int64_t>(vm.iters.size());
-      Iterator& it = vm.iters.emplace_back();
-      it.stored = li;
-      it.shape = &shape;
-      const rt::ListReader* from = &r;
-      if (vm.snapshot) {
-        it.from_snapshot = true;  // a query's loop: its snapshot outlives the loop
-      } else if (vm.transaction_depth == 0) {
-        // A loop in main walks the state as of its start: the events it calls change the live
-        // lists, never what it walks (see "Loops over stored lists" in docs/language.md).
-        it.snapshot = vm.store->publish();
-        it.from_snapshot = true;
-        from = &it.snapshot->list(li);
-      } else {
-        // Inside an event: the live list; an insert or removal while walking it is an error.
-        it.live = &vm.store->list(li);
-        it.version = it.live->shape_version();
-      }
+      const rt::ListReader* from = nullptr;
+      Iterator& it = begin_stored_iterator(vm, s, ip, li, from);
       if (ip->imm > 0) {
         it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
         it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
@@ -306,7 +312,8 @@ static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {
   if (it.list) {
     if (it.list->shape_version() != it.version)
       fault(ip, "the list was changed (an item added or removed) while a loop was walking it");
-    const rt::Cell* row = it.list->walk_next(it.walk, it.prefix.data(), it.prefix_len, it.range, it.lo, it.hi);
+    const rt::Cell* row = it.sliced ? it.list->slice_next(it.walk, it.slice)
+                                    : it.list->walk_next(it.walk, it.prefix.data(), it.prefix_len, it.range, it.lo, it.hi);
     if (!row) return ip + ip->imm;
     copy_row_out(s + ip->a, row, it.list->shape());
     return ip + 1;
@@ -332,7 +339,7 @@ static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {
     // write has since copied (the first write after a snapshot copies it), so the row is read
     // where it is now; no insert or removal happened, so it is there.
     if (it.shape->sequence) {
-      rt::Cell pos = static_cast<rt::Cell>(it.cursor->position() - 1);
+      rt::Cell pos = static_cast<rt::Cell>(it.cursor->position() + (it.reverse ? 1 : -1));
       row = it.live->find(&pos);
     } else {
       row = it.live->find(row);

@@ -45,6 +45,10 @@ struct alignas(256) Iterator {
   const rt::Cell* run = nullptr;
   size_t run_left = 0;
   uint32_t width = 0;
+  // A slice (SLICE_ITER) of an event list walks with slice_next; slice.prefix points into prefix.
+  bool sliced = false;
+  bool reverse = false;            // the cursor or walk goes backwards
+  rt::Slice slice;
 };
 static_assert(sizeof(Iterator) == 256);
 
@@ -141,8 +145,16 @@ const Instr* tier_up(VM& vm, Slot*& base, const Instr* ip, int64_t loop);
 // RuntimeError that ends the invocation.
 std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip);
 
+// A new iterator over stored list li in slot A of ip: reading the query's snapshot, a snapshot of
+// its own (a loop in main) or the live list (in an event); `from` is what it reads (lists.cpp).
+Iterator& begin_stored_iterator(VM& vm, Slot* s, const Instr* ip, uint32_t li, const rt::ListReader*& from);
+// The SLICE_ instructions (slices.cpp).
+const Instr* slice_op(VM& vm, Slot* s, const Instr* ip);
+
 // Standard functions (builtins.cpp).
 void call_builtin(VM& vm, Slot* args, const Instr* ip);
+// min or max of two nums as min(x, y) and a list's min() fold them: a NaN wins, -0.0 < 0.0.
+double num_min_max(double x, double y, bool want_min);
 
 // Frame and unwinding helpers (calls.cpp).
 void release_frame(VM& vm, const CallInfo& ci);
