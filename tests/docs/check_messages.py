@@ -14,6 +14,7 @@ INTERNAL = {
     "bad instruction",
     "bad list instruction",
     "bad stored-list instruction",
+    "bad slice instruction",
     "stored lists change only inside events",
 }
 

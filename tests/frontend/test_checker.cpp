@@ -405,3 +405,37 @@ TEST_CASE("checker: 'if' as a value has one type; conditions are bools; branches
                  "this branch has no value; an 'if' used as a value needs one in each branch"));
   CHECK(contains(errors_of(in_main("let a: int = if true { \"x\" } else { \"y\" }")), "declared as int but the value is text"));
 }
+
+TEST_CASE("checker: slices are read with their methods or walked, never kept as values (issue 15, item 3)") {
+  const char* lists = R"(list orders by (w: int, d: int, o: int) { c: int, note: text }
+list names by (w: int, n: text, k: int) { v: int }
+list journal seq { n: int }
+)";
+  auto errs = [&](const std::string& body) { return errors_of(std::string(lists) + in_main(body)); };
+  // what compiles: every method, a range after a prefix, reverse walks, first/last in let ... else
+  CHECK(errs("let a = orders[1, 2].last()\nlet b = orders[1].count() + orders[1].range(2, 5).sum(o)\n"
+             "let c = orders.range(1, 3).min(note)\nlet d = orders[1, 2].range(0, 9).max(c)\n"
+             "for r in orders[1].reverse() { print(r.o) }\nfor r in orders[1, 2].range(3, 9).reverse() { print(r.o) }\n"
+             "for r in orders.reverse() { print(r.o) }\nfor j in journal.reverse() { print(j.n) }\n"
+             "for r in orders[1].range(2, 4) { print(r.o) }\n"
+             "for i in 0 .. 3 {\n  let f = orders[i].first() else continue\n  let l = journal.last() else break\n  print(f.o + l.n)\n}") == "");
+  CHECK(contains(errs("let s = orders[1]"), "a key prefix selects several items; loop over it or read it with a slice method"));
+  CHECK(contains(errs("let s = orders.range(1, 2)"), "'.range(lo, hi)' selects items: loop over it or read it with a slice method"));
+  CHECK(contains(errs("print(orders[1].has(2, 3))"), "a slice has no method 'has'"));
+  CHECK(contains(errs("print(orders.range(1, 2).range(1, 2).count())"), "'.range(lo, hi)' selects items"));
+  CHECK(contains(errs("print(orders[1].reverse().count())"), "a slice has no method 'reverse'"));
+  CHECK(contains(errs("for r in names[1].range(0, 3) { print(r.k) }"), "'.range' needs an int key after the prefix, not text key 'n'"));
+  CHECK(contains(errs("orders.reverse()"), "'.reverse()' of a keyed list is a walk from its last item back, only in a for loop"));
+  CHECK(contains(errs("let xs = [1, 2]\nfor x in xs.reverse() { print(x) }"),
+                 "'.reverse()' of an event sequence reverses it in place and gives nothing to loop over"));
+  CHECK(contains(errs("for i, j in journal.reverse() { print(j.n) }"), "a reverse walk gives one variable"));
+  CHECK(contains(errs("let n = orders[1].count() else return"),
+                 "'let ... else' needs a keyed-list lookup like 'list[key]', or '.first()' or '.last()', on the right"));
+  // an event sequence still reverses in place, and a stored sequence still cannot be
+  CHECK(errs("let xs = [1, 2]\nxs.reverse()\nprint(xs)") == "");
+  CHECK(contains(errs("journal.reverse()"), "'.reverse' is not available on stored lists"));
+  // a function reading slices does not write the module's state
+  CHECK(errors_of(std::string(lists) + "fn newest(w: int, d: int) -> int { return orders[w, d].last().o }\n"
+                                       "query oldest(w: int) -> int { for r in orders[w].reverse() { return r.o }\n  return 0 }\n" +
+                  in_main("print(newest(1, 2))")) == "");
+}

@@ -26,6 +26,8 @@ TOKENS = [
     b"&", b"|", b"^", b"~", b"<<", b">>", b"&&", b"||",
     b"if x { 1 } else { 2 }", b" else if ", b"= if ",
     b"const", b"const N = 10\n", b"const A = B\nconst B = A\n", b" = N * 2",
+    b".reverse()", b".range(1, 5)", b".first()", b".last()", b"[1].last()", b"].range(0, 9).reverse()",
+    b".sum(v)", b".min(v)", b".max(v)", b" = m[1].first() else ",
 ]
 
 LOCATED = re.compile(rb"^[^\n]*:[0-9]+:[0-9]+: error: ")
