@@ -43,9 +43,14 @@ class SliceCursor final : public Cursor {
   SliceCursor(const ListShape& s, const TreeRoot& t, const Slice& slice)
       : shape_(s), height_(t.height), root_(t.root), count_(t.count), prefix_n_(slice.prefix_len),
         bounded_(slice.bounded), reverse_(slice.reverse), lo_(slice.lo), hi_(slice.hi) {
-    // The probe is the prefix and, when bounded, the bound next to it: kept inside the cursor.
-    probe_.assign(slice.prefix, slice.prefix + prefix_n_);
-    probe_.push_back(0);
+    // The probe is the prefix and, when bounded, the bound next to it: kept inside the cursor
+    // (one allocation per slice, the cursor), on the heap only past kInlineProbe cells.
+    if (prefix_n_ + 1 > kInlineProbe) {
+      probe_heap_ = std::make_unique<Cell[]>(prefix_n_ + 1);
+      probe_ = probe_heap_.get();
+    }
+    std::copy(slice.prefix, slice.prefix + prefix_n_, probe_);
+    probe_[prefix_n_] = 0;
     if (!root_) return;
     if (shape_.sequence) start_sequence();
     else start_keyed();
@@ -96,9 +101,9 @@ class SliceCursor final : public Cursor {
     if (!reverse_) {
       if (bounded_) {
         probe_[n] = static_cast<Cell>(lo_);
-        descend(probe_.data(), n + 1, false);  // the first row >= prefix + lo
+        descend(probe_, n + 1, false);  // the first row >= prefix + lo
       } else if (n > 0) {
-        descend(probe_.data(), n, false);      // the first row >= prefix
+        descend(probe_, n, false);      // the first row >= prefix
       } else {
         descend_edge(0, root_, false);
       }
@@ -107,9 +112,9 @@ class SliceCursor final : public Cursor {
     }
     if (bounded_) {
       probe_[n] = static_cast<Cell>(hi_);
-      descend(probe_.data(), n + 1, false);  // the first row >= prefix + hi; the one before it
+      descend(probe_, n + 1, false);  // the first row >= prefix + hi; the one before it
     } else if (n > 0) {
-      descend(probe_.data(), n, true);       // the first row > prefix; the one before it
+      descend(probe_, n, true);       // the first row > prefix; the one before it
     } else {
       descend_edge(0, root_, true);
       index_[height_] = path_[height_]->count;  // one past the last row
@@ -197,7 +202,7 @@ class SliceCursor final : public Cursor {
   bool within() const { return row_within(row(), position_); }
   bool row_within(const Cell* r, int64_t position) const {
     if (shape_.sequence) return !bounded_ || (position >= lo_ && position < hi_);
-    if (prefix_n_ && shape_.compare(r, probe_.data(), prefix_n_) != 0) return false;
+    if (prefix_n_ && shape_.compare(r, probe_, prefix_n_) != 0) return false;
     if (!bounded_) return true;
     int64_t k = static_cast<int64_t>(r[prefix_n_]);
     return k >= lo_ && k < hi_;
@@ -212,7 +217,10 @@ class SliceCursor final : public Cursor {
   int64_t lo_, hi_;
   bool valid_ = false;
   int64_t position_ = 0;
-  std::vector<Cell> probe_;  // the prefix, then one cell for a bound
+  static constexpr uint32_t kInlineProbe = 9;
+  Cell probe_inline_[kInlineProbe];
+  std::unique_ptr<Cell[]> probe_heap_;
+  Cell* probe_ = probe_inline_;  // the prefix, then one cell for a bound
   const Node* path_[kMaxHeight + 1];
   uint32_t index_[kMaxHeight + 1];
 };

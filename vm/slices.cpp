@@ -31,14 +31,12 @@ class SliceRows {
  public:
   SliceRows(VM& vm, Slot* s, const Instr* ip) : slice_(read_slice(s + ip->c)) {
     if (s[ip->c].i & sw::kStored) {
-      uint32_t li = ip->b;
-      name_ = "stored list '" + vm.prog.stored[li].name + "'";
-      shape_ = vm.prog.stored_shapes[li].get();
-      cursor_ = vm.reader(li).slice(slice_);
+      name_ = &vm.prog.stored[ip->b].name;
+      shape_ = vm.prog.stored_shapes[ip->b].get();
+      cursor_ = vm.reader(ip->b).slice(slice_);
     } else {
       list_ = s[ip->b].l;
       shape_ = &list_->shape();
-      name_ = "the list";
     }
   }
   const rt::Cell* next() { return cursor_ ? cursor_->take() : list_->slice_next(walk_, slice_); }
@@ -47,7 +45,8 @@ class SliceRows {
   // "first of an empty slice: stored list 'orders' has no item with key prefix 1, 2"
   [[noreturn]] void empty(const Instr* ip) const {
     if (!slice_.prefix_len && !slice_.bounded) fault(ip, std::string(slice_.reverse ? "last" : "first") + " of an empty list");
-    std::string what = std::string(slice_.reverse ? "last" : "first") + " of an empty slice: " + name_ + " has no item";
+    std::string list = name_ ? "stored list '" + *name_ + "'" : "the list";
+    std::string what = std::string(slice_.reverse ? "last" : "first") + " of an empty slice: " + list + " has no item";
     if (slice_.prefix_len) what += " with key prefix " + keys_text();
     if (slice_.bounded) {
       what += slice_.prefix_len ? " and the next key" : " with the first key";
@@ -72,7 +71,7 @@ class SliceRows {
   }
 
   rt::Slice slice_;
-  std::string name_;
+  const std::string* name_ = nullptr;  // a stored list's name; null for an event list
   const rt::ListShape* shape_ = nullptr;
   std::unique_ptr<rt::Cursor> cursor_;
   rt::EventList* list_ = nullptr;
