@@ -20,6 +20,7 @@ struct TypeExpr {
   enum Kind { Named, Seq, Keyed } kind = Named;
   Loc loc;
   std::string name;                    // Named
+  std::string member;                  // Named: "Row" in `stock.Row`, a stored list's row type
   std::unique_ptr<TypeExpr> element;   // Seq
   struct Field {
     Loc loc;

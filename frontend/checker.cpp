@@ -422,6 +422,7 @@ class Checker {
     if (!t) return tt_.error();
     switch (t->kind) {
       case TypeExpr::Named: {
+        if (!t->member.empty()) return row_type(t);
         if (t->name == "int") return tt_.int_type();
         if (t->name == "num") return tt_.num_type();
         if (t->name == "bool") return tt_.bool_type();
@@ -469,6 +470,21 @@ class Checker {
         return tt_.keyed(std::move(keys), std::move(fields));
       }
     }
+    return tt_.error();
+  }
+
+  // `stock.Row`: the item a stored list's rows are read as, its keys then its fields. Type
+  // aliases are declared before the lists, so a list not declared yet is resolved here.
+  const Type* row_type(TypeExpr* t) {
+    for (ListDecl& l : m_.lists) {
+      if (l.name != t->name) continue;
+      const Type* lt = l.resolved ? l.resolved : resolve_type(l.type.get());
+      return lt->is_list() ? lt->element : tt_.error();
+    }
+    std::vector<std::string> names;
+    for (ListDecl& l : m_.lists) names.push_back(l.name);
+    error(t->loc, "'" + t->name + ".Row' names the rows of a stored list, and there is no stored list '" + t->name + "'",
+          suggest(t->name, names));
     return tt_.error();
   }
 
@@ -721,11 +737,15 @@ class Checker {
   }
 
   // `list[key] = { field: value, ... }`: the key comes from the index, the literal gives the fields.
+  // Or a whole row of the list's row type (`cust[w, d, c] = row`): its fields are written, its
+  // key fields are not (the key comes from the index there too).
   void check_row_literal(Expr& e, const Type* list) {
     const Type* row = list->element;
     if (e.kind != ExprKind::ItemLit || !e.text.empty()) {
-      check_expr(e, nullptr);
-      error(e.loc, "a keyed list's item is written as '{ field: value, ... }' (the key comes from the index)");
+      const Type* t = check_expr(e, row);
+      if (t != row && !is_error(t))
+        error(e.loc, "a keyed list's item is written as '{ field: value, ... }' (the key comes from the index), or is a whole row",
+              "a row of this list is " + a_type(row) + ", not " + type_name(t));
       return;
     }
     check_item_fields(e, row, list->key_count);

@@ -278,6 +278,11 @@ class Parser {
     }
     t->kind = TypeExpr::Named;
     t->name = expect_name("a type");
+    // `stock.Row`: the row type of a stored list
+    if (at(Tok::Dot) && peek(1).kind == Tok::Ident && peek(1).text == "Row" && !peek().newline_before) {
+      advance();
+      t->member = advance().text;
+    }
     return t;
   }
 

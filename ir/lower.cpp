@@ -650,7 +650,9 @@ class Lowerer {
     // keyed lists
     uint32_t k = keys(ix, ix.args.size() - 1);
     if (!field) {
+      // an item literal gives the fields only; a whole row gives its keys first, which are skipped
       uint32_t v = expr(*s.expr);
+      if (s.expr->kind != ExprKind::ItemLit) v += lt->key_count;
       emit(stored ? Op::ST_PUT : Op::MAP_PUT, v, l, k, 0, s.loc);
       return;
     }

@@ -439,3 +439,26 @@ list journal seq { n: int }
                                        "query oldest(w: int) -> int { for r in orders[w].reverse() { return r.o }\n  return 0 }\n" +
                   in_main("print(newest(1, 2))")) == "");
 }
+
+TEST_CASE("checker: 'stock.Row' names a stored list's row type; a whole row of that type is written back (issue 15, item 4)") {
+  const char* lists = R"(list stock by (w: int, i: int) { qty: int }
+list other by (w: int, j: int) { qty: int }
+type P { x: int }
+)";
+  auto errs = [&](const std::string& rest) { return errors_of(std::string(lists) + rest); };
+  CHECK(errs("type S = stock.Row\nfn f(s: S, t: stock.Row) -> stock.Row { return if s.qty > t.qty { s } else { t } }\n"
+             "event e() {\n  var s = stock[1, 2]\n  s.qty += 1\n  stock[1, 2] = s\n  stock[1, 3] = f(s, stock[1, 4])\n}\n"
+             "fn main() { let r = e() }\n") == "");
+  std::string e = errs("fn f(a: stok.Row) {}\nfn main() {}\n");
+  CHECK(contains(e, "'stok.Row' names the rows of a stored list, and there is no stored list 'stok'"));
+  CHECK(contains(e, "did you mean 'stock'?"));
+  CHECK(contains(errs("fn f(a: P.Row) {}\nfn main() {}\n"), "there is no stored list 'P'"));
+  // a row of another list, or another item, is not this list's row (even with the same fields)
+  e = errs("event e() {\n  stock[1, 1] = other[1, 1]\n  stock[1, 2] = P { x: 1 }\n}\nfn main() {}\n");
+  CHECK(contains(e, "a row of this list is a {w: int, i: int, qty: int}, not {w: int, j: int, qty: int}"));
+  CHECK(contains(e, "a row of this list is a {w: int, i: int, qty: int}, not P"));
+  // only events write: a whole row is a write like any other
+  CHECK(contains(errs("fn main() { stock[1, 1] = stock[1, 2] }\n"), "main"));
+  // `.Row` only after a name, in a type: elsewhere a field or a method as before
+  CHECK(contains(errs("fn main() { let s = stock.Row }\n"), "error"));
+}

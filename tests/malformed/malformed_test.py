@@ -28,6 +28,7 @@ TOKENS = [
     b"const", b"const N = 10\n", b"const A = B\nconst B = A\n", b" = N * 2",
     b".reverse()", b".range(1, 5)", b".first()", b".last()", b"[1].last()", b"].range(0, 9).reverse()",
     b".sum(v)", b".min(v)", b".max(v)", b" = m[1].first() else ",
+    b".Row", b": stock.Row", b"type R = stock.Row\n", b"stock[1, 2] = s\n",
 ]
 
 LOCATED = re.compile(rb"^[^\n]*:[0-9]+:[0-9]+: error: ")
