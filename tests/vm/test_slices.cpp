@@ -261,3 +261,51 @@ fn main() {
   CHECK(message("orders[1].min(c)") == "min of an empty slice");
   CHECK(message("orders[1].range(0, 9).max(c)") == "max of an empty slice");
 }
+
+TEST_CASE("slices: event lists kept as arrays (one small int key) and sequences slice by key and position") {
+  const char* p = R"(fn main() {
+  let d = list by k: int { v: int }
+  for k in [0, 2, 3, 5, 8, 9] { d[k] = { v: k * 10 } }
+  for r in d.reverse() { write("{r.k} ") }
+  print("")
+  for r in d.range(1, 9).reverse() { write("{r.k} ") }
+  print("")
+  print("{d.range(3, 9).count()} {d.range(3, 9).sum(v)} {d.range(-5, 3).min(v)} {d.range(4, 100).max(v)} {d.last().k} {d.first().k}")
+  let f = d.range(6, 8).first() else { print("none in 6 .. 8") ; return }
+}
+)";
+  CHECK(both_engines(p) == "9 8 5 3 2 0 \n8 5 3 2 \n3 160 0 90 9 0\nnone in 6 .. 8\n");
+  const char* q = R"(list journal seq { n: int }
+event add(n: int) { for i in 0 .. n { journal.push({ n: i * i }) } }
+fn main() {
+  let xs = [4, 5, 6]
+  let a = xs.first() else { return }
+  let b = xs.last() else { return }
+  let empty = seq int
+  let c = empty.first() else { print("{a} {b} empty") ; return }
+}
+fn later() {
+  let j = journal.last() else { return }
+}
+)";
+  CHECK(both_engines(q) == "4 6 empty\n");
+  const char* r = R"(list journal seq { n: int }
+event add(n: int) { for i in 0 .. n { journal.push({ n: i * i }) } }
+fn main() {
+  let none = journal.last() else { print("no entries") ; return }
+}
+)";
+  CHECK(both_engines(r) == "no entries\n");
+  const char* s = R"(list journal seq { n: int }
+event add(n: int) { for i in 0 .. n { journal.push({ n: i * i }) } }
+fn main() {
+  let x = add(600)
+  let l = journal.last() else { return }
+  let f = journal.first() else { return }
+  var back = 0
+  for j in journal.reverse() { if back < 3 { write("{j.n} ") }; back += 1 }
+  print("{f.n} {l.n} {back}")
+}
+)";
+  CHECK(both_engines(s) == "358801 357604 356409 0 358801 600\n");
+}
