@@ -524,7 +524,17 @@ class Lowerer {
       const Expr& list = *it.args[0];
       uint32_t l = list_operand(list);
       size_t n = it.args.size() - 1;
-      uint32_t k = keys(it, n);
+      // The iterator keeps the prefix's cells, a text key as a pointer it does not count: one text
+      // key gets a slot of its own (keys() would read a local in place, and the loop's body may
+      // assign that local and free the text the iterator still compares rows with).
+      const Type* first_key = list.type->element->fields[0].type;
+      uint32_t k = 0;
+      if (n == 1 && first_key->kind == TypeKind::Text) {
+        k = new_slots(first_key);
+        expr_into(*it.args[1], k);
+      } else {
+        k = keys(it, n);
+      }
       emit(is_stored(list) ? Op::ST_ITER : Op::LIST_ITER, iter, l, k, static_cast<int64_t>(n), it.loc);
       return;
     }

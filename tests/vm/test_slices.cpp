@@ -309,3 +309,35 @@ fn main() {
 )";
   CHECK(both_engines(s) == "358801 357604 356409 0 358801 600\n");
 }
+
+TEST_CASE("prefix loops keep their text key alive when the body assigns the variable it came from") {
+  // Before: the loop read the prefix from the local's own slot without counting it; the body's
+  // assignment freed the text and the loop compared rows with freed memory (ASan: heap use after
+  // free; the event list's loop ended after 7 of its 17 rows).
+  const char* p = R"(list m by (k: text, n: int) { v: int }
+event load() { for i in 0 .. 50 { m["key{i % 3}", i] = { v: i } } }
+fn main() {
+  let l = load()
+  let e = list by (k: text, n: int) { v: int }
+  for i in 0 .. 50 { e["key{i % 3}", i] = { v: i } }
+  var k = "key{1}"
+  var seen = 0
+  for r in m[k] {
+    k = "other{seen}"
+    seen += 1
+  }
+  k = "key{1}"
+  for r in e[k] {
+    k = "other{seen}"
+    seen += 1
+  }
+  k = "key{1}"
+  for r in e[k].reverse() {
+    k = "other{seen}"
+    seen += 1
+  }
+  print(seen)
+}
+)";
+  CHECK(both_engines(p) == "51\n");
+}
