@@ -144,13 +144,21 @@ class BTreeList final : public ListWriter {
   bool pop() override;
   uint64_t shape_version() const override { return shape_version_; }
 
-  // Undo and commit, called by the store.
+  // Undo and commit, called by the store. release_*: the cells were made by the event being
+  // undone, so no snapshot ever saw them. retire_*: the cells left the committed state, and a
+  // held snapshot may still read them through a retired node (store_nodes.h, "Texts").
   void undo(const UndoEntry& entry, Cell* cells);
   void release_row(const Cell* row) const {
     for (uint32_t c : shape_.text_columns) text_store_release(reinterpret_cast<Text*>(row[c]));
   }
   void release_cell(uint32_t column, Cell value) const {
     if (is_text(column)) text_store_release(reinterpret_cast<Text*>(value));
+  }
+  void retire_row(store::Nodes& nodes, const Cell* row) const {
+    for (uint32_t c : shape_.text_columns) nodes.retire_text(reinterpret_cast<Text*>(row[c]));
+  }
+  void retire_cell(store::Nodes& nodes, uint32_t column, Cell value) const {
+    if (is_text(column)) nodes.retire_text(reinterpret_cast<Text*>(value));
   }
   int64_t text_bytes() const { return text_bytes_; }
 
@@ -218,8 +226,10 @@ class BTreeStore final : public Store {
       switch (e.kind) {
         case UndoEntry::Replaced:
         case UndoEntry::Removed:
-        case UndoEntry::Popped: list.release_row(cells); break;
-        case UndoEntry::FieldSet: list.release_cell(e.column, cells[list.shape_.key_width > 0 ? list.shape_.key_width : 1]); break;
+        case UndoEntry::Popped: list.retire_row(core_->nodes, cells); break;
+        case UndoEntry::FieldSet:
+          list.retire_cell(core_->nodes, e.column, cells[list.shape_.key_width > 0 ? list.shape_.key_width : 1]);
+          break;
         default: break;
       }
     }
@@ -320,7 +330,7 @@ class BTreeStore final : public Store {
     core_->nodes.drain_returned();
   }
   void release_deferred() {
-    for (Text* t : deferred_) text_store_release(t);
+    for (Text* t : deferred_) core_->nodes.retire_text(t);  // rows that left outside events
     deferred_.clear();
   }
 

@@ -313,7 +313,7 @@ bool LiveTree::remove(const Cell* key, Cell* old_row) {
 }
 
 void LiveTree::release_separator(Cell* separator) {
-  for (uint32_t c : shape_.text_key_columns) text_store_release(reinterpret_cast<Text*>(separator[c]));
+  for (uint32_t c : shape_.text_key_columns) nodes_.retire_text(reinterpret_cast<Text*>(separator[c]));
 }
 
 void LiveTree::remove_child(Node* parent, uint32_t child, bool release) {

@@ -48,7 +48,9 @@ void Registry::release(SnapshotRecord* record) {
   }
   record->retired.clear();
   if (returned.size() > before) {
-    returned_total.fetch_add(returned.size() - before, std::memory_order_relaxed);
+    uint64_t nodes = 0;  // returned_total counts nodes, not retired text references
+    for (size_t i = before; i < returned.size(); ++i) nodes += returned[i].kind != Retired::kText;
+    returned_total.fetch_add(nodes, std::memory_order_relaxed);
     has_returned.store(true, std::memory_order_release);
   }
 }
@@ -98,10 +100,11 @@ Node* Nodes::make_private(const ListShape& s, Node* node) {
     if (node->count > 1)
       std::memcpy(separators(copy, s), separators(node, s), size_t(node->count - 1) * s.key_width * 8);
   }
-  retain_texts(s, copy);  // the old node keeps its references until it comes back
+  // The copy takes over the old node's text references (see store_nodes.h, "Texts"): the old
+  // node, retired, only lends them to the snapshots that can still read it.
   ++stats_.copied;
   ++stats_.retired;
-  pending_.push_back({node, node->made, s.list_index, node->leaf});
+  pending_.push_back({node, node->made, s.list_index, leaf ? Retired::kLeaf : Retired::kInner});
   return copy;
 }
 
@@ -110,8 +113,23 @@ void Nodes::drop(const ListShape& s, Node* node) {
     give_back(s, node, node->leaf != 0);
   } else {
     ++stats_.retired;
-    pending_.push_back({node, node->made, s.list_index, node->leaf});
+    pending_.push_back({node, node->made, s.list_index, node->leaf ? Retired::kLeafOwning : Retired::kInnerOwning});
   }
+}
+
+void Nodes::retire_text(Text* t) {
+  if (!t || t->immortal()) return;
+  bool held;
+  {
+    std::lock_guard<std::mutex> guard(registry_.lock);
+    held = registry_.newest != nullptr;
+  }
+  // No snapshot held: no retired node can be read, and only the owner publishes new ones.
+  if (!held) {
+    text_store_release(t);
+    return;
+  }
+  pending_.push_back({reinterpret_cast<Node*>(t), 0, 0, Retired::kText});
 }
 
 void Nodes::publish(SnapshotRecord* record) {
@@ -140,9 +158,13 @@ void Nodes::drain_returned() {
 
 void Nodes::take_back(std::vector<Retired>& nodes) {
   for (const Retired& r : nodes) {
+    if (r.kind == Retired::kText) {
+      text_store_release(reinterpret_cast<Text*>(r.node));
+      continue;
+    }
     const ListShape& s = shapes_[r.list];
-    release_texts(s, r.node);
-    give_back(s, r.node, r.leaf != 0);
+    if (r.kind == Retired::kLeafOwning || r.kind == Retired::kInnerOwning) release_texts(s, r.node);
+    give_back(s, r.node, r.is_leaf());
   }
   nodes.clear();
 }
@@ -160,20 +182,6 @@ void Nodes::free_node(const ListShape& s, Node* node, bool leaf) {
   memory_credit(charged_size(node_size(s, leaf)));
   ++stats_.freed;
   std::free(node);
-}
-
-void Nodes::retain_texts(const ListShape& s, Node* node) {
-  if (node->leaf) {
-    if (s.text_columns.empty()) return;
-    Cell* rows = leaf_rows(node);
-    for (uint32_t i = 0; i < node->count; ++i)
-      for (uint32_t c : s.text_columns) text_store_retain(reinterpret_cast<Text*>(rows[i * s.row_width + c]));
-  } else {
-    if (s.text_key_columns.empty() || node->count < 2) return;
-    Cell* seps = separators(node, s);
-    for (uint32_t i = 0; i + 1 < node->count; ++i)
-      for (uint32_t c : s.text_key_columns) text_store_retain(reinterpret_cast<Text*>(seps[i * s.key_width + c]));
-  }
 }
 
 void Nodes::release_texts(const ListShape& s, Node* node) {
@@ -201,7 +209,7 @@ void Nodes::free_tree(const ListShape& s, Node* node, uint32_t height) {
 NodeStats Nodes::stats() const {
   NodeStats out = stats_;
   for (const Pool& p : pools_) out.spare_nodes += p.spare.size();
-  out.pending_nodes = pending_.size();
+  for (const Retired& r : pending_) out.pending_nodes += r.kind != Retired::kText;
   return out;
 }
 

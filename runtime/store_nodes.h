@@ -10,6 +10,14 @@
 // still >= m, otherwise to `returned`, which the owner drains into its spare pools (releasing
 // the node's texts there, on the owner thread). Retired entries carry made/list/kind, so handing
 // them down never reads the (cold) node itself.
+//
+// Texts. Each text cell of the live tree owns one reference. Copying a shared node moves those
+// references to the copy (no count changes: a leaf of a wide row holds up to a hundred texts, and
+// touching each one's count was a cache miss per text); the retired original owns none and is
+// reused without looking at its texts. So a reference that leaves the live tree (a replaced or
+// removed cell, a dropped separator) may still be read through a retired node by a held
+// snapshot: it retires like a node (Retired::kText, made 0: any snapshot published before now may
+// read it) and is released when those snapshots are gone, or at once when none is held.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -21,10 +29,14 @@
 namespace pure::rt::store {
 
 struct Retired {
+  // kind: a leaf or inner node whose texts moved to its copy (it owns none), a shared node that
+  // left the tree with its texts (it still owns them), or one text reference (node is a Text*).
+  enum Kind : uint32_t { kInner = 0, kLeaf = 1, kInnerOwning = 2, kLeafOwning = 3, kText = 4 };
   Node* node;
   uint64_t made;
   uint32_t list;
-  uint32_t leaf;
+  uint32_t kind;
+  bool is_leaf() const { return kind == kLeaf || kind == kLeafOwning; }
 };
 
 // One held snapshot in the registry's chain (ordered by generation, oldest first).
@@ -77,6 +89,9 @@ class Nodes {
   // The node left the live tree. A private node's contents must have been moved out already;
   // a shared one keeps its texts until it comes back.
   void drop(const ListShape& s, Node* node);
+  // A text reference left the live tree: released now when no snapshot is held, else when every
+  // snapshot published so far is gone (see "Texts" above).
+  void retire_text(Text* t);
 
   // Publishing: hands pending nodes to the registry, links the record, starts a new generation.
   void publish(SnapshotRecord* record);
@@ -96,7 +111,6 @@ class Nodes {
   };
   Pool& pool(uint32_t list, bool leaf) { return pools_[list * 2 + (leaf ? 1 : 0)]; }
   size_t node_size(const ListShape& s, bool leaf) const { return leaf ? s.leaf_bytes : s.inner_bytes; }
-  void retain_texts(const ListShape& s, Node* node);
   void release_texts(const ListShape& s, Node* node);
   void give_back(const ListShape& s, Node* node, bool leaf);
   void free_node(const ListShape& s, Node* node, bool leaf);
