@@ -273,6 +273,7 @@ class BTreeStore final : public Store {
     s.nodes = core_->nodes.stats();
     s.returned_total = core_->registry.returned_total.load(std::memory_order_relaxed);
     s.undo_entries = undo_.size();
+    for (const auto& tree : core_->trees) s.descents += tree->descents();
     return s;
   }
 

@@ -20,6 +20,7 @@ struct StoreStats {
   store::NodeStats nodes;
   uint64_t returned_total = 0;  // retired nodes handed back by released snapshots (or at publish)
   uint64_t undo_entries = 0;
+  uint64_t descents = 0;  // root-to-leaf searches of the live lists' keyed trees (reads and writes)
 };
 // false if `store` is not a B+tree store.
 bool btree_store_stats(const Store& store, StoreStats& out);

@@ -11,6 +11,7 @@ Cell* row_at(Node* leaf, uint32_t index, uint32_t width) { return leaf_rows(leaf
 }  // namespace
 
 uint32_t LiveTree::descend(const Cell* key, Path& path, bool& found) const {
+  ++descents_;
   Node* node = tree_.root;
   for (uint32_t level = 0; level < tree_.height; ++level) {
     path.node[level] = node;
@@ -110,6 +111,7 @@ Node* LiveTree::leaf_finger_for(const Cell* key, uint32_t& index, bool& found) c
 const Cell* LiveTree::find(const Cell* key) {
   if (!tree_.root) return nullptr;
   if (shape_.sequence) return tree_find(shape_, tree_, key, nullptr);
+  if (hit_from(key)) return row_at(hit_.node[tree_.height], hit_index_, shape_.row_width);
   uint32_t k = shape_.key_width;
   const Finger* f = finger_for(key);
   if (!f) {
@@ -117,7 +119,9 @@ const Cell* LiveTree::find(const Cell* key) {
     bool found = false;
     uint32_t i = descend(key, path, found);
     set_finger(path);
-    return found ? row_at(path.node[tree_.height], i, shape_.row_width) : nullptr;
+    if (!found) return nullptr;
+    remember(path, i);
+    return row_at(path.node[tree_.height], i, shape_.row_width);
   }
   const Node* leaf = f->leaf;
   uint32_t i = leaf_lower_bound(shape_, leaf, key, k);
@@ -126,6 +130,7 @@ const Cell* LiveTree::find(const Cell* key) {
 }
 
 bool LiveTree::put(const Cell* row, Cell* old_row) {
+  hit_valid_ = false;
   uint32_t w = shape_.row_width;
   if (!tree_.root) {
     Node* leaf = nodes_.acquire(shape_, true);
@@ -283,6 +288,7 @@ void LiveTree::grow_root(Node* left, Node* right) {
 }
 
 bool LiveTree::remove(const Cell* key, Cell* old_row) {
+  hit_valid_ = false;
   if (!tree_.root) return false;
   uint32_t w = shape_.row_width, i = 0;
   uint32_t min_rows = std::max<uint32_t>(1, shape_.leaf_capacity / 4);
@@ -401,7 +407,17 @@ const Cell* LiveTree::set(const Cell* key, uint32_t column, Cell value, Cell* ol
     i = path.index[tree_.height];
     make_path_private(path);
     leaf = path.node[tree_.height];
+  } else if (hit_from(key)) {
+    // The row the last search found: its path is still the tree's (no write since but set()s).
+    i = hit_index_;
+    leaf = hit_.node[tree_.height];
+    if (!nodes_.is_private(leaf)) {
+      make_path_private(hit_);
+      leaf = hit_.node[tree_.height];
+      set_finger(hit_);
+    }
   } else {
+    hit_valid_ = false;
     bool found = false;
     leaf = leaf_finger_for(key, i, found);
     if (leaf && !found) return nullptr;
@@ -411,6 +427,7 @@ const Cell* LiveTree::set(const Cell* key, uint32_t column, Cell value, Cell* ol
       make_path_private(path);
       leaf = path.node[tree_.height];
       set_finger(path);
+      remember(path, i);
     }
   }
   Cell* row = row_at(leaf, i, shape_.row_width);
@@ -420,6 +437,7 @@ const Cell* LiveTree::set(const Cell* key, uint32_t column, Cell value, Cell* ol
 }
 
 void LiveTree::append(const Cell* row) {
+  hit_valid_ = false;
   uint32_t w = shape_.row_width;
   if (!tree_.root) {
     tree_ = {nodes_.acquire(shape_, true), 0, 0};
@@ -451,6 +469,7 @@ void LiveTree::append(const Cell* row) {
 }
 
 bool LiveTree::pop(Cell* old_row) {
+  hit_valid_ = false;
   if (tree_.count == 0) return false;
   Path path;
   sequence_path(tree_.count - 1, path);

@@ -14,6 +14,7 @@ class LiveTree {
   LiveTree(const ListShape& shape, Nodes& nodes) : shape_(shape), nodes_(nodes) {}
 
   const TreeRoot& tree() const { return tree_; }
+  uint64_t descents() const { return descents_; }  // root-to-leaf searches so far (tests)
   TreeRoot& tree() { return tree_; }
   // Reads of the live list, through the finger.
   const Cell* find(const Cell* key);
@@ -54,9 +55,30 @@ class LiveTree {
   void clear_fingers();
   void forget_leaf(const Node* old_leaf);
 
+  // The last row a search found, with the path to it: an event that reads a row and then writes
+  // its fields (stock[w, i] then stock[w, i].quantity = q) searches once. Valid until the next
+  // write to this list other than a set() of that row (any write may copy or move the path's
+  // nodes); a publish does not matter, since make_path_private copies what became shared.
+  bool hit_from(const Cell* key) const {
+    return hit_valid_ && shape_.compare(leaf_rows(hit_.node[tree_.height]) + size_t(hit_index_) * shape_.row_width, key,
+                                        shape_.key_width) == 0;
+  }
+  void remember(const Path& path, uint32_t index) {
+    for (uint32_t level = 0; level <= tree_.height; ++level) {
+      hit_.node[level] = path.node[level];
+      hit_.index[level] = path.index[level];
+    }
+    hit_index_ = index;
+    hit_valid_ = true;
+  }
+
   const ListShape& shape_;
   Nodes& nodes_;
   TreeRoot tree_;
+  Path hit_;
+  uint32_t hit_index_ = 0;
+  bool hit_valid_ = false;
+  mutable uint64_t descents_ = 0;
   // Fingers: the leaves the last few operations reached, each with the separators that bound
   // its key range (raw copies; valid because any change to a separator clears every finger
   // first, and a leaf that is copied is forgotten). An event that reads rows and then writes
