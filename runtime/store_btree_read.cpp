@@ -37,18 +37,51 @@ int ListShape::compare_slow(const Cell* a, const Cell* b, uint32_t n) const {
   return 0;
 }
 
+namespace {
+
+// Integer keys of N cells (TPC-C's are 2 to 5): the comparison unrolled, no per-column type test.
+template <uint32_t N>
+inline int compare_ints(const Cell* a, const Cell* b) {
+  for (uint32_t i = 0; i < N; ++i) {
+    int64_t x = static_cast<int64_t>(a[i]), y = static_cast<int64_t>(b[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+// First of count entries `stride` cells apart whose first N cells are >= key (or > key when
+// Upper: the first separator above the key).
+template <uint32_t N, bool Upper>
+inline uint32_t search_ints(const Cell* at, uint32_t count, uint32_t stride, const Cell* key) {
+  uint32_t lo = 0, hi = count;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    int c = compare_ints<N>(at + size_t(mid) * stride, key);
+    if (Upper ? c <= 0 : c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// search_ints for the n of a list with integer keys; false when n has no unrolled form.
+template <bool Upper>
+inline bool search_ints_n(uint32_t n, const Cell* at, uint32_t count, uint32_t stride, const Cell* key, uint32_t& out) {
+  switch (n) {
+    case 1: out = search_ints<1, Upper>(at, count, stride, key); return true;
+    case 2: out = search_ints<2, Upper>(at, count, stride, key); return true;
+    case 3: out = search_ints<3, Upper>(at, count, stride, key); return true;
+    case 4: out = search_ints<4, Upper>(at, count, stride, key); return true;
+    case 5: out = search_ints<5, Upper>(at, count, stride, key); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
 uint32_t leaf_lower_bound(const ListShape& s, const Node* leaf, const Cell* key, uint32_t n) {
   const Cell* rows = leaf_rows(leaf);
   uint32_t lo = 0, hi = leaf->count, w = s.row_width;
-  if (n == 1 && !s.text_keys) {  // the common case: one integer column decides
-    int64_t k = static_cast<int64_t>(key[0]);
-    while (lo < hi) {
-      uint32_t mid = (lo + hi) / 2;
-      if (static_cast<int64_t>(rows[mid * w]) < k) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+  if (!s.text_keys && search_ints_n<false>(n, rows, hi, w, key, lo)) return lo;
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
     if (s.compare(rows + mid * w, key, n) < 0) lo = mid + 1;
@@ -60,6 +93,7 @@ uint32_t leaf_lower_bound(const ListShape& s, const Node* leaf, const Cell* key,
 uint32_t inner_child_for(const ListShape& s, const Node* inner, const Cell* key) {
   const Cell* seps = separators(inner, s);
   uint32_t lo = 0, hi = inner->count - 1, w = s.key_width;
+  if (!s.text_keys && search_ints_n<true>(w, seps, hi, w, key, lo)) return lo;
   while (lo < hi) {  // first separator > key; its index is the child
     uint32_t mid = (lo + hi) / 2;
     if (s.compare(seps + mid * w, key, w) <= 0) lo = mid + 1;
@@ -71,15 +105,7 @@ uint32_t inner_child_for(const ListShape& s, const Node* inner, const Cell* key)
 uint32_t inner_child_lower(const ListShape& s, const Node* inner, const Cell* key, uint32_t n) {
   const Cell* seps = separators(inner, s);
   uint32_t lo = 0, hi = inner->count - 1, w = s.key_width;
-  if (n == 1 && !s.text_keys) {  // one integer column decides (prefix slices by the first key)
-    int64_t k = static_cast<int64_t>(key[0]);
-    while (lo < hi) {
-      uint32_t mid = (lo + hi) / 2;
-      if (static_cast<int64_t>(seps[mid * w]) < k) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
+  if (!s.text_keys && search_ints_n<false>(n, seps, hi, w, key, lo)) return lo;
   while (lo < hi) {  // first separator whose prefix is >= key
     uint32_t mid = (lo + hi) / 2;
     if (s.compare(seps + mid * w, key, n) < 0) lo = mid + 1;
