@@ -46,6 +46,7 @@ struct ListShape {
   bool text_keys = false;                  // some key column is Text
   std::vector<uint32_t> text_columns;      // row columns holding texts
   std::vector<uint32_t> text_key_columns;  // key columns holding texts
+  std::vector<uint8_t> column_is_text;     // per row column: 1 when it holds texts
 
   ListShape(const ListSchema& s, uint32_t index, uint32_t node_bytes);
   // Compares the first n key cells, as store.h orders keys.

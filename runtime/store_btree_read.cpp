@@ -12,6 +12,7 @@ ListShape::ListShape(const ListSchema& s, uint32_t index, uint32_t node_bytes)
   for (uint32_t c = 0; c < row_width; ++c) {
     ColType t = c < key_width ? s.key[c] : s.fields[c - key_width];
     if (t == ColType::Text) text_columns.push_back(c);
+    column_is_text.push_back(t == ColType::Text ? 1 : 0);
     if (t == ColType::Text && c < key_width) text_key_columns.push_back(c);
   }
   text_keys = !text_key_columns.empty();

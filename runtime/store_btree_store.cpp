@@ -163,11 +163,7 @@ class BTreeList final : public ListWriter {
   int64_t text_bytes() const { return text_bytes_; }
 
  private:
-  bool is_text(uint32_t column) const {
-    for (uint32_t c : shape_.text_columns)
-      if (c == column) return true;
-    return false;
-  }
+  bool is_text(uint32_t column) const { return shape_.column_is_text[column]; }
   int64_t row_text_bytes(const Cell* row) const {
     int64_t n = 0;
     for (uint32_t c : shape_.text_columns) n += reinterpret_cast<const Text*>(row[c])->len;
