@@ -219,8 +219,8 @@ static bool load_function(const ir::Function& original, const ir::Program& progr
     for (size_t i = 0; i < blk.insts.size(); ++i) {
       if (is_fallthrough(b, i)) continue;
       const ir::Inst& in = blk.insts[i];
-      bool c_is_constant = in.op == Op::JLT_INT_K || in.op == Op::JGE_INT_K;
-      Instr ins{in.op, slot(in.a), slot(in.b), c_is_constant ? static_cast<uint16_t>(in.c) : slot(in.c), in.imm};
+      auto operand = [&](int i, uint32_t v) { return ir::op_is_slot(in.op, i) ? slot(v) : static_cast<uint16_t>(v); };
+      Instr ins{in.op, operand(0, in.a), operand(1, in.b), operand(2, in.c), in.imm};
       uint32_t here = static_cast<uint32_t>(out.code.size());
       if (ir::op_jumps(in.op)) ins.imm = static_cast<int64_t>(start[in.imm]) - here;
       if (in.op == Op::CONST_TEXT) ins.imm += kFixedTexts;
