@@ -15,6 +15,17 @@ namespace pure::vm {
 #define PURE_ALWAYS_INLINE inline __attribute__((always_inline))
 #define EXEC(name) PURE_ALWAYS_INLINE const Instr* exec_##name([[maybe_unused]] VM& vm, [[maybe_unused]] Slot*& s, const Instr* ip)
 
+// Calls an out-of-line function that may move the frame base (f(vm, Slot*&, ...)) through a copy
+// of s: s itself never has its address taken, so the interpreter keeps it in a register instead of
+// reloading it from memory in every instruction.
+template <typename F, typename... Args>
+PURE_ALWAYS_INLINE const Instr* with_base(Slot*& s, F f, VM& vm, Args... args) {
+  Slot* base = s;
+  const Instr* next = f(vm, base, args...);
+  s = base;
+  return next;
+}
+
 inline void set_text(Slot& d, rt::Text* t) {
   rt::Text* old = d.t;
   d.t = t;
@@ -235,7 +246,7 @@ inline const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, int64_t loop) 
     return nullptr;
   }
   if (hits == kLoopParked) return nullptr;  // queued or rejected
-  return tier_up(vm, s, ip, loop);
+  return with_base(s, tier_up, vm, ip, loop);
 }
 
 EXEC(LOOP) {
@@ -254,7 +265,7 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip);
 // this short path; everything else goes through call_function / return_from in calls.cpp.
 EXEC(CALL) {
   const Function& callee = vm.prog.functions[ip->imm];
-  if (!callee.plain) return call_function(vm, s, ip);
+  if (!callee.plain) return with_base(s, call_function, vm, ip);
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Slot* base = s + ip->a;
   if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.full(), 0))
@@ -281,7 +292,7 @@ EXEC(CALL_PLAIN) {
 }
 EXEC(RET) {
   const CallInfo& ci = vm.calls.back();
-  if (ip->a != 1 || vm.iters.size() != ci.iter_base) return return_from(vm, s, ip);
+  if (ip->a != 1 || vm.iters.size() != ci.iter_base) return with_base(s, return_from, vm, ip);
   if (ip->c) *ci.result_to = s[ip->b];
   const Instr* back = ci.return_ip;
   vm.calls.pop_back();
