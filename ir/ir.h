@@ -91,6 +91,7 @@ struct Inst {
   uint32_t a = 0, b = 0, c = 0;
   int64_t imm = 0;
   Loc loc;
+  uint32_t inlined = 0;  // vm/load.cpp's leaf inlining: 1 + the inlined call it was copied from, else 0
 };
 
 struct Block {

@@ -268,7 +268,7 @@ EXEC(CALL) {
   if (!callee.plain) return with_base(s, call_function, vm, ip);
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.full(), 0))
+  if (__builtin_expect(base + callee.overflow_need > vm.core.stack_end || vm.calls.full(), 0))
     stack_overflow(vm, ip);
   vm.calls.push_back(CallInfo{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0, base});
   s = base;
@@ -280,7 +280,7 @@ EXEC(CALL_PLAIN) {
   const Function& callee = vm.prog.functions[static_cast<uint32_t>(ip->imm)];
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.full(), 0)) stack_overflow(vm, ip);
+  if (__builtin_expect(base + callee.overflow_need > vm.core.stack_end || vm.calls.full(), 0)) stack_overflow(vm, ip);
   uint64_t imm = static_cast<uint64_t>(ip->imm);
   uint32_t args = (imm >> 32) & 3;
   if (args > 0) base[0] = s[ip->b];
@@ -299,6 +299,13 @@ EXEC(RET) {
   if (!back) return nullptr;
   s = vm.calls.back().base;
   return back;
+}
+// A call the loader inlined (vm/load.cpp): the call's step and stack check, in CALL's order and
+// with its messages; the callee's code follows. Its slots start at A, as its frame would.
+EXEC(CALL_INLINED) {
+  if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
+  if (__builtin_expect(s + ip->b > vm.core.stack_end || vm.calls.full(), 0)) stack_overflow(vm, ip);  // b = a + c
+  return ip + 1;
 }
 EXEC(FAIL) {
   throw Fault{std::string(s[ip->b].t->view()), ip, true};
