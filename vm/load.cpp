@@ -381,7 +381,7 @@ static std::vector<Function::InlinedCall> inline_leaves(ir::Function& f, const i
                           ir::op_mode(last->op, 0) == ir::OperandMode::Write && !writes(ir::op_mode(last->op, 1)) &&
                           !writes(ir::op_mode(last->op, 2));
             if (direct) last->a = dest;
-            else out.push_back(ir::Inst{Op::MOVE, dest, from, 0, 0, in.loc, site});
+            else if (from != dest) out.push_back(ir::Inst{Op::MOVE, dest, from, 0, 0, in.loc, site});
           } else {
             for (uint32_t r = 0; r < count; ++r)
               if (rename(in.b + r) != base + r) out.push_back(ir::Inst{Op::MOVE, base + r, rename(in.b + r), 0, 0, in.loc, site});

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/compile_module.h"
+#include "frontend/frontend.h"
+#include "ir/ir.h"
 #include "tests/vm/vm_support.h"
 #include "vm/bytecode.h"
 
