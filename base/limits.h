@@ -21,6 +21,9 @@ inline constexpr uint32_t kLoopsPerFunction = 65534; // 0xFFFF marks "no loop" i
 // Running.
 inline constexpr size_t kStackSlots = size_t{1} << 22;  // 32 MiB slot stack per machine
 inline constexpr size_t kCallDepth = 200000;             // nested calls (a runaway recursion)
+// Slots the code of inlined calls (vm/load.cpp) may use past what a call of its function checks
+// for: the slot stack keeps this many spare slots past its end.
+inline constexpr uint32_t kInlineSlots = 128;
 inline constexpr uint32_t kTextBytes = 1u << 30;         // longest text (1 GiB)
 inline constexpr int64_t kListRows = int64_t{1} << 28;  // items in one event list
 

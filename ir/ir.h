@@ -26,15 +26,31 @@ const char* op_doc(Op op);
 namespace opf {
 enum : uint8_t { none = 0, jump = 1, term = 2, fault = 4, step = 8, frame = 16 };
 }
+// The A, B, C columns of ir/ops.def: what an operand is.
+enum class OperandMode : uint8_t {
+  Unused,     // _  always 0
+  Read,       // r  a slot read
+  Write,      // w  a slot written
+  Modify,     // m  a slot read, then written
+  ReadRun,    // R  a run of slots read (its length: see the op's doc)
+  WriteRun,   // W  a run of slots written
+  Frame,      // F  a callee's frame starts here: arguments read, results written, any slot from it up overwritten
+  Position,   // p  a slot number that is neither read nor written
+  Constant,   // k  not a slot (a count, a stored list's number, a descriptor, a loop id, a constant)
+};
 struct OpInfo {
   uint8_t flags;
   Op inverse;
+  OperandMode mode[3];  // A, B, C
 };
-namespace opf {  // the FLAGS column names the enumerators above unqualified
+namespace opf {  // the FLAGS and mode columns name the enumerators above unqualified
+inline constexpr OperandMode _ = OperandMode::Unused, r = OperandMode::Read, w = OperandMode::Write,
+                             m = OperandMode::Modify, R = OperandMode::ReadRun, W = OperandMode::WriteRun,
+                             F = OperandMode::Frame, p = OperandMode::Position, k = OperandMode::Constant;
 inline constexpr OpInfo kOpInfo[] = {
-#define PURE_OP(name, flags, inverse, doc) {static_cast<uint8_t>(flags), Op::inverse},
+#define PURE_OP_ROW(name, flags, inverse, a, b, c, doc) {static_cast<uint8_t>(flags), Op::inverse, {a, b, c}},
 #include "ir/ops.def"
-#undef PURE_OP
+#undef PURE_OP_ROW
 };
 }  // namespace opf
 using opf::kOpInfo;
@@ -46,6 +62,12 @@ constexpr bool op_ends_block(Op op) { return op_flags(op) & opf::term; }     // 
 constexpr bool op_may_fault(Op op) { return op_flags(op) & opf::fault; }
 constexpr bool op_spends_step(Op op) { return op_flags(op) & opf::step; }    // LOOP, CALL, ITER_NEXT
 constexpr bool op_changes_frame(Op op) { return op_flags(op) & opf::frame; }  // CALL, RET
+// What operand i (0 = A, 1 = B, 2 = C) of op is; op_is_slot: any slot mode (not _, k).
+constexpr OperandMode op_mode(Op op, int i) { return kOpInfo[static_cast<size_t>(op)].mode[i]; }
+constexpr bool op_is_slot(Op op, int i) {
+  OperandMode m = op_mode(op, i);
+  return m != OperandMode::Unused && m != OperandMode::Constant;
+}
 // A conditional jump and its inverse; false (and inverse untouched) when op has none.
 constexpr bool op_inverse(Op op, Op& inverse) {
   Op i = kOpInfo[static_cast<size_t>(op)].inverse;
@@ -79,6 +101,7 @@ struct Inst {
   uint32_t a = 0, b = 0, c = 0;
   int64_t imm = 0;
   Loc loc;
+  uint32_t inlined = 0;  // vm/load.cpp's leaf inlining: 1 + the inlined call it was copied from, else 0
 };
 
 struct Block {

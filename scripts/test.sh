@@ -38,7 +38,7 @@ if ((full)); then
   stage "benchmark harness: its tests and a quick run (every system must agree on every check)"
   bash scripts/deps.sh --bench
   python3 -m unittest discover -s bench/lib -p 'test_*.py'
-  bench/run --quick --only fib,mandelbrot,sieve,textbuild,textkeys,bfs,calls > /dev/null
+  bench/run --quick --only fib,mandelbrot,sieve,textbuild,textkeys,spectralnorm,bfs,calls > /dev/null
 
   if [[ -x tests/fuzz/run.sh ]]; then
     stage "fuzzing the frontend (bounded)"

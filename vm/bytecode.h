@@ -78,7 +78,7 @@ struct Function {
   uint16_t param_slots = 0;
   uint16_t result_slots = 0;
   uint16_t frame_slots = 0;         // locals and temporaries; the call area follows
-  uint16_t call_area = 0;
+  uint16_t call_area = 0;           // argument slots of calls, and the slots of inlined calls' code
   std::vector<Instr> code;
   std::vector<Loc> locs;            // source position of each instruction
   std::vector<uint16_t> text_slots;  // released when the frame ends
@@ -92,7 +92,24 @@ struct Function {
   // A plain function owns no counted references (no text or list slots, results, or params)
   // and is not an event or query: calls to it take the short path in vm/exec.h.
   bool plain = false;
-  uint32_t stack_need = 0;          // frame_slots + call_area
+  uint32_t stack_need = 0;          // frame_slots + call_area: every slot the code uses
+  // What a call of this function checks the slot stack for: stack_need without the slots of
+  // inlined calls (at most limits::kInlineSlots, which the slot stack keeps spare past its end),
+  // so that inlining never changes where a stack overflow happens.
+  uint32_t overflow_need = 0;
+  // Leaf inlining (vm/load.cpp): the calls whose callee's code the loader copied into this
+  // function, and per instruction 0 (the function's own) or 1 + the index in `inlined` of the
+  // call it was copied from; empty when nothing was inlined. A fault there reports the callee's
+  // frame on top of this one, as the call would have (vm/driver.cpp).
+  struct InlinedCall {
+    uint32_t callee;                // function index
+    Loc call;                       // where the call is, in this function
+  };
+  std::vector<InlinedCall> inlined;
+  std::vector<uint16_t> inlined_from;
+  const InlinedCall* inlined_call(uint32_t pc) const {
+    return pc < inlined_from.size() && inlined_from[pc] ? &inlined[inlined_from[pc] - 1] : nullptr;
+  }
 };
 
 struct Program {
@@ -110,7 +127,10 @@ struct Program {
 
 // Turns IR into bytecode. Fails (with a message) only past implementation limits, e.g. a
 // function with more than limits::kFrameSlots (60,000) slots; pure-run meets that limit in lowering.
-std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error);
+struct LoadOptions {
+  bool inline_calls = true;  // leaf inlining (load.cpp); tests turn it off to compare
+};
+std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error, const LoadOptions& options = {});
 
 std::string dump_bytecode(const Program& p);
 

@@ -11,8 +11,10 @@ namespace pure::vm {
 
 constexpr size_t kStackSlots = limits::kStackSlots;
 
+// The slot stack ends at kStackSlots; the spare slots past it are for inlined calls' code, which
+// may use up to limits::kInlineSlots slots past what a call of its function checked (vm/load.cpp).
 struct MachineMemory {
-  std::unique_ptr<Slot[]> stack{new Slot[kStackSlots]};
+  std::unique_ptr<Slot[]> stack{new Slot[kStackSlots + limits::kInlineSlots]};
   std::unique_ptr<CallInfo[]> calls{new CallInfo[kMaxCallDepth]};
   std::vector<Iterator> iters;
 };
@@ -185,7 +187,7 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   const Function& callee = vm.prog.functions[ip->imm];
   if (--vm.core.steps_left < 0) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (base + callee.stack_need > vm.core.stack_end || vm.calls.full()) stack_overflow(vm, ip);
+  if (base + callee.overflow_need > vm.core.stack_end || vm.calls.full()) stack_overflow(vm, ip);
   // Text and list slots start empty (writes release the old value); parameters arrive owned.
   for (uint16_t i : callee.text_slots)
     if (i >= callee.param_slots) base[i].u = 0;

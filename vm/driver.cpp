@@ -25,7 +25,16 @@ static std::vector<StackEntry> stack_trace(const VM& vm, const Instr* fault_ip) 
   const Instr* ip = fault_ip;
   for (size_t i = vm.calls.size(); i-- > 0;) {
     const CallInfo& ci = vm.calls[i];
-    stack.push_back({ci.fn->name, loc_of(*ci.fn, ip)});
+    // code of an inlined call (vm/load.cpp) shows the callee's frame, as the call would have
+    const Function& f = *ci.fn;
+    if (ip >= f.code.data() && ip < f.code.data() + f.code.size())
+      if (const Function::InlinedCall* call = f.inlined_call(static_cast<uint32_t>(ip - f.code.data()))) {
+        stack.push_back({vm.prog.functions[call->callee].name, loc_of(f, ip)});
+        stack.push_back({f.name, call->call});
+        ip = ci.return_ip ? ci.return_ip - 1 : nullptr;
+        continue;
+      }
+    stack.push_back({f.name, loc_of(f, ip)});
     ip = ci.return_ip ? ci.return_ip - 1 : nullptr;
   }
   return stack;

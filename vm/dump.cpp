@@ -39,9 +39,12 @@ std::string dump_bytecode(const Program& p) {
       while (block < f.blocks.size() && f.blocks[block].end_pc <= pc) ++block;
       const Instr& in = f.code[pc];
       bool jumps = ir::op_jumps(in.op);
-      std::snprintf(buf, sizeof buf, "  %4zu  %-14s %5u %5u %5u  %s%lld   ; line %u\n", pc, ir::op_name(in.op), in.a, in.b, in.c,
+      std::snprintf(buf, sizeof buf, "  %4zu  %-14s %5u %5u %5u  %s%lld   ; line %u", pc, ir::op_name(in.op), in.a, in.b, in.c,
                     jumps ? "-> " : "", static_cast<long long>(jumps ? static_cast<int64_t>(pc) + in.imm : in.imm), f.locs[pc].line);
       out += buf;
+      if (const Function::InlinedCall* call = f.inlined_call(static_cast<uint32_t>(pc)))
+        out += " of " + p.functions[call->callee].name + ", inlined at line " + std::to_string(call->call.line);
+      out += "\n";
     }
   }
   return out;

@@ -15,6 +15,17 @@ namespace pure::vm {
 #define PURE_ALWAYS_INLINE inline __attribute__((always_inline))
 #define EXEC(name) PURE_ALWAYS_INLINE const Instr* exec_##name([[maybe_unused]] VM& vm, [[maybe_unused]] Slot*& s, const Instr* ip)
 
+// Calls an out-of-line function that may move the frame base (f(vm, Slot*&, ...)) through a copy
+// of s: s itself never has its address taken, so the interpreter keeps it in a register instead of
+// reloading it from memory in every instruction.
+template <typename F, typename... Args>
+PURE_ALWAYS_INLINE const Instr* with_base(Slot*& s, F f, VM& vm, Args... args) {
+  Slot* base = s;
+  const Instr* next = f(vm, base, args...);
+  s = base;
+  return next;
+}
+
 inline void set_text(Slot& d, rt::Text* t) {
   rt::Text* old = d.t;
   d.t = t;
@@ -235,7 +246,7 @@ inline const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, int64_t loop) 
     return nullptr;
   }
   if (hits == kLoopParked) return nullptr;  // queued or rejected
-  return tier_up(vm, s, ip, loop);
+  return with_base(s, tier_up, vm, ip, loop);
 }
 
 EXEC(LOOP) {
@@ -254,10 +265,10 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip);
 // this short path; everything else goes through call_function / return_from in calls.cpp.
 EXEC(CALL) {
   const Function& callee = vm.prog.functions[ip->imm];
-  if (!callee.plain) return call_function(vm, s, ip);
+  if (!callee.plain) return with_base(s, call_function, vm, ip);
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.full(), 0))
+  if (__builtin_expect(base + callee.overflow_need > vm.core.stack_end || vm.calls.full(), 0))
     stack_overflow(vm, ip);
   vm.calls.push_back(CallInfo{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0, base});
   s = base;
@@ -269,7 +280,7 @@ EXEC(CALL_PLAIN) {
   const Function& callee = vm.prog.functions[static_cast<uint32_t>(ip->imm)];
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (__builtin_expect(base + callee.stack_need > vm.core.stack_end || vm.calls.full(), 0)) stack_overflow(vm, ip);
+  if (__builtin_expect(base + callee.overflow_need > vm.core.stack_end || vm.calls.full(), 0)) stack_overflow(vm, ip);
   uint64_t imm = static_cast<uint64_t>(ip->imm);
   uint32_t args = (imm >> 32) & 3;
   if (args > 0) base[0] = s[ip->b];
@@ -281,13 +292,20 @@ EXEC(CALL_PLAIN) {
 }
 EXEC(RET) {
   const CallInfo& ci = vm.calls.back();
-  if (ip->a != 1 || vm.iters.size() != ci.iter_base) return return_from(vm, s, ip);
+  if (ip->a != 1 || vm.iters.size() != ci.iter_base) return with_base(s, return_from, vm, ip);
   if (ip->c) *ci.result_to = s[ip->b];
   const Instr* back = ci.return_ip;
   vm.calls.pop_back();
   if (!back) return nullptr;
   s = vm.calls.back().base;
   return back;
+}
+// A call the loader inlined (vm/load.cpp): the call's step and stack check, in CALL's order and
+// with its messages; the callee's code follows. Its slots start at A, as its frame would.
+EXEC(CALL_INLINED) {
+  if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
+  if (__builtin_expect(s + ip->b > vm.core.stack_end || vm.calls.full(), 0)) stack_overflow(vm, ip);  // b = a + c
+  return ip + 1;
 }
 EXEC(FAIL) {
   throw Fault{std::string(s[ip->b].t->view()), ip, true};

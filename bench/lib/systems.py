@@ -55,7 +55,8 @@ class CSystem(System):
     def prepare(self, source, build_dir):
         if source not in self.compiled:
             binary = os.path.join(build_dir, os.path.splitext(os.path.basename(source))[0] + "-c")
-            done = subprocess.run([self.program, *C_FLAGS, "-o", binary, source], capture_output=True, text=True)
+            # -lm after the source: a kernel may call the math library (spectralnorm's sqrt)
+            done = subprocess.run([self.program, *C_FLAGS, "-o", binary, source, "-lm"], capture_output=True, text=True)
             if done.returncode != 0:
                 raise PrepareFailed("cc failed on %s:\n%s" % (source, done.stderr))
             self.compiled[source] = binary

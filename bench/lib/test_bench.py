@@ -129,6 +129,12 @@ class EndToEndTest(unittest.TestCase):
         checks = {json.loads(text)["check"] for text in done.stdout.splitlines()}
         self.assertEqual(checks, {"500 abctsaajs zzwsyfatd 4973021"})
 
+    def test_spectralnorm_agrees_between_c_and_cpython(self):
+        done = self.run_bench("--only", "spectralnorm", "--systems", "c,cpython")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        checks = {json.loads(text)["check"] for text in done.stdout.splitlines()}
+        self.assertEqual(checks, {"1.274193837"})
+
     def test_a_wrong_check_makes_the_run_fail(self):
         with tempfile.TemporaryDirectory() as directory:
             done = self.run_bench("--only", "sieve", "--systems", "c,pure",

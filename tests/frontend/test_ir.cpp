@@ -5,7 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "ir/ir.h"
 #include "tests/frontend/frontend_support.h"
@@ -252,4 +255,55 @@ TEST_CASE("ir: a function past the frame limit is a located error, at the list l
   CHECK(many.errors[0].loc.line < 60010);
   CHECK(many.errors[0].loc.col == 7);  // the name of the `let`
   CHECK(lower("fn main() {\n  print(" + list_of(20000) + ".count())\n}\n").errors.empty());
+}
+
+// The A, B, C columns of ir/ops.def against what lowering emits: an unused operand is 0, a slot
+// operand names a slot of the frame or of the call area (a run may be empty and start anywhere
+// at 0). A wrong column (a slot marked unused, a count or descriptor marked as a slot) fails here.
+static void check_operand_modes(const ir::Program& p, const std::string& what) {
+  for (const ir::Function& f : p.functions)
+    for (const ir::Block& b : f.blocks)
+      for (const ir::Inst& in : b.insts)
+        for (int i = 0; i < 3; ++i) {
+          uint32_t v = i == 0 ? in.a : i == 1 ? in.b : in.c;
+          ir::OperandMode m = ir::op_mode(in.op, i);
+          bool frame_slot = v < f.slots.size(), area_slot = v >= ir::kScratch && v - ir::kScratch < f.scratch_slots;
+          std::string where = what + ": " + f.name + ": " + ir::op_name(in.op) + " operand " + "ABC"[i] + " = " + std::to_string(v);
+          switch (m) {
+            case ir::OperandMode::Unused: CHECK_MESSAGE(v == 0, where); break;
+            case ir::OperandMode::Read: case ir::OperandMode::Write: case ir::OperandMode::Modify:
+              CHECK_MESSAGE(bool(frame_slot || area_slot), where);
+              break;
+            case ir::OperandMode::ReadRun: case ir::OperandMode::WriteRun: case ir::OperandMode::Frame:
+            case ir::OperandMode::Position:
+              CHECK_MESSAGE(bool(frame_slot || v == 0 || (v >= ir::kScratch && v - ir::kScratch <= f.scratch_slots)), where);
+              break;
+            case ir::OperandMode::Constant: break;
+          }
+          // a slot of the frame is written only through a write mode
+          if (in.op == ir::Op::CONST || in.op == ir::Op::MOVE) CHECK_MESSAGE(bool(i != 0 || m == ir::OperandMode::Write), where);
+        }
+}
+
+TEST_CASE("ir: the operand columns of ops.def agree with every lowered example") {
+  int programs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(PURE_EXAMPLES_DIR)) {
+    if (entry.path().extension() != ".pure") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    test::Compiled c(text.str());
+    if (!c.ok()) continue;  // the examples of compile errors
+    check_operand_modes(ir::lower_module(c.checked, "t.pure"), entry.path().filename().string());
+    ++programs;
+  }
+  CHECK(programs > 30);
+  // the ops whose operands are not all slots
+  CHECK(ir::op_mode(ir::Op::JLT_INT_K, 2) == ir::OperandMode::Constant);
+  CHECK(ir::op_mode(ir::Op::BUILTIN, 1) == ir::OperandMode::Constant);
+  CHECK(ir::op_mode(ir::Op::ST_GET, 1) == ir::OperandMode::Constant);
+  CHECK(ir::op_mode(ir::Op::RET, 2) == ir::OperandMode::Constant);
+  CHECK(ir::op_mode(ir::Op::CALL, 0) == ir::OperandMode::Frame);
+  CHECK(ir::op_is_slot(ir::Op::ADD_INT, 0));
+  CHECK(!ir::op_is_slot(ir::Op::JOIN_TEXT, 2));
 }

@@ -32,7 +32,9 @@ Outcome run_here(const std::string& text, const RunConfig& config) {
     }
     ir::Program lowered = ir::lower_module(checked, "t.pure");
     std::string error;
-    std::unique_ptr<vm::Program> program = vm::load_program(lowered, error);
+    vm::LoadOptions load;
+    load.inline_calls = config.inline_calls;
+    std::unique_ptr<vm::Program> program = vm::load_program(lowered, error, load);
     if (!program) {
       out.compile_errors = "load: " + error;
       return out;

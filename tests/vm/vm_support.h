@@ -20,6 +20,7 @@ struct RunConfig {
   uint64_t max_memory = uint64_t{4} << 30;
   std::vector<std::string> args;
   std::string input;
+  bool inline_calls = true;       // vm::LoadOptions: leaf inlining
 };
 
 struct Outcome {
