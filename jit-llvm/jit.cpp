@@ -23,10 +23,6 @@ double native_share(const vm::Function& function, const vm::LoopInfo& loop) {
   for (uint32_t b : loop.blocks)
     for (uint32_t pc = function.blocks[b].start_pc; pc < function.blocks[b].end_pc; ++pc) {
       const vm::Instr& in = function.code[pc];
-      // ITER_NEXT through pure_step costs more per row than the interpreter's inline leaf-run
-      // path (bench/bfs: 50 searches took 5.10 s compiled, 4.46 s interpreted): such loops
-      // stay interpreted until ITER_NEXT is compiled natively
-      if (in.op == vm::Op::ITER_NEXT) return 0.0;
       ++total;
       // a sequence of texts takes the pure_step path of these (they count references)
       bool texts = (in.op == vm::Op::SEQ_PUSH || in.op == vm::Op::SEQ_GET || in.op == vm::Op::SEQ_SET) &&
