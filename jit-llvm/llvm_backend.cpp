@@ -149,6 +149,10 @@ class LoopLowering {
     list_tag_ = tag("event list header");
     cell_tag_ = tag("event list cell");
     iter_tag_ = tag("iterator");
+    // The common cases (no fault, the fast path, budget left) are far the likelier: the register
+    // allocator then keeps the slots in registers along them and spills on the slow paths.
+    likely_ = md.createBranchWeights(2000, 1);
+    unlikely_ = md.createBranchWeights(1, 2000);
   }
 
   void build() {
@@ -241,6 +245,7 @@ class LoopLowering {
   const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
   const vm::IteratorLayout iter_layout_ = vm::iterator_layout();
   MDNode *slot_tag_, *core_tag_, *list_tag_, *cell_tag_, *iter_tag_;
+  MDNode *likely_, *unlikely_;
   template <class I>
   I* tagged(I* i, MDNode* t) {
     i->setMetadata(LLVMContext::MD_tbaa, t);
@@ -292,7 +297,7 @@ class LoopLowering {
   // Goes on at the next instruction when ok, else leaves at pc.
   void check(Value* ok, uint32_t pc) {
     BasicBlock* cont = BasicBlock::Create(C, "ok" + std::to_string(pc), F);
-    B.CreateCondBr(ok, cont, leave_at(pc));
+    B.CreateCondBr(ok, cont, leave_at(pc), likely_);
     B.SetInsertPoint(cont);
   }
   void checked_int(Intrinsic::ID id, uint32_t pc, Value* x, Value* y) {
@@ -397,7 +402,7 @@ class LoopLowering {
         Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
         BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
         BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
-        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent);
+        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent, likely_);
         B.SetInsertPoint(spent);
         budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
         B.CreateBr(budget_bb_);
@@ -466,7 +471,7 @@ class LoopLowering {
         BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
         BasicBlock* any = BasicBlock::Create(C, "anyrow" + std::to_string(pc), F);
         BasicBlock* runs = BasicBlock::Create(C, "runrow" + std::to_string(pc), F);
-        B.CreateCondBr(ok, fast, slow);
+        B.CreateCondBr(ok, fast, slow, likely_);
         B.SetInsertPoint(slow);
         B.CreateCondBr(same_width, runs, any);
         // an iterator whose rows come in runs of this width (vm/lists.cpp ST_ITER): the
@@ -533,7 +538,7 @@ class LoopLowering {
     BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
     BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
     if (ok->getType() != B.getInt1Ty()) ok = B.CreateICmpNE(ok, k(0));
-    B.CreateCondBr(ok, fast, slow);
+    B.CreateCondBr(ok, fast, slow, likely_);
     B.SetInsertPoint(slow);
     lower_step(pc);
     B.SetInsertPoint(fast);
@@ -565,7 +570,7 @@ class LoopLowering {
       store(false);
       B.CreateBr(faulted_bb_);
     }
-    B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(ptr, i64, vm::kFaulted)), faulted, ok);
+    B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(ptr, i64, vm::kFaulted)), faulted, ok, unlikely_);
     B.SetInsertPoint(ok);
     if (only) {
       for (uint32_t s : some) B.CreateStore(tagged(B.CreateLoad(i64, slot_ptr(s)), slot_tag_), slots_[s]);
