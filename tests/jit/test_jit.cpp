@@ -320,6 +320,55 @@ TEST_CASE("jit: sequence reads, writes and pushes inside compiled loops (in plac
   }
 }
 
+TEST_CASE("jit: versioned loops (a fast version without calls) take their slow paths in the slow version") {
+  // every instruction compiles inline, so the loop is compiled twice; each slow path (a push that
+  // grows, a row of several cells, a read out of range, the end of a leaf run) moves to the same
+  // instruction of the slow version and goes on there
+  const char* p = R"(list pts by id: int { v: int = 0 }
+type R { a: int, b: int }
+event fill(n: int) {
+  for i in 0 .. n { pts[i].v = i * 5 % 17 }
+}
+fn main() {
+  fill(700)
+  let xs = [1, 2, 3]
+  let ys = [0.5]
+  let rows = [R { a: 1, b: 2 }, R { a: 3, b: 4 }]
+  var s = 0
+  var t = 0.0
+  for i in 0 .. 300 {
+    xs.push(i % 7)
+    ys.push(num(i) * 0.5)
+    xs[i % 5] = xs[i] + s % 100
+    t = t + ys[i]
+    if i % 50 == 49 {
+      let r = rows[i % 2]
+      s += r.a * 10 + r.b
+    }
+    s = (s + xs[(i * 7) % xs.count()]) % 1000003
+  }
+  for p in pts { s = (s * 3 + p.v + p.id) % 1000003 }
+  print("{s} {t} {xs.count()} {ys.count()}")
+  var u = 0
+  for i in 0 .. 10 { u += xs[i * 60] }
+  print(u)
+}
+)";
+  Config c;
+  c.max_steps = 10'000'000;
+  Run r = both(p, c);
+  CHECK(r.failed);  // xs[540] is out of range, read in the fast version
+  CHECK(contains(r.error, "out of range"));
+  CHECK(r.compiled >= 4);
+  CHECK(r.output == run(p, nullptr, c).output);
+  for (uint64_t budget : {10u, 100u, 299u, 300u, 301u, 302u, 400u, 800u, 1000u}) {  // spent in the fast version too
+    CAPTURE(budget);
+    Config b;
+    b.max_steps = budget;
+    both(p, b);
+  }
+}
+
 TEST_CASE("jit: a loop that compiles too little stays interpreted; forcing it gives the same bytes") {
   // INT_TEXT and CONCAT run through pure_step: 3 of its 9 instructions would be native
   const char* texts = "fn main() {\n var s = \"\"\n for i in 0 .. 50 { s = s + text(i) + \",\" + text(i) + \";\" }\n print(s.len())\n}\n";
