@@ -189,12 +189,6 @@ class LoopLowering {
     bb_.assign(code.size(), nullptr);
     for (uint32_t pc = 0; pc < code.size(); ++pc)
       if (in_region_[pc]) bb_[pc] = BasicBlock::Create(C, "pc" + std::to_string(pc), F);
-    versioned_ = worth_versioning();
-    if (versioned_) {
-      slow_bb_.assign(code.size(), nullptr);
-      for (uint32_t pc = 0; pc < code.size(); ++pc)
-        if (in_region_[pc]) slow_bb_[pc] = BasicBlock::Create(C, "slowpc" + std::to_string(pc), F);
-    }
 
     // enter at one of the loop's LOOP / ITER_NEXT instructions
     Value* ip = B.CreatePtrToInt(F->getArg(2), i64);
@@ -222,16 +216,11 @@ class LoopLowering {
     B.SetInsertPoint(faulted_bb_);
     B.CreateRet(pc_const(ptr, i64, vm::kFaulted));
 
-    // the fast version (when versioned), then the one that runs the slow paths in place
-    for (int fast = versioned_ ? 1 : 0; fast >= 0; --fast) {
-      in_fast_ = fast;
-      for (uint32_t pc = 0; pc < code.size(); ++pc)
-        if (in_region_[pc]) {
-          B.SetInsertPoint(block(pc));
-          lower(pc);
-        }
-    }
-    in_fast_ = false;
+    for (uint32_t pc = 0; pc < code.size(); ++pc)
+      if (in_region_[pc]) {
+        B.SetInsertPoint(bb_[pc]);
+        lower(pc);
+      }
   }
 
  private:
@@ -249,10 +238,7 @@ class LoopLowering {
   std::vector<AllocaInst*> slots_;
   std::vector<uint32_t> tracked_;
   std::vector<bool> in_region_;
-  std::vector<BasicBlock*> bb_;       // each instruction's block (the fast version's when versioned)
-  std::vector<BasicBlock*> slow_bb_;  // versioned: each instruction's block in the slow version
-  bool versioned_ = false, in_fast_ = false;
-  BasicBlock* block(uint32_t pc) const { return versioned_ && !in_fast_ ? slow_bb_[pc] : bb_[pc]; }
+  std::vector<BasicBlock*> bb_;
   std::vector<std::pair<uint32_t, BasicBlock*>> exits_;
   BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
   PHINode *leave_pc_, *budget_pc_;
@@ -285,7 +271,7 @@ class LoopLowering {
 
   // The block control goes to at pc: inside the loop, or an exit that resumes the interpreter.
   BasicBlock* target(uint32_t pc) {
-    if (pc < in_region_.size() && in_region_[pc]) return block(pc);
+    if (pc < in_region_.size() && in_region_[pc]) return bb_[pc];
     for (auto& [p, b] : exits_)
       if (p == pc) return b;
     BasicBlock* b = BasicBlock::Create(C, "exit" + std::to_string(pc), F);
@@ -484,11 +470,6 @@ class LoopLowering {
         Value* same_width = B.CreateICmpEQ(row_width, B.getInt32(width));
         Value* ok = B.CreateAnd(B.CreateAnd(B.CreateICmpSGT(steps, k(0)), B.CreateICmpNE(left, k(0))), same_width);
         BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
-        if (in_fast_) {
-          B.CreateCondBr(ok, fast, slow_bb_[pc], likely_);
-          B.SetInsertPoint(fast);
-          return iter_row(in, it, steps, steps_at, left, left_at, width, pc);
-        }
         BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
         BasicBlock* any = BasicBlock::Create(C, "anyrow" + std::to_string(pc), F);
         BasicBlock* runs = BasicBlock::Create(C, "runrow" + std::to_string(pc), F);
@@ -504,7 +485,14 @@ class LoopLowering {
         B.SetInsertPoint(any);  // another kind of iterator: its rows may hold texts, or more cells
         lower_step(pc);
         B.SetInsertPoint(fast);
-        return iter_row(in, it, steps, steps_at, left, left_at, width, pc);
+        tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+        Value* run_at = field(it, iter_layout_.run);
+        Value* row = tagged(B.CreateLoad(ptr, run_at), iter_tag_);
+        for (uint32_t i = 0; i < width; ++i)
+          set(in.a + i, tagged(B.CreateLoad(i64, B.CreateConstInBoundsGEP1_64(i64, row, i)), cell_tag_));
+        tagged(B.CreateStore(B.CreateConstInBoundsGEP1_64(i64, row, width), run_at), iter_tag_);
+        tagged(B.CreateStore(B.CreateSub(left, k(1)), left_at), iter_tag_);
+        return next(pc);
       }
       case Op::SEQ_SET_FIELD:
         common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
@@ -513,47 +501,6 @@ class LoopLowering {
         B.CreateBr(leave_at(pc));  // not reached: lowering_of and this switch agree
         return;
     }
-  }
-
-  // ITER_NEXT's row from the leaf run, once the checks passed.
-  void iter_row(const Instr& in, Value* it, Value* steps, Value* steps_at, Value* left, Value* left_at, uint32_t width,
-                uint32_t pc) {
-    tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
-    Value* run_at = field(it, iter_layout_.run);
-    Value* row = tagged(B.CreateLoad(ptr, run_at), iter_tag_);
-    for (uint32_t i = 0; i < width; ++i)
-      set(in.a + i, tagged(B.CreateLoad(i64, B.CreateConstInBoundsGEP1_64(i64, row, i)), cell_tag_));
-    tagged(B.CreateStore(B.CreateConstInBoundsGEP1_64(i64, row, width), run_at), iter_tag_);
-    tagged(B.CreateStore(B.CreateSub(left, k(1)), left_at), iter_tag_);
-    next(pc);
-  }
-
-  // Loop versioning: a loop whose instructions all compile inline, calling nothing, but that has
-  // slow paths (a sequence access out of range or not plain, a push that must grow, the end of a
-  // leaf run) is compiled twice. The fast version calls nothing, so LLVM keeps the step counter in
-  // a register and hoists a list's count and rows pointer out of the loop; its slow paths go to the
-  // same instruction in the slow version, which runs them through pure_step in place and goes on
-  // there until the loop is left. A loop with no slow path, or with a call on its way anyway
-  // (pure_step, a runtime call), gains nothing from a second copy but its compile time.
-  bool worth_versioning() const {
-    if (!layout_.ok) return false;
-    bool slow_paths = false;
-    for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
-      if (!in_region_[pc]) continue;
-      const Instr& in = fn_.code[pc];
-      switch (lowering_of(in.op)) {
-        case Lowering::Exit: continue;
-        case Lowering::Step: return false;
-        case Lowering::Native: break;
-      }
-      switch (in.op) {
-        case Op::SEQ_GET: case Op::SEQ_SET: case Op::SEQ_PUSH: slow_paths = true; break;
-        case Op::ITER_NEXT: if (!iter_row_width(in)) return false; slow_paths = true; break;
-        case Op::SEQ_GET_FIELD: case Op::SEQ_SET_FIELD: return false;  // runtime calls
-        default: break;
-      }
-    }
-    return slow_paths;
   }
 
   // The slots an instruction run through pure_step reads or writes, for the few whose set is
@@ -589,17 +536,10 @@ class LoopLowering {
   }
   // Goes on here when the runtime call's common case applied (ok != 0); else runs the
   // instruction through pure_step, which does the rest or raises the interpreter's fault.
-  // In the fast version the rest is the same instruction in the slow version, which checks again
-  // (the checks have no effects) and runs pure_step there.
   void common_case(Value* ok, uint32_t pc) {
     BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
-    if (ok->getType() != B.getInt1Ty()) ok = B.CreateICmpNE(ok, k(0));
-    if (in_fast_) {
-      B.CreateCondBr(ok, fast, slow_bb_[pc], likely_);
-      B.SetInsertPoint(fast);
-      return;
-    }
     BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
+    if (ok->getType() != B.getInt1Ty()) ok = B.CreateICmpNE(ok, k(0));
     B.CreateCondBr(ok, fast, slow, likely_);
     B.SetInsertPoint(slow);
     lower_step(pc);
