@@ -15,6 +15,7 @@
 //  * Native code reads and writes the VM only through VMCore, a standard-layout struct at a
 //    fixed place, and calls only the extern "C" functions below.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -35,6 +36,7 @@ struct VMCore {
   uint32_t faulted;     // nonzero: pure_step caught a fault, kept in the VM until rethrown
   uint32_t tier_threshold;  // the Tier's threshold (below kLoopParked), read inline at every pass
   Iterator* iters;      // the iterator stack's array (VM::iters.data()), kept current when it grows
+  std::atomic<uint32_t>* loop_hits;  // Program::loop_hits: LOOP's pass counter, by A | B << 16
 };
 static_assert(std::is_standard_layout_v<VMCore>);
 inline constexpr size_t kCoreStepsLeft = offsetof(VMCore, steps_left);
