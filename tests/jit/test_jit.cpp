@@ -399,6 +399,17 @@ TEST_CASE("jit: loops over stored lists compile by default; ITER_NEXT serves lea
   CHECK(r.output == both(p).output);
   CHECK(r.compiled == 2);  // main's two loops (the inner one headed by ITER_NEXT)
   CHECK(r.rejected == 1);  // fill: stored-list writes through pure_step
+  // over an event list, or a stored list walked live in an event, ITER_NEXT would run through
+  // pure_step at every row: those loops stay interpreted
+  const char* q = "list pts by id: int { v: int = 0 }\nevent fill() {\n for i in 0 .. 4 { pts[i].v = i + 1 }\n}\n"
+                  "event sum() {\n var t = 0\n for p in pts { t = (t * 31 + p.v) % 1000003 }\n}\n"
+                  "fn main() {\n fill()\n let m = list by k: int { v: int = 0 }\n m[3].v = 4\n m[5].v = 6\n var t = 0\n"
+                  " for r in 0 .. 20 {\n  let s = sum()\n  for x in m { t = (t * 31 + x.v * r) % 1000003 }\n }\n print(t)\n}\n";
+  pure::jit::Jit by_default2(o);
+  Run e = run(q, &by_default2);
+  check_same(run(q, nullptr), e);
+  CHECK(e.compiled == 0);
+  CHECK(e.rejected == 4);  // fill, sum's walk, main's walk of m and main's loop that holds it
 }
 
 // Stored lists of several leaves (the runs end mid-walk), rows of 1 to 3 cells, whole lists and
