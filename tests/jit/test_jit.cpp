@@ -417,8 +417,10 @@ TEST_CASE("jit: loops over stored lists compile by default; ITER_NEXT serves lea
 const char* kWalks = R"(list pts by id: int { v: int = 0, w: int = 0 }
 list edges by (src: int, dst: int) {}
 list keys by k: int {}
+list journal seq { amount: int }
 event fill(n: int) {
   for i in 0 .. n {
+    journal.push({ amount: i % 11 })
     pts[i].v = i * 3 + 1
     pts[i].w = i % 7
     edges[i % 13, i] = {}
@@ -438,6 +440,7 @@ fn main() {
   for r in 0 .. 5 {
     for p in pts { t = (t + p.v * r - p.w) % 1000003 }
     for e in edges[r] { t = (t * 3 + e.dst) % 1000003 }
+    for i, j in journal { t = (t + i * j.amount) % 1000003 }
     t = (t + walk(r)) % 1000003
   }
   print(t)
@@ -460,10 +463,10 @@ TEST_CASE("jit: a budget spent inside a compiled ITER_NEXT loop (mid-run, at a l
     return run(kWalks, tier, c);
   };
   // main, fill and each walk() have budgets of their own: fill needs 3000 steps, a walk about
-  // 6300, main about 16500. A prime stride lands in main's walks and the query's, on leaves'
+  // 6300, main about 31500. A prime stride lands in main's walks and the query's, on leaves'
   // last rows and runs' first ones.
   int spent = 0, finished = 0;
-  for (uint64_t budget = 2990; budget < 20000; budget += 421) {
+  for (uint64_t budget = 2990; budget < 36000; budget += 613) {
     CAPTURE(budget);
     Run a = with_budget(budget, nullptr);
     Run b = with_budget(budget, &eager_jit());
