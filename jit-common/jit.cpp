@@ -23,11 +23,21 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
   for (uint32_t b : loop.blocks)
     for (uint32_t pc = function.blocks[b].start_pc; pc < function.blocks[b].end_pc; ++pc) {
       const vm::Instr& in = function.code[pc];
+      ++total;
       // ITER_NEXT through pure_step costs more per row than the interpreter's inline leaf-run
       // path (bench/bfs: 50 searches took 5.10 s compiled, 4.46 s interpreted): such loops
-      // stay interpreted while the backend does not compile ITER_NEXT natively
-      if (in.op == vm::Op::ITER_NEXT && backend.lowering_of(in.op) != Lowering::Native) return 0.0;
-      ++total;
+      // stay interpreted while the backend does not compile ITER_NEXT natively. A backend that
+      // does serves rows only from the leaf runs of a stored list's snapshot (a walk in main or
+      // a query); over an event list, or a stored list walked live in an event, it would step
+      // every row, so those loops stay interpreted too
+      if (in.op == vm::Op::ITER_NEXT) {
+        if (backend.lowering_of(in.op) != Lowering::Native) return 0.0;
+        bool stored = false;
+        for (const vm::Instr& from : function.code) stored |= from.op == vm::Op::ST_ITER && from.a == in.b;
+        if (function.kind == FuncKind::Event || !stored) return 0.0;
+        ++native;
+        continue;
+      }
       // a sequence of texts takes the pure_step path of these (they count references)
       bool texts = (in.op == vm::Op::SEQ_PUSH || in.op == vm::Op::SEQ_GET || in.op == vm::Op::SEQ_SET) &&
                    in.a < text.size() && text[in.a];

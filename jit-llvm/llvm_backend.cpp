@@ -10,6 +10,7 @@
 // to int out of range), which the interpreter executes again and faults on with the same message.
 // A spent budget at a LOOP runs that LOOP through pure_step, which raises the interpreter's own
 // fault (returning the LOOP's pc would enter this native code again at once).
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <mutex>
@@ -54,6 +55,8 @@ Lowering lowering_of(Op op) {
     // the common case inline through a runtime call, the rest through pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
     case Op::SEQ_PUSH:
+    // the next row of a leaf run inline, the rest (a new run, the end, a changed list) through pure_step
+    case Op::ITER_NEXT:
       return Lowering::Native;
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
@@ -80,12 +83,30 @@ SlotUse slot_use(Op op) {
     case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH:
       return {true, true, false};
     case Op::JUMP: case Op::LOOP: return {};
+    case Op::ITER_NEXT: return {false, true, false};  // and the row's slots A.. (iter_row_width)
     case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
     case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT:
     case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
       return {false, true, true};
     default: return {true, true, true};  // binary arithmetic and comparisons
   }
+}
+
+// The number of slots the ITER_NEXT at pc writes (A..A+width-1), as the lowering allocates them:
+// the row's slots, then the position's of `for i, x in ...` (which the body's first instruction
+// counts up), then the iterator's (ir/lower.cpp). Only a guess (0: none): native code checks it
+// against the iterator's width at every row and runs the instruction through pure_step if it
+// differs, so a wrong guess costs speed, never correctness.
+uint32_t iter_row_width(const std::vector<Instr>& code, uint32_t pc) {
+  const Instr& in = code[pc];
+  if (in.b <= in.a || in.b - in.a > 64) return 0;
+  uint32_t width = in.b - in.a;
+  const Instr* body = pc + 1 < code.size() ? &code[pc + 1] : nullptr;
+  if (body && body->op == Op::JUMP && body->imm > 0 && pc + 1 + static_cast<uint64_t>(body->imm) < code.size())
+    body = &code[pc + 1 + static_cast<size_t>(body->imm)];
+  if (width > 1 && body && body->op == Op::ADDI_INT && body->a == in.b - 1 && body->b == in.b - 1 && body->imm == 1)
+    --width;  // the position's slot
+  return width;
 }
 
 Constant* pc_const(Type* ptr, Type* i64, const void* pc) {
@@ -134,6 +155,11 @@ class LoopLowering {
     core_tag_ = tag("vm core");
     list_tag_ = tag("event list header");
     cell_tag_ = tag("event list cell");
+    iter_tag_ = tag("iterator");
+    // The common cases (no fault, the fast path, budget left) are far the likelier: the register
+    // allocator then keeps the slots in registers along them and spills on the slow paths.
+    likely_ = md.createBranchWeights(2000, 1);
+    unlikely_ = md.createBranchWeights(1, 2000);
   }
 
   void build() {
@@ -150,6 +176,8 @@ class LoopLowering {
       if (u.a) used.at(code[pc].a) = true;
       if (u.b) used.at(code[pc].b) = true;
       if (u.c) used.at(code[pc].c) = true;
+      if (code[pc].op == Op::ITER_NEXT)
+        for (uint32_t i = 0; i < iter_row_width(code, pc); ++i) used.at(code[pc].a + i) = true;
     }
     BasicBlock* entry = BasicBlock::Create(C, "entry", F);
     B.SetInsertPoint(entry);
@@ -222,7 +250,9 @@ class LoopLowering {
   BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
   PHINode *leave_pc_, *budget_pc_;
   const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
-  MDNode *slot_tag_, *core_tag_, *list_tag_, *cell_tag_;
+  const vm::IteratorLayout iter_layout_ = vm::iterator_layout();
+  MDNode *slot_tag_, *core_tag_, *list_tag_, *cell_tag_, *iter_tag_;
+  MDNode *likely_, *unlikely_;
   template <class I>
   I* tagged(I* i, MDNode* t) {
     i->setMetadata(LLVMContext::MD_tbaa, t);
@@ -274,7 +304,7 @@ class LoopLowering {
   // Goes on at the next instruction when ok, else leaves at pc.
   void check(Value* ok, uint32_t pc) {
     BasicBlock* cont = BasicBlock::Create(C, "ok" + std::to_string(pc), F);
-    B.CreateCondBr(ok, cont, leave_at(pc));
+    B.CreateCondBr(ok, cont, leave_at(pc), likely_);
     B.SetInsertPoint(cont);
   }
   void checked_int(Intrinsic::ID id, uint32_t pc, Value* x, Value* y) {
@@ -290,9 +320,12 @@ class LoopLowering {
       case Lowering::Exit:
         B.CreateBr(leave_at(pc));
         return;
-      case Lowering::Step:
-        lower_step(pc);
+      case Lowering::Step: {
+        std::vector<uint32_t> slots;
+        if (step_slots(in, slots)) lower_step(pc, &slots);
+        else lower_step(pc);
         return;
+      }
       case Lowering::Native:
         break;
     }
@@ -376,7 +409,7 @@ class LoopLowering {
         Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
         BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
         BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
-        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent);
+        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent, likely_);
         B.SetInsertPoint(spent);
         budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
         B.CreateBr(budget_bb_);
@@ -384,7 +417,9 @@ class LoopLowering {
         tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
         return next(pc);
       }
-      case Op::LIST_COUNT: set(in.a, B.CreateCall(list_count_fn, {list(in.b)})); return next(pc);
+      case Op::LIST_COUNT:  // EventList::count(), whatever the list's kind
+        set(in.a, layout_.ok ? header(i64, list(in.b), layout_.count) : B.CreateCall(list_count_fn, {list(in.b)}));
+        return next(pc);
       case Op::SEQ_GET: {
         if (layout_.ok) {  // a plain sequence's cell, read in place (EventList::at)
           set(in.a, tagged(B.CreateLoad(i64, plain_cell(pc)), cell_tag_));
@@ -425,12 +460,68 @@ class LoopLowering {
         tagged(B.CreateStore(B.CreateAdd(header(i64, l, layout_.version), k(1)), field(l, layout_.version)), list_tag_);
         return next(pc);
       }
+      case Op::ITER_NEXT: {
+        // exec_ITER_NEXT's inline path: spend the step, then the next row of the iterator's leaf
+        // run. When the budget is spent, the run is empty (a new leaf, the end, a list an event
+        // changed) or the row is not `width` cells, pure_step runs the whole instruction: the
+        // same step, fault and message as the interpreter.
+        uint32_t width = iter_row_width(fn_.code, pc);
+        if (!width) return lower_step(pc);
+        Value* steps_at = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), core, vm::kCoreStepsLeft);
+        Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
+        Value* iters = tagged(B.CreateLoad(ptr, B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), core, vm::kCoreIters)), core_tag_);
+        Value* it = B.CreateInBoundsGEP(B.getInt8Ty(), iters, B.CreateMul(get(in.b), k(iter_layout_.size)));
+        Value* left_at = field(it, iter_layout_.run_left);
+        Value* left = tagged(B.CreateLoad(i64, left_at), iter_tag_);
+        Value* row_width = tagged(B.CreateLoad(B.getInt32Ty(), field(it, iter_layout_.width)), iter_tag_);
+        Value* same_width = B.CreateICmpEQ(row_width, B.getInt32(width));
+        Value* ok = B.CreateAnd(B.CreateAnd(B.CreateICmpSGT(steps, k(0)), B.CreateICmpNE(left, k(0))), same_width);
+        BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
+        BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
+        BasicBlock* any = BasicBlock::Create(C, "anyrow" + std::to_string(pc), F);
+        BasicBlock* runs = BasicBlock::Create(C, "runrow" + std::to_string(pc), F);
+        B.CreateCondBr(ok, fast, slow, likely_);
+        B.SetInsertPoint(slow);
+        B.CreateCondBr(same_width, runs, any);
+        // an iterator whose rows come in runs of this width (vm/lists.cpp ST_ITER): the
+        // instruction reads B and writes A..A+width-1 or nothing
+        B.SetInsertPoint(runs);
+        std::vector<uint32_t> row_slots{in.b};
+        for (uint32_t i = 0; i < width; ++i) row_slots.push_back(in.a + i);
+        lower_step(pc, &row_slots);
+        B.SetInsertPoint(any);  // another kind of iterator: its rows may hold texts, or more cells
+        lower_step(pc);
+        B.SetInsertPoint(fast);
+        tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+        Value* run_at = field(it, iter_layout_.run);
+        Value* row = tagged(B.CreateLoad(ptr, run_at), iter_tag_);
+        for (uint32_t i = 0; i < width; ++i)
+          set(in.a + i, tagged(B.CreateLoad(i64, B.CreateConstInBoundsGEP1_64(i64, row, i)), cell_tag_));
+        tagged(B.CreateStore(B.CreateConstInBoundsGEP1_64(i64, row, width), run_at), iter_tag_);
+        tagged(B.CreateStore(B.CreateSub(left, k(1)), left_at), iter_tag_);
+        return next(pc);
+      }
       case Op::SEQ_SET_FIELD:
         common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
         return next(pc);
       default:
         B.CreateBr(leave_at(pc));  // not reached: lowering_of and this switch agree
         return;
+    }
+  }
+
+  // The slots an instruction run through pure_step reads or writes, for the few whose set is
+  // known here (the loop's stored-list walks); false: any slot (store and reload them all).
+  static bool step_slots(const Instr& in, std::vector<uint32_t>& slots) {
+    switch (in.op) {
+      case Op::ST_ITER: {  // A = the iterator; the key cells at C.. (vm/lists.cpp store_op)
+        slots.push_back(in.a);
+        int64_t keys = in.imm > 0 ? in.imm : in.imm < 0 ? 2 : 0;
+        for (int64_t i = 0; i < keys; ++i) slots.push_back(in.c + static_cast<uint32_t>(i));
+        return true;
+      }
+      case Op::ITER_END: slots.push_back(in.b); return true;  // releases iterators, no slot
+      default: return false;
     }
   }
 
@@ -456,21 +547,45 @@ class LoopLowering {
     BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
     BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
     if (ok->getType() != B.getInt1Ty()) ok = B.CreateICmpNE(ok, k(0));
-    B.CreateCondBr(ok, fast, slow);
+    B.CreateCondBr(ok, fast, slow, likely_);
     B.SetInsertPoint(slow);
     lower_step(pc);
     B.SetInsertPoint(fast);
   }
 
-  // One instruction through pure_step: the frame in memory is current around the call.
-  void lower_step(uint32_t pc) {
+  // One instruction through pure_step: the frame in memory is current around the call. With
+  // `only`, the instruction reads and writes no slot but those (and does not change the frame):
+  // only they are stored before the call and reloaded after it; a fault stores the rest.
+  void lower_step(uint32_t pc, const std::vector<uint32_t>* only = nullptr) {
     const Instr& in = fn_.code[pc];
-    store_back();
+    std::vector<uint32_t> some;
+    if (only)
+      for (uint32_t s : *only)
+        if (s < slots_.size() && slots_[s] && std::find(some.begin(), some.end(), s) == some.end()) some.push_back(s);
+    auto store = [&](bool in_some) {
+      for (uint32_t s : tracked_)
+        if ((std::find(some.begin(), some.end(), s) != some.end()) == in_some)
+          tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
+    };
+    if (only) store(true);
+    else store_back();
     Value* nextpc = B.CreateCall(step_fn, {core, base_var_, pc_const(ptr, i64, &in)});
     BasicBlock* ok = BasicBlock::Create(C, "stepped" + std::to_string(pc), F);
-    B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(ptr, i64, vm::kFaulted)), faulted_bb_, ok);
+    BasicBlock* faulted = faulted_bb_;
+    if (only) {
+      faulted = BasicBlock::Create(C, "stepfault" + std::to_string(pc), F);
+      IRBuilder<>::InsertPointGuard guard(B);
+      B.SetInsertPoint(faulted);
+      store(false);
+      B.CreateBr(faulted_bb_);
+    }
+    B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(ptr, i64, vm::kFaulted)), faulted, ok, unlikely_);
     B.SetInsertPoint(ok);
-    reload();
+    if (only) {
+      for (uint32_t s : some) B.CreateStore(tagged(B.CreateLoad(i64, slot_ptr(s)), slot_tag_), slots_[s]);
+    } else {
+      reload();
+    }
     BasicBlock* other = BasicBlock::Create(C, "elsewhere" + std::to_string(pc), F);
     SwitchInst* sw = B.CreateSwitch(B.CreatePtrToInt(nextpc, i64), other);
     auto add = [&](uint32_t to) {

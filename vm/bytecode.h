@@ -49,9 +49,17 @@ struct VMCore;
 // loop's entry pcs, and returns the pc where the interpreter resumes (or kFaulted).
 using NativeLoop = const Instr* (*)(VMCore* core, Slot* base, const Instr* ip);
 
+// A loop's pass counter (see LoopInfo::hits), an element of Program::loop_hits.
+struct LoopCounter {
+  std::atomic<uint32_t>* at = nullptr;
+  uint32_t load(std::memory_order order = std::memory_order_seq_cst) const { return at->load(order); }
+  void store(uint32_t v, std::memory_order order = std::memory_order_seq_cst) const { at->store(v, order); }
+};
+
 // A natural loop of the final layout (ir/layout.cpp), in bytecode blocks. The loop's id is its
-// index in Function::loops; the LOOP instructions that spend its steps carry the id in IMM,
-// an ITER_NEXT that heads it carries the id in C.
+// index in Function::loops; the LOOP instructions that spend its steps carry the id in IMM and
+// the loop's program-wide index (LoopInfo::index) in A (low 16 bits) and B (high 16 bits); an
+// ITER_NEXT that heads it carries the id in C (it has no field left for the index).
 struct LoopInfo {
   uint32_t header = 0;              // the block every back edge jumps to
   int32_t parent = -1;              // the enclosing loop, or -1
@@ -62,8 +70,11 @@ struct LoopInfo {
   // Tier-up: the only parts of a Program written after loading, by engines (any thread).
   // hits: the passes counted while the loop is interpreted, or kLoopParked (queued or rejected:
   // nothing to count) or kLoopNative (compiled: enter its entry). The interpreter reads it inline
-  // at every pass and calls out of line only at the threshold or to enter native code.
-  mutable std::atomic<uint32_t> hits{0};
+  // at every pass and calls out of line only at the threshold or to enter native code. The
+  // counters of all loops of a program are one array, Program::loop_hits, so that a LOOP finds
+  // its own with one load: VMCore::loop_hits[index].
+  LoopCounter hits;
+  uint32_t index = 0;  // program-wide: this loop's element of Program::loop_hits
   mutable std::atomic<uint8_t> state{0};         // LoopState
   mutable std::atomic<NativeLoop> entry{nullptr};  // compiled code, published with release order
 };
@@ -122,6 +133,8 @@ struct Program {
   std::vector<rt::ListSchema> stored;      // the module's stored lists
   std::vector<std::unique_ptr<rt::ListShape>> stored_shapes;  // same layouts as ListShape, for defaults
   int main = -1;
+  // Every loop's pass counter (LoopInfo::hits), by LoopInfo::index; written by engines (any thread).
+  std::unique_ptr<std::atomic<uint32_t>[]> loop_hits;
   ~Program();
 };
 

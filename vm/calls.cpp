@@ -25,12 +25,13 @@ static thread_local std::unique_ptr<MachineMemory> t_spare_memory;
 
 VM::VM(const Program& p, rt::Store* s, const RunOptions& o)
     : core{static_cast<int64_t>(std::min<uint64_t>(o.max_steps, INT64_MAX)), nullptr, this,
-           o.tier != nullptr, 0, o.tier ? std::min(o.tier->threshold, kLoopParked - 1) : 0},
+           o.tier != nullptr, 0, o.tier ? std::min(o.tier->threshold, kLoopParked - 1) : 0, nullptr, p.loop_hits.get()},
       prog(p), store(s), options(o), memory(t_spare_memory ? std::move(t_spare_memory) : std::make_unique<MachineMemory>()) {
   stack = memory->stack.get();
   core.stack_end = stack + kStackSlots;
   calls.attach(memory->calls.get(), kMaxCallDepth);
   iters.swap(memory->iters);
+  core.iters = iters.data();
   spare_cursors.resize(p.stored.size());
 }
 
@@ -137,6 +138,16 @@ void materialize(VM& vm, Slot& slot, bool is_list) {
         if (shape.cols[c] == rt::ColType::Text) r[c] = reinterpret_cast<rt::Cell>(own_text(reinterpret_cast<rt::Text*>(r[c])));
     }
   }
+}
+
+IteratorLayout iterator_layout() {
+  // measured on an instance: Iterator is not standard-layout, so offsetof does not apply
+  Iterator it;
+  auto at = [&](const void* field) {
+    return static_cast<uint32_t>(static_cast<const char*>(field) - reinterpret_cast<const char*>(&it));
+  };
+  static_assert(sizeof(it.run_left) == 8 && sizeof(it.width) == 4);
+  return IteratorLayout{static_cast<uint32_t>(sizeof(Iterator)), at(&it.run), at(&it.run_left), at(&it.width)};
 }
 
 void release_iterators(VM& vm, uint32_t down_to) {

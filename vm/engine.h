@@ -15,6 +15,7 @@
 //  * Native code reads and writes the VM only through VMCore, a standard-layout struct at a
 //    fixed place, and calls only the extern "C" functions below.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -24,6 +25,7 @@
 namespace pure::vm {
 
 struct VM;
+struct Iterator;  // vm/state.h; native code reads a leaf run's fields at iterator_layout()
 
 // The VM fields native code touches, at fixed offsets.
 struct VMCore {
@@ -33,10 +35,22 @@ struct VMCore {
   uint32_t tier_up;     // nonzero: LOOP and ITER_NEXT count passes and enter native code
   uint32_t faulted;     // nonzero: pure_step caught a fault, kept in the VM until rethrown
   uint32_t tier_threshold;  // the Tier's threshold (below kLoopParked), read inline at every pass
+  Iterator* iters;      // the iterator stack's array (VM::iters.data()), kept current when it grows
+  std::atomic<uint32_t>* loop_hits;  // Program::loop_hits: LOOP's pass counter, by A | B << 16
 };
 static_assert(std::is_standard_layout_v<VMCore>);
 inline constexpr size_t kCoreStepsLeft = offsetof(VMCore, steps_left);
 inline constexpr size_t kCoreStackEnd = offsetof(VMCore, stack_end);
+inline constexpr size_t kCoreIters = offsetof(VMCore, iters);
+
+// Where native code finds the leaf run an ITER_NEXT serves inline (vm/exec.h), in bytes within
+// an Iterator; iterator i is at core.iters + i * size. While run_left > 0, the next row is the
+// `width` cells at `run`: ITER_NEXT copies them to its slots A.., advances run by width cells
+// and counts run_left down. Anything else (run_left == 0) is ITER_NEXT's out-of-line path.
+struct IteratorLayout {
+  uint32_t size, run, run_left, width;
+};
+IteratorLayout iterator_layout();
 
 // Returned instead of a pc when a fault is pending in the VM (never executed).
 extern const Instr kFaulted[1];

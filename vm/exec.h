@@ -234,15 +234,13 @@ EXEC(JNLE_NUM) { return !(s[ip->b].n <= s[ip->c].n) ? ip + ip->imm : ip + 1; }
 
 [[noreturn]] void budget_spent(VM& vm, const Instr* ip);
 
-// Tier-up at a LOOP or ITER_NEXT that heads a loop, while core.tier_up is set: one load and
-// compare of the loop's pass counter; the out-of-line tier_up() only at the threshold or to enter
-// the loop's native code. Null: execute ip as usual.
-inline const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, int64_t loop) {
-  if (loop < 0) return nullptr;
-  const LoopInfo& L = vm.calls.back().fn->loops[static_cast<size_t>(loop)];
-  uint32_t hits = L.hits.load(std::memory_order_relaxed);
+// Tier-up at a LOOP or ITER_NEXT that heads loop `loop` (its pass counter `counter`), while
+// core.tier_up is set: one load and compare of the counter; the out-of-line tier_up() only at the
+// threshold or to enter the loop's native code. Null: execute ip as usual.
+inline const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, int64_t loop, std::atomic<uint32_t>& counter) {
+  uint32_t hits = counter.load(std::memory_order_relaxed);
   if (uint64_t{hits} + 1 < vm.core.tier_threshold) {  // counting (a lost count on a race only delays)
-    L.hits.store(hits + 1, std::memory_order_relaxed);
+    counter.store(hits + 1, std::memory_order_relaxed);
     return nullptr;
   }
   if (hits == kLoopParked) return nullptr;  // queued or rejected
@@ -250,8 +248,10 @@ inline const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, int64_t loop) 
 }
 
 EXEC(LOOP) {
-  if (__builtin_expect(vm.core.tier_up, 0))
-    if (const Instr* next = tier_check(vm, s, ip, ip->imm)) return next;
+  // the counter at the loop's program-wide index in A and B: one load, no walk from the frame
+  if (__builtin_expect(vm.core.tier_up, 0) && ip->imm >= 0)
+    if (const Instr* next = tier_check(vm, s, ip, ip->imm, vm.core.loop_hits[ip->a | uint32_t{ip->b} << 16]))
+      return next;
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   return ip + 1;
 }
@@ -441,8 +441,9 @@ EXEC(ST_ITER) { return store_op(vm, s, ip); }
 
 // ---- iterators -------------------------------------------------------------------------------
 EXEC(ITER_NEXT) {
-  if (__builtin_expect(vm.core.tier_up, 0))
-    if (const Instr* next = tier_check(vm, s, ip, ip->c == 0xFFFF ? -1 : ip->c)) return next;
+  // no field left for the program-wide index: the counter through the running function's loops
+  if (__builtin_expect(vm.core.tier_up, 0) && ip->c != 0xFFFF)
+    if (const Instr* next = tier_check(vm, s, ip, ip->c, *vm.calls.back().fn->loops[ip->c].hits.at)) return next;
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Iterator& it = vm.iters[s[ip->b].i];
   if (!it.run_left) return iter_next(vm, s, ip);

@@ -139,7 +139,7 @@ static const Instr* list_op_inner(VM& vm, Slot* s, const Instr* ip) {
     case Op::MAP_REMOVE: s[ip->a].i = l->remove(cells(key)); return ip + 1;
     case Op::LIST_ITER: {
       s[ip->a].i = static_cast<int64_t>(vm.iters.size());
-      Iterator& it = vm.iters.emplace_back();
+      Iterator& it = push_iterator(vm);
       it.list = l;
       rt::list_retain(l);
       it.version = l->shape_version();
@@ -169,7 +169,7 @@ static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip);
 
 Iterator& begin_stored_iterator(VM& vm, Slot* s, const Instr* ip, uint32_t li, const rt::ListReader*& from) {
   s[ip->a].i = static_cast<int64_t>(vm.iters.size());
-  Iterator& it = vm.iters.emplace_back();
+  Iterator& it = push_iterator(vm);
   it.stored = li;
   it.shape = vm.prog.stored_shapes[li].get();
   from = &vm.reader(li);
@@ -289,6 +289,9 @@ static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip) {
     case Op::ST_ITER: {
       const rt::ListReader* from = nullptr;
       Iterator& it = begin_stored_iterator(vm, s, ip, li, from);
+      // rows that will come in leaf runs have their width known from the start (native code
+      // relies on it: an ITER_NEXT of such an iterator writes exactly its slots A..A+width-1)
+      if (it.from_snapshot && !it.shape->any_text) it.width = it.shape->width();
       if (ip->imm > 0) {
         it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
         it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);

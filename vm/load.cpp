@@ -579,6 +579,28 @@ std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error,
   for (size_t i = 0; i < ir.functions.size(); ++i) leaf[i] = options.inline_calls && is_leaf(ir.functions[i], plain[i]);
   for (size_t i = 0; i < ir.functions.size(); ++i)
     if (!load_function(ir.functions[i], ir, plain, leaf, p->functions[i], error)) return nullptr;
+  // one array of pass counters for all loops; each LOOP carries its loop's index in A and B
+  size_t loops = 0;
+  for (const Function& f : p->functions) loops += f.loops.size();
+  if (loops > UINT32_MAX) {
+    error = "too many loops in one program";
+    return nullptr;
+  }
+  p->loop_hits = std::make_unique<std::atomic<uint32_t>[]>(std::max<size_t>(loops, 1));
+  uint32_t next = 0;
+  for (Function& f : p->functions) {
+    uint32_t first = next;
+    for (LoopInfo& L : f.loops) {
+      L.index = next++;
+      L.hits.at = &p->loop_hits[L.index];
+    }
+    for (Instr& in : f.code)
+      if (in.op == Op::LOOP && in.imm >= 0) {
+        uint32_t index = first + static_cast<uint32_t>(in.imm);
+        in.a = static_cast<uint16_t>(index & 0xFFFF);
+        in.b = static_cast<uint16_t>(index >> 16);
+      }
+  }
   return p;
 }
 

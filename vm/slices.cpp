@@ -154,7 +154,7 @@ void begin_iterator(VM& vm, Slot* s, const Instr* ip) {
     return;
   }
   s[ip->a].i = static_cast<int64_t>(vm.iters.size());
-  Iterator& it = vm.iters.emplace_back();
+  Iterator& it = push_iterator(vm);
   it.list = s[ip->b].l;
   rt::list_retain(it.list);
   it.version = it.list->shape_version();

@@ -42,6 +42,8 @@ struct alignas(256) Iterator {
   const rt::ListWriter* live = nullptr;  // inside an event: the live list, whose shape_version is checked
   const rt::ListShape* shape = nullptr;  // row layout of the stored list
   // Rows of a snapshot taken in one run (text-free rows only): ITER_NEXT serves them inline.
+  // Native code reads and writes these three at iterator_layout() (vm/engine.h). width is the
+  // row's cell count from ST_ITER on for an iterator whose rows come in runs, else 0.
   const rt::Cell* run = nullptr;
   size_t run_left = 0;
   uint32_t width = 0;
@@ -110,7 +112,7 @@ struct VM {
   std::unique_ptr<MachineMemory> memory;
   Slot* stack;                 // the slot stack (core.stack_end is its end)
   CallStack calls;
-  std::vector<Iterator> iters;
+  std::vector<Iterator> iters;  // grown only by push_iterator(), which keeps core.iters current
   int transaction_depth = 0;   // >0 inside an event or query: store texts may be borrowed
   // While a query called from outside runs, it reads this snapshot, published when it began.
   std::shared_ptr<const rt::Snapshot> snapshot;
@@ -127,6 +129,13 @@ struct VM {
 
   void flush_output();
 };
+
+// A new iterator on top of vm.iters (its index is vm.iters.size() - 1); keeps core.iters current.
+inline Iterator& push_iterator(VM& vm) {
+  Iterator& it = vm.iters.emplace_back();
+  vm.core.iters = vm.iters.data();
+  return it;
+}
 
 // The instruction loop; runs until the entry frame returns. Defined in interp.cpp.
 void interpret(VM& vm, Slot* base, const Instr* ip);

@@ -762,6 +762,22 @@ fn main() { let m = list by k: int { v: int = 0 }
     }
   }
   CHECK(program->functions[program->main].name == "main");
+  // every loop's pass counter is its element of the program-wide array, by a program-wide index
+  // that each LOOP of the loop carries in A (low bits) and B (high bits)
+  uint32_t next = 0, loops_seen = 0;
+  for (const pure::vm::Function& fn : program->functions) {
+    for (const pure::vm::LoopInfo& L : fn.loops) {
+      CHECK(L.index == next++);
+      CHECK(L.hits.at == &program->loop_hits[L.index]);
+    }
+    for (const pure::vm::Instr& in : fn.code)
+      if (in.op == pure::ir::Op::LOOP && in.imm >= 0) {
+        ++loops_seen;
+        CHECK((in.a | uint32_t{in.b} << 16) == fn.loops[static_cast<size_t>(in.imm)].index);
+      }
+  }
+  CHECK(next >= 4);  // loops in several functions, so indexes other than the local ids
+  CHECK(loops_seen >= 3);
 }
 
 TEST_CASE("vm: rollback undoes inserts, removes, appends and field writes together") {
