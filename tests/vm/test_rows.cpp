@@ -9,26 +9,8 @@
 
 using pure::test::Engine;
 using pure::test::Outcome;
+using pure::test::clean_on_both;
 using pure::test::run_program;
-
-namespace {
-
-std::string both_engines(const std::string& program) {
-  Outcome a = run_program(program);
-  pure::test::RunConfig step;
-  step.engine = Engine::Step;
-  Outcome b = run_program(program, step);
-  CHECK(a.signal == 0);
-  CHECK(b.signal == 0);
-  CHECK(a.compile_errors == "");
-  CHECK_MESSAGE(!a.failed, a.message);
-  CHECK(a.output == b.output);
-  CHECK(a.leaked_texts == 0);
-  CHECK(b.leaked_texts == 0);
-  return a.output;
-}
-
-}  // namespace
 
 TEST_CASE("rows: a modified copy of a row replaces it; its key fields never move it") {
   const char* p = R"(type Customer = customer.Row
@@ -68,7 +50,7 @@ fn main() {
   print(m)
 }
 )";
-  CHECK(both_engines(p) ==
+  CHECK(clean_on_both(p) ==
         "true true too much\n"
         "{ w: 1, d: 1, c: 2, name: \"c2\", balance: 165, data: \"|30|5\" }\n"
         "{ w: 1, d: 1, c: 3, name: \"c3\", balance: 300, data: \"\" }\n"

@@ -15,26 +15,10 @@
 
 using pure::test::Engine;
 using pure::test::Outcome;
+using pure::test::clean_on_both;
 using pure::test::run_program;
 
 namespace {
-
-std::string both_engines(const std::string& program) {
-  Outcome a = run_program(program);
-  pure::test::RunConfig step;
-  step.engine = Engine::Step;
-  Outcome b = run_program(program, step);
-  CHECK(a.signal == 0);
-  CHECK(b.signal == 0);
-  CHECK(a.compile_errors == "");
-  CHECK_MESSAGE(!a.failed, a.message);
-  CHECK(a.output == b.output);
-  CHECK(a.failed == b.failed);
-  CHECK(a.message == b.message);
-  CHECK(a.leaked_texts == 0);
-  CHECK(b.leaked_texts == 0);
-  return a.output;
-}
 
 using Key = std::tuple<int, int, int>;
 using Model = std::map<Key, int>;  // (a, b, c) -> v; the row's text s is "s{v}"
@@ -162,7 +146,7 @@ TEST_CASE("slices: a generated program agrees with a sorted std::map, on stored 
   for (uint64_t seed = first; seed < first + 12; ++seed) {
     auto [program, want] = generate(seed);
     INFO("seed " << seed << " (PURE_SLICE_SEED)\n" << program);
-    CHECK(both_engines(program) == want);
+    CHECK(clean_on_both(program) == want);
   }
 }
 
@@ -201,7 +185,7 @@ fn main() {
     // each event removed its row and the one below, added one 1000 above (-1) and put the one
     // below back (99): what is left is o + 1000 for every o, and the row -1 the last event put back
     std::string want = std::to_string(n) + " " + std::to_string(total) + " " + std::to_string(n + 1) + " -1 99\n";
-    CHECK(both_engines(program) == want);
+    CHECK(clean_on_both(program) == want);
   }
 }
 
@@ -225,7 +209,7 @@ fn main() {
   print(stock.count())
 }
 )";
-  std::string out = both_engines(p);
+  std::string out = clean_on_both(p);
   CHECK(out ==
         "6 holds 106\n104 105 29 " + std::to_string(100 * 24 + (5 + 29) * 25 / 2) +
             "\nruntime error at 9:20: stored list 'stock' was changed (an item added or removed) while a loop was walking it\n"
@@ -274,7 +258,7 @@ TEST_CASE("slices: event lists kept as arrays (one small int key) and sequences 
   let f = d.range(6, 8).first() else { print("none in 6 .. 8") ; return }
 }
 )";
-  CHECK(both_engines(p) == "9 8 5 3 2 0 \n8 5 3 2 \n3 160 0 90 9 0\nnone in 6 .. 8\n");
+  CHECK(clean_on_both(p) == "9 8 5 3 2 0 \n8 5 3 2 \n3 160 0 90 9 0\nnone in 6 .. 8\n");
   const char* q = R"(list journal seq { n: int }
 event add(n: int) { for i in 0 .. n { journal.push({ n: i * i }) } }
 fn main() {
@@ -288,14 +272,14 @@ fn later() {
   let j = journal.last() else { return }
 }
 )";
-  CHECK(both_engines(q) == "4 6 empty\n");
+  CHECK(clean_on_both(q) == "4 6 empty\n");
   const char* r = R"(list journal seq { n: int }
 event add(n: int) { for i in 0 .. n { journal.push({ n: i * i }) } }
 fn main() {
   let none = journal.last() else { print("no entries") ; return }
 }
 )";
-  CHECK(both_engines(r) == "no entries\n");
+  CHECK(clean_on_both(r) == "no entries\n");
   const char* s = R"(list journal seq { n: int }
 event add(n: int) { for i in 0 .. n { journal.push({ n: i * i }) } }
 fn main() {
@@ -307,7 +291,7 @@ fn main() {
   print("{f.n} {l.n} {back}")
 }
 )";
-  CHECK(both_engines(s) == "358801 357604 356409 0 358801 600\n");
+  CHECK(clean_on_both(s) == "358801 357604 356409 0 358801 600\n");
 }
 
 TEST_CASE("prefix loops keep their text key alive when the body assigns the variable it came from") {
@@ -339,5 +323,5 @@ fn main() {
   print(seen)
 }
 )";
-  CHECK(both_engines(p) == "51\n");
+  CHECK(clean_on_both(p) == "51\n");
 }

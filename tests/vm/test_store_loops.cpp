@@ -11,25 +11,10 @@
 
 using pure::test::Engine;
 using pure::test::Outcome;
+using pure::test::clean_on_both;
 using pure::test::run_program;
 
 namespace {
-
-// Runs by both engines; both must finish cleanly with the same output and leak no text.
-std::string clean_output(const std::string& program) {
-  Outcome a = run_program(program);
-  pure::test::RunConfig step;
-  step.engine = Engine::Step;
-  Outcome b = run_program(program, step);
-  CHECK(a.signal == 0);
-  CHECK(b.signal == 0);
-  CHECK(a.compile_errors == "");
-  CHECK_MESSAGE(!a.failed, a.message);
-  CHECK(a.output == b.output);
-  CHECK(a.leaked_texts == 0);
-  CHECK(b.leaked_texts == 0);
-  return a.output;
-}
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
@@ -63,7 +48,7 @@ fn main() {
     long long n = rows, sum = n * (n - 1) / 2;
     std::string want = "seen=" + std::to_string(n) + " keys=" + std::to_string(sum) + " bals=" + std::to_string(sum) +
                        " after=" + std::to_string(sum + n) + "\n";
-    CHECK(clean_output(replace_all(p, "ROWS", std::to_string(rows))) == want);
+    CHECK(clean_on_both(replace_all(p, "ROWS", std::to_string(rows))) == want);
   }
 }
 
@@ -82,7 +67,7 @@ fn main() {
 )";
   for (int rows : {70, 100, 500, 3000}) {
     CAPTURE(rows);
-    CHECK(clean_output(replace_all(p, "ROWS", std::to_string(rows))) == "seen=" + std::to_string(rows) + " bals=0\n");
+    CHECK(clean_on_both(replace_all(p, "ROWS", std::to_string(rows))) == "seen=" + std::to_string(rows) + " bals=0\n");
   }
 }
 
@@ -116,7 +101,7 @@ fn main() {
 )";
   // Worked out by a dictionary model: churn(a, b) fails (rolled back) once (a, b) was removed by
   // churn(a, b - 1); the loops visit exactly the rows present at their start.
-  CHECK(clean_output(p) == "all: 50 50 50\nprefix: 2\nrange: 12018\n");
+  CHECK(clean_on_both(p) == "all: 50 50 50\nprefix: 2\nrange: 12018\n");
 }
 
 TEST_CASE("store loops: main's loop sees the values as of its start, whether or not a query ran in between") {
@@ -135,8 +120,8 @@ fn main() {
   print("{seen_bumped} {acc[0].bal}")
 }
 )";
-  CHECK(clean_output(replace_all(with_query, "QUERY", "let t = total()")) == "0 99\n");
-  CHECK(clean_output(replace_all(with_query, "QUERY", "")) == "0 99\n");
+  CHECK(clean_on_both(replace_all(with_query, "QUERY", "let t = total()")) == "0 99\n");
+  CHECK(clean_on_both(replace_all(with_query, "QUERY", "")) == "0 99\n");
 }
 
 TEST_CASE("store loops: texts of the rows main's loop walks stay valid while events replace them") {
@@ -165,7 +150,7 @@ fn main() {
   // load_text_cell from iter_next); with it, the insert stopped the loop.
   for (const char* insert : {"", "names[v] = { s: v }"}) {
     CAPTURE(insert);
-    CHECK(clean_output(replace_all(p, "INSERT", insert)) == "a one\nb two\nc three\nxc\nxc\nxc\nyxcb\n");
+    CHECK(clean_on_both(replace_all(p, "INSERT", insert)) == "a one\nb two\nc three\nxc\nxc\nxc\nyxcb\n");
   }
 }
 
@@ -200,7 +185,7 @@ fn main() {
   print("{seen} {xs} {ns} {total()} {ps[0].n} {ps[2999].n}")
 }
 )";
-  CHECK(clean_output(p) == "3000 4498500 0 3000 1 1\n");
+  CHECK(clean_on_both(p) == "3000 4498500 0 3000 1 1\n");
 }
 
 TEST_CASE("store loops: an event that inserts a row and fails does not count as a change to main's loop") {
@@ -217,7 +202,7 @@ fn main() {
   print("seen={seen} count={acc.count()}")
 }
 )";
-  CHECK(clean_output(p) == "seen=10 count=10\n");
+  CHECK(clean_on_both(p) == "seen=10 count=10\n");
 }
 
 TEST_CASE("store loops: a loop inside an event sees the event's own field writes, whether or not a query ran before") {
@@ -246,7 +231,7 @@ fn main() {
   let w4 = walk()
 }
 )";
-  CHECK(clean_output(p) == "sum=99 vs=0\nsum=199 vs=100\nsum=299 vs=200\nsum=399 vs=300\n");
+  CHECK(clean_on_both(p) == "sum=99 vs=0\nsum=199 vs=100\nsum=299 vs=200\nsum=399 vs=300\n");
 }
 
 TEST_CASE("store loops: adding a row to the list an event is walking is still an error, and undoes the event") {
@@ -260,6 +245,6 @@ fn main() {
   print(r.reason)
 }
 )";
-  CHECK(clean_output(p) ==
+  CHECK(clean_on_both(p) ==
         "false 5\nruntime error at 3:20: stored list 'acc' was changed (an item added or removed) while a loop was walking it\n");
 }

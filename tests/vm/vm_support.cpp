@@ -7,6 +7,8 @@
 #include <cstring>
 #include <memory>
 
+#include <doctest/doctest.h>
+
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "runtime/event_list.h"
@@ -172,6 +174,23 @@ std::string output_of(const std::string& text, Engine engine) {
   if (o.failed) return o.output + "<runtime error>\n" + o.rendered;
   if (o.leaked_texts != 0) return o.output + "<leaked " + std::to_string(o.leaked_texts) + " texts>";
   return o.output;
+}
+
+std::string clean_on_both(const std::string& text) {
+  Outcome a = run_program(text);
+  RunConfig step;
+  step.engine = Engine::Step;
+  Outcome b = run_program(text, step);
+  CHECK(a.signal == 0);
+  CHECK(b.signal == 0);
+  CHECK(a.compile_errors == "");
+  CHECK_MESSAGE(!a.failed, a.message);
+  CHECK(a.output == b.output);
+  CHECK(a.failed == b.failed);
+  CHECK(a.message == b.message);
+  CHECK(a.leaked_texts == 0);
+  CHECK(b.leaked_texts == 0);
+  return a.output;
 }
 
 }  // namespace pure::test

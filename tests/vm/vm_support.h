@@ -39,6 +39,10 @@ struct Outcome {
 // Compiles and runs text as t.pure. Never throws; a crash shows up as Outcome::signal.
 Outcome run_program(const std::string& text, const RunConfig& config = {});
 
+// Runs text by both engines; both must finish cleanly (no crash, compile error or runtime
+// error) with the same output and leak no text (doctest checks). Returns the output.
+std::string clean_on_both(const std::string& text);
+
 // Shorthand: the output of a program that must run cleanly (else a descriptive failure text).
 std::string output_of(const std::string& text, Engine engine = Engine::Interpret);
 
