@@ -6,6 +6,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "tests/support/compile_module.h"
+
 #include <asmjit/core.h>
 
 #include <string>
@@ -177,13 +179,7 @@ TEST_CASE("a64: a real program's loops compile with no fused multiply-add and ke
   print(n)
 }
 )";
-  Source source("t.pure", text);
-  Diagnostics diags(source);
-  CheckedModule checked = compile_frontend(source, diags);
-  REQUIRE(!diags.any());
-  std::string error;
-  std::unique_ptr<vm::Program> program = vm::load_program(ir::lower_module(checked, "t.pure"), error);
-  REQUIRE(program);
+  std::unique_ptr<vm::Program> program = test::compile_module(text, "t.pure");
   const vm::Function& main = program->functions[static_cast<size_t>(program->main)];
   REQUIRE(main.loops.size() == 1);
   Emitted e = emit(main);

@@ -9,6 +9,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "tests/support/compile_module.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -561,17 +563,12 @@ TEST_CASE("jit: background compiles (the normal mode) give the interpreter's byt
 
 TEST_CASE("jit: a cancelled compile gives up (a run that ends never waits for a whole compile)") {
   using namespace pure;
-  Source source("t.pure", "fn main() {\n var t = 0\n for i in 0 .. 10 { t += i }\n print(t)\n}\n");
-  Diagnostics diags(source);
-  CheckedModule checked = compile_frontend(source, diags);
-  REQUIRE(!diags.any());
-  std::string error;
-  std::unique_ptr<vm::Program> program = vm::load_program(ir::lower_module(checked, "t.pure"), error);
-  REQUIRE(program);
+  std::unique_ptr<vm::Program> program = test::compile_module("fn main() {\n var t = 0\n for i in 0 .. 10 { t += i }\n print(t)\n}\n", "t.pure");
   const vm::Function& main = program->functions[static_cast<size_t>(program->main)];
   REQUIRE(main.loops.size() == 1);
   std::unique_ptr<jit::Backend> backend = jit::native_backend().make();
   std::atomic<bool> cancel{true};
+  std::string error;
   bool compiled = backend->compile(main, 0, error, &cancel) != nullptr;
   CHECK(!compiled);
   CHECK(error == "cancelled");
