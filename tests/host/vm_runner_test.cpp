@@ -16,7 +16,9 @@
 #include "host/owner.h"
 #include "ir/ir.h"
 #include "temp_dir.h"
+#include "tests/support/bank_module.h"
 #include "tests/support/compile_module.h"
+#include "tests/support/values.h"
 #include "vm/vm.h"
 
 using namespace pure;
@@ -29,23 +31,9 @@ std::unique_ptr<vm::Program> compile(const std::string& text) {
   return test::compile_module(text, "bank.pure");
 }
 
-const char* const kBank = R"(list accounts by id: int { owner: text, balance: int }
-list log seq { line: text }
-event open(id: int, owner: text, amount: int) {
-  if accounts.has(id) { fail "account {id} exists" }
-  accounts[id] = { owner: owner, balance: amount }
-  log.push({ line: "opened {owner}" })
-}
-event transfer(from: int, to: int, amount: int) {
-  if amount <= 0 { fail "amount must be positive" }
-  let a = accounts[from] else fail "no account {from}"
-  if a.balance < amount { fail "insufficient funds" }
-  accounts[from].balance -= amount
-  accounts[to].balance += amount
-}
-query balance(id: int) -> int { return accounts[id].balance }
+const std::string kBank = test::bank_module("", R"(query balance(id: int) -> int { return accounts[id].balance }
 query lines() -> int { return log.count() }
-)";
+)");
 
 std::string same_bits(const Value& a, const Value& b) {
   if (a.kind != b.kind) return "kind";
@@ -93,12 +81,8 @@ struct Bank {
 }  // namespace
 
 TEST_CASE("argument encoding round trip") {
-  Value item;
-  item.kind = Value::Kind::Item;
-  item.items = {Value::of_text("naïve"), Value::of_num(-0.0), Value::of_bool(true)};
-  Value list;
-  list.kind = Value::Kind::List;
-  list.items = {item, item, Value::of_int(INT64_MIN)};
+  Value item = test::item_value({Value::of_text("naïve"), Value::of_num(-0.0), Value::of_bool(true)});
+  Value list = test::list_value({item, item, Value::of_int(INT64_MIN)});
   std::vector<Value> values = {Value::of_int(-5), Value::of_num(std::nan("")), Value::of_text(""), list};
   std::string bytes = encode_values(values);
   std::vector<Value> back;
@@ -214,17 +198,9 @@ query notes_of(id: int) -> text { return orders[id].notes }
   host_test::TempDir tmp;
   FileSystem& fs = posix_file_system();
   auto line = [](int64_t item, int64_t qty, std::string note) {
-    Value v;
-    v.kind = Value::Kind::Item;
-    v.items = {Value::of_int(item), Value::of_int(qty), Value::of_text(std::move(note))};
-    return v;
+    return test::item_value({Value::of_int(item), Value::of_int(qty), Value::of_text(std::move(note))});
   };
-  auto list = [](std::vector<Value> items) {
-    Value v;
-    v.kind = Value::Kind::List;
-    v.items = std::move(items);
-    return v;
-  };
+  auto list = test::list_value;
   // the log's encoding carries lists of items and of texts
   std::vector<Value> args{list({line(1, 2, "a"), line(3, 4, "é")}), list({Value::of_text("x"), Value::of_text("")})};
   std::vector<Value> back;

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "frontend/frontend.h"
+#include "tests/support/bank_module.h"
 #include "tests/support/compile_module.h"
+#include "tests/support/values.h"
 #include "ir/ir.h"
 #include "runtime/text.h"
 #include "vm/vm.h"
@@ -56,22 +58,7 @@ struct Hosted {
   }
 };
 
-const char* const kBank = R"(list accounts by id: int { owner: text, balance: int }
-list log seq { line: text }
-type Summary { count: int, total: int, note: text }
-event open(id: int, owner: text, amount: int) {
-  if accounts.has(id) { fail "account {id} exists" }
-  accounts[id] = { owner: owner, balance: amount }
-  log.push({ line: "opened" })
-}
-event transfer(from: int, to: int, amount: int) {
-  if amount <= 0 { fail "amount must be positive" }
-  let a = accounts[from] else fail "no account {from}"
-  if a.balance < amount { fail "insufficient funds" }
-  accounts[from].balance -= amount
-  accounts[to].balance += amount
-}
-event spin() { while true { } }
+const std::string kBank = pure::test::bank_module("type Summary { count: int, total: int, note: text }\n", R"(event spin() { while true { } }
 query balance(id: int) -> int { return accounts[id].balance }
 query owner(id: int) -> text { return accounts[id].owner }
 query summary() -> Summary {
@@ -89,7 +76,7 @@ query lines() -> seq text {
   for l in log { out.push(l.line) }
   return out
 }
-)";
+)");
 
 }  // namespace
 
@@ -124,7 +111,7 @@ TEST_CASE("host calls: events commit or roll back, queries read the published sn
     CHECK(rich.items[0].items[1].text == "ann");
     Value lines = m.query("lines", {}).value;
     REQUIRE(lines.items.size() == 2);
-    CHECK(lines.items[1].text == "opened");
+    CHECK(lines.items[1].text == "opened bob");
     // a runtime error in a query
     CallResult err = m.query("balance", {Value::of_int(9)});
     CHECK(!err.ok);
@@ -387,17 +374,9 @@ query sum(xs: seq int) -> int { return xs.sum() }
 )");
   Hosted m(*program);
   auto line = [](int64_t item, int64_t qty, std::string note) {
-    Value v;
-    v.kind = Value::Kind::Item;
-    v.items = {Value::of_int(item), Value::of_int(qty), Value::of_text(std::move(note))};
-    return v;
+    return pure::test::item_value({Value::of_int(item), Value::of_int(qty), Value::of_text(std::move(note))});
   };
-  auto list = [](std::vector<Value> items) {
-    Value v;
-    v.kind = Value::Kind::List;
-    v.items = std::move(items);
-    return v;
-  };
+  auto list = pure::test::list_value;
   int64_t live = pure::rt::text_live_count();
   CallResult r = m.event("place", {Value::of_int(7), list({line(2, 3, "a"), line(5, 1, "é")}), list({Value::of_text("x")})});
   REQUIRE(r.ok);
