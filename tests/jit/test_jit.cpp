@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/support/compile_module.h"
+#include "tests/support/run_text.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -45,38 +46,15 @@ struct Config {
 
 Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}) {
   using namespace pure;
+  vm::RunOptions options;
+  options.max_steps = config.max_steps;
+  options.args = config.args;
+  options.read_input = [input = config.input] { return input; };
+  options.tier = tier;
   Run out;
-  int64_t live_before = rt::text_live_count();
-  {
-    Source source("t.pure", text);
-    Diagnostics diags(source);
-    CheckedModule checked = compile_frontend(source, diags);
-    if (diags.any()) {
-      out.compile_errors = diags.render();
-      return out;
-    }
-    ir::Program lowered = ir::lower_module(checked, "t.pure");
-    std::string error;
-    std::unique_ptr<vm::Program> program = vm::load_program(lowered, error);
-    if (!program) {
-      out.compile_errors = "load: " + error;
-      return out;
-    }
-    std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
-    vm::RunOptions options;
-    options.max_steps = config.max_steps;
-    options.args = config.args;
-    options.write_output = [&](std::string_view s) { out.output.append(s); };
-    std::string input = config.input;
-    options.read_input = [input] { return input; };
-    options.tier = tier;
-    std::optional<vm::RuntimeError> failure = vm::run_main(*program, *store, options);
-    if (failure) {
-      out.failed = true;
-      out.error = failure->render("t.pure");
-    }
+  test::TextRun r = test::run_text(text, options, {}, [&](const vm::Program& program) {
     if (auto* jit = dynamic_cast<jit::Jit*>(tier)) jit->drain();
-    for (const vm::Function& f : program->functions)
+    for (const vm::Function& f : program.functions)
       for (const vm::LoopInfo& l : f.loops) {
         ++out.loops;
         auto state = static_cast<vm::LoopState>(l.state.load());
@@ -85,8 +63,14 @@ Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}
         out.parked += l.hits.load() == vm::kLoopParked;
         out.native += l.hits.load() == vm::kLoopNative;
       }
+  });
+  out.compile_errors = std::move(r.compile_errors);
+  out.output = std::move(r.output);
+  if (r.failure) {
+    out.failed = true;
+    out.error = r.failure->render("t.pure");
   }
-  out.leaked_texts = rt::text_live_count() - live_before;
+  out.leaked_texts = r.leaked_texts;
   return out;
 }
 

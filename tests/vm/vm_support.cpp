@@ -9,10 +9,8 @@
 
 #include <doctest/doctest.h>
 
-#include "frontend/frontend.h"
-#include "ir/ir.h"
 #include "runtime/event_list.h"
-#include "runtime/store.h"
+#include "tests/support/run_text.h"
 #include "vm/engine.h"
 #include "vm/vm.h"
 
@@ -22,50 +20,31 @@ namespace {
 // ---- running in-process ----------------------------------------------------------------------
 
 Outcome run_here(const std::string& text, const RunConfig& config) {
+  vm::RunOptions options;
+  options.max_steps = config.max_steps;
+  options.max_memory = config.max_memory;
+  options.args = config.args;
+  options.read_input = [input = config.input] { return input; };
+  // Both engines run through the one driver loop (vm/driver.cpp); only the engine differs.
+  vm::StepEngine stepper;
+  if (config.engine == Engine::Step) options.engine = &stepper;
+  vm::LoadOptions load;
+  load.inline_calls = config.inline_calls;
+  TextRun run = run_text(text, options, load);
   Outcome out;
-  int64_t live_before = rt::text_live_count();
-  {
-    Source source("t.pure", text);
-    Diagnostics diags(source);
-    CheckedModule checked = compile_frontend(source, diags);
-    if (diags.any()) {
-      out.compile_errors = diags.render();
-      return out;
-    }
-    ir::Program lowered = ir::lower_module(checked, "t.pure");
-    std::string error;
-    vm::LoadOptions load;
-    load.inline_calls = config.inline_calls;
-    std::unique_ptr<vm::Program> program = vm::load_program(lowered, error, load);
-    if (!program) {
-      out.compile_errors = "load: " + error;
-      return out;
-    }
-    std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
-    vm::RunOptions options;
-    options.max_steps = config.max_steps;
-    options.max_memory = config.max_memory;
-    options.args = config.args;
-    options.write_output = [&](std::string_view s) { out.output.append(s); };
-    std::string input = config.input;
-    options.read_input = [input] { return input; };
-    std::optional<vm::RuntimeError> failure;
-    // Both engines run through the one driver loop (vm/driver.cpp); only the engine differs.
-    vm::StepEngine stepper;
-    if (config.engine == Engine::Step) options.engine = &stepper;
-    failure = vm::run_main(*program, *store, options);
-    out.instructions = stepper.instructions;
-    if (failure) {
-      out.failed = true;
-      out.message = failure->message;
-      out.line = failure->loc.line;
-      out.col = failure->loc.col;
-      for (const vm::StackEntry& e : failure->stack)
-        out.stack.push_back(e.function + "@" + std::to_string(e.loc.line) + ":" + std::to_string(e.loc.col));
-      out.rendered = failure->render("t.pure");
-    }
+  out.compile_errors = std::move(run.compile_errors);
+  out.output = std::move(run.output);
+  out.leaked_texts = run.leaked_texts;
+  out.instructions = stepper.instructions;
+  if (run.failure) {
+    out.failed = true;
+    out.message = run.failure->message;
+    out.line = run.failure->loc.line;
+    out.col = run.failure->loc.col;
+    for (const vm::StackEntry& e : run.failure->stack)
+      out.stack.push_back(e.function + "@" + std::to_string(e.loc.line) + ":" + std::to_string(e.loc.col));
+    out.rendered = run.failure->render("t.pure");
   }
-  out.leaked_texts = rt::text_live_count() - live_before;
   return out;
 }
 
