@@ -17,6 +17,7 @@
 #include "ir/ir.h"
 #include "runtime/store.h"
 #include "stdlib/utf8.h"
+#include "tools/compile_module.h"
 #include "tools/run_data.h"
 #include "vm/vm.h"
 #include "jit-common/jit.h"
@@ -187,27 +188,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
     return kExitUsage;
   }
-  pure::Source source(path, std::move(text));
-  pure::Diagnostics diags(source);
-  pure::CheckedModule checked = pure::compile_frontend(source, diags);
-  if (diags.any()) {
-    std::fputs(diags.render().c_str(), stderr);
-    return kExitCompile;
-  }
-  if (dump_ast) std::fputs(pure::dump_ast(checked.module).c_str(), stdout);
-  pure::ir::Program ir = pure::ir::lower_module(checked, path);
-  if (!ir.errors.empty()) {  // an implementation limit, located in the source
-    for (const pure::ir::LimitError& e : ir.errors) diags.error(e.loc, e.message, e.hint);
-    std::fputs(diags.render().c_str(), stderr);
-    return kExitCompile;
-  }
-  if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
-  std::string error;
-  std::unique_ptr<pure::vm::Program> program = pure::vm::load_program(ir, error);
-  if (!program) {
-    std::fprintf(stderr, "%s:1:1: error: %s\n", path.c_str(), error.c_str());
-    return kExitCompile;
-  }
+  pure::tools::CompileSteps steps;
+  if (dump_ast)
+    steps.checked = [](const pure::CheckedModule& checked) { std::fputs(pure::dump_ast(checked.module).c_str(), stdout); };
+  if (dump_ir) steps.lowered = [](const pure::ir::Program& ir) { std::fputs(pure::ir::dump_ir(ir).c_str(), stdout); };
+  std::unique_ptr<pure::vm::Program> program = pure::tools::compile_or_report(path, std::move(text), steps);
+  if (!program) return kExitCompile;
   if (dump_bytecode) std::fputs(pure::vm::dump_bytecode(*program).c_str(), stdout);
   if (check_only || dump_ast || dump_ir || dump_bytecode) return kExitOk;
   if (program->main < 0) {

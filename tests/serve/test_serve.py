@@ -773,6 +773,20 @@ class Lifecycle(unittest.TestCase):
             self.assertIn(f"{bad}:2:".encode(), p.stderr)
             self.assertIn(b"error", p.stderr)
 
+    def test_implementation_limits_are_compile_errors_like_pure_run(self):
+        # a frame past 60000 slots: pure-serve skipped lowering's located error and printed the
+        # loader's "1:1: error: function 'e' is too large (60003 slots; ...)"; it now prints what
+        # pure-run prints (both compile through tools/compile_module)
+        with tempfile.TemporaryDirectory() as d:
+            big = os.path.join(d, "big.pure")
+            with open(big, "w") as f:
+                f.write("list t seq { n: int }\nevent e() {\n  let xs = [" + ", ".join(["1"] * 60001) + "]\n"
+                        "  t.push({ n: xs.count() })\n}\n")
+            p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", os.path.join(d, "data"), big],
+                               capture_output=True, timeout=20)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn(f"{big}:3:12: error: event 'e' is too large: it needs more than 60000 slots".encode(), p.stderr)
+
     def test_usage(self):
         p = subprocess.run([find_binary(), "--help"], capture_output=True, timeout=20)
         self.assertEqual(p.returncode, 0)

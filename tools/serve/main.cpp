@@ -17,6 +17,7 @@
 #include "host/file_io.h"
 #include "host/owner.h"
 #include "ir/ir.h"
+#include "tools/compile_module.h"
 #include "tools/serve/api.h"
 #include "tools/serve/http.h"
 #include "tools/serve/log.h"
@@ -176,23 +177,13 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     m->source = text;  // GET /v1/NAME/source
-    pure::Source source(path, std::move(text));
-    pure::Diagnostics diags(source);
-    pure::CheckedModule checked = pure::compile_frontend(source, diags);
-    if (diags.any()) {
-      std::fputs(diags.render().c_str(), stderr);
-      failed = true;
-      continue;
-    }
-    pure::ir::Program ir = pure::ir::lower_module(checked, path);
-    std::string error;
-    m->program = pure::vm::load_program(ir, error);
+    pure::tools::CompileSteps steps;
+    steps.lowered = [&m](const pure::ir::Program& ir) { m->stored = ir.stored; };
+    m->program = pure::tools::compile_or_report(path, std::move(text), steps);
     if (!m->program) {
-      std::fprintf(stderr, "%s:1:1: error: %s\n", path.c_str(), error.c_str());
       failed = true;
       continue;
     }
-    m->stored = ir.stored;
     modules.push_back(std::move(m));
   }
   if (failed) return kExitCompile;

@@ -1,0 +1,28 @@
+// tools/compile_module.h — the compile step the command-line tools share (pure-run, pure-serve):
+// a module's source through the frontend, lowering and loading, with each stage's errors written
+// to stderr the one way both tools print them. Linked as pure_tool_support (tools/CMakeLists.txt).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "frontend/frontend.h"
+#include "ir/ir.h"
+#include "vm/vm.h"
+
+namespace pure::tools {
+
+// Optional looks at the stages as each is reached (pure-run's --dump-ast and --dump-ir;
+// pure-serve keeps the stored lists' column names).
+struct CompileSteps {
+  std::function<void(const CheckedModule&)> checked;  // after the frontend, when it found no error
+  std::function<void(const ir::Program&)> lowered;    // after lowering, when no limit was reached
+};
+
+// Compiles `text` as the module at `path`. The first stage that fails writes its errors to stderr
+// and null is returned: the frontend's diagnostics as rendered; an implementation limit met in
+// lowering as a diagnostic at its place; a load error as "PATH:1:1: error: MESSAGE".
+std::unique_ptr<vm::Program> compile_or_report(const std::string& path, std::string text, const CompileSteps& steps = {});
+
+}  // namespace pure::tools
