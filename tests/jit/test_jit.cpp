@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/support/compile_module.h"
+#include "tests/support/examples.h"
 #include "tests/support/run_text.h"
 
 #include <algorithm>
@@ -565,43 +566,18 @@ TEST_CASE("jit: a cancelled compile gives up (a run that ends never waits for a 
 
 // ---- every example -------------------------------------------------------------------------------
 
-namespace {
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-std::vector<std::string> read_lines(const std::filesystem::path& path) {
-  std::vector<std::string> lines;
-  if (!std::filesystem::exists(path)) return lines;
-  std::istringstream in(read_file(path));
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-}  // namespace
-
 TEST_CASE("jit: every example gives the interpreter's results with every loop compiled on entry") {
-  std::filesystem::path dir = PURE_EXAMPLES_DIR;
-  std::vector<std::filesystem::path> programs;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".pure") programs.push_back(entry.path());
-  std::sort(programs.begin(), programs.end());
-  REQUIRE(!programs.empty());
+  std::vector<pure::test::Example> examples = pure::test::read_examples(PURE_EXAMPLES_DIR);
+  REQUIRE(!examples.empty());
   uint32_t compiled = 0;
-  for (const std::filesystem::path& path : programs) {
-    CAPTURE(path.filename().string());
+  for (const pure::test::Example& e : examples) {
+    CAPTURE(e.path.filename().string());
     Config c;
-    c.max_steps = 100'000'000;
-    std::filesystem::path in = path.parent_path() / (path.stem().string() + ".in");
-    if (std::filesystem::exists(in)) c.input = read_file(in);
-    c.args = read_lines(path.parent_path() / (path.stem().string() + ".args"));
-    std::vector<std::string> flags = read_lines(path.parent_path() / (path.stem().string() + ".flags"));
-    for (size_t i = 0; i + 1 < flags.size(); ++i)
-      if (flags[i] == "--max-steps") c.max_steps = std::stoull(flags[i + 1]);
-    std::string text = read_file(path);
-    Run a = run(text, nullptr, c);
-    Run b = run(text, &eager_jit(), c);
+    c.max_steps = e.max_steps;
+    c.input = e.input;
+    c.args = e.args;
+    Run a = run(e.text, nullptr, c);
+    Run b = run(e.text, &eager_jit(), c);
     if (!a.compile_errors.empty()) {
       CHECK(a.compile_errors == b.compile_errors);
       continue;

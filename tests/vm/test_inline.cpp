@@ -13,6 +13,7 @@
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
+#include "tests/support/examples.h"
 #include "tests/vm/vm_support.h"
 #include "vm/bytecode.h"
 
@@ -260,46 +261,25 @@ TEST_CASE("inlining: a stack overflow happens at the same depth and place, with 
 }
 
 TEST_CASE("inlining: every example gives the same results with and without it") {
-  auto read = [](const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  auto lines = [&](const std::filesystem::path& path) {
-    std::vector<std::string> out;
-    if (!std::filesystem::exists(path)) return out;
-    std::istringstream in(read(path));
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-  };
-  std::vector<std::filesystem::path> programs;
-  for (const auto& entry : std::filesystem::directory_iterator(PURE_EXAMPLES_DIR))
-    if (entry.path().extension() == ".pure") programs.push_back(entry.path());
-  std::sort(programs.begin(), programs.end());
+  std::vector<pure::test::Example> examples = pure::test::read_examples(PURE_EXAMPLES_DIR);
   int inlined = 0;
-  for (const std::filesystem::path& path : programs) {
-    CAPTURE(path.filename().string());
-    std::string stem = (path.parent_path() / path.stem()).string();
+  for (const pure::test::Example& e : examples) {
+    CAPTURE(e.path.filename().string());
     RunConfig c;
-    c.max_steps = 100'000'000;
-    if (std::filesystem::exists(stem + ".in")) c.input = read(stem + ".in");
-    c.args = lines(stem + ".args");
-    std::vector<std::string> flags = lines(stem + ".flags");
-    for (size_t i = 0; i + 1 < flags.size(); ++i)
-      if (flags[i] == "--max-steps") c.max_steps = std::stoull(flags[i + 1]);
-    std::string text = read(path);
-    Outcome with = run_program(text, c);
+    c.max_steps = e.max_steps;
+    c.input = e.input;
+    c.args = e.args;
+    Outcome with = run_program(e.text, c);
     c.inline_calls = false;
-    Outcome without = run_program(text, c);
+    Outcome without = run_program(e.text, c);
     REQUIRE(with.signal == 0);
     if (!with.compile_errors.empty()) {
       CHECK(with.compile_errors == without.compile_errors);
       continue;
     }
     check_same(with, without);
-    inlined += calls_in(text).inlined > 0;
+    inlined += calls_in(e.text).inlined > 0;
   }
-  MESSAGE(inlined << " of " << programs.size() << " examples have inlined calls");
+  MESSAGE(inlined << " of " << examples.size() << " examples have inlined calls");
   CHECK(inlined > 0);
 }

@@ -13,6 +13,7 @@
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
+#include "tests/support/examples.h"
 #include "tests/vm/vm_support.h"
 #include "vm/bytecode.h"
 
@@ -604,47 +605,19 @@ TEST_CASE("vm: no texts leak, across texts kept in lists, stored lists and failu
 
 // ---- every example, by both engines -------------------------------------------------------------
 
-namespace {
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> read_lines(const std::filesystem::path& path) {
-  std::vector<std::string> lines;
-  if (!std::filesystem::exists(path)) return lines;
-  std::istringstream in(read_file(path));
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-}  // namespace
-
 TEST_CASE("vm: every example gives the same results by step() and by interpret(), and leaks no text") {
   std::filesystem::path dir = PURE_EXAMPLES_DIR;
-  std::vector<std::filesystem::path> programs;
-  if (std::filesystem::is_directory(dir))
-    for (const auto& entry : std::filesystem::directory_iterator(dir))
-      if (entry.path().extension() == ".pure") programs.push_back(entry.path());
-  std::sort(programs.begin(), programs.end());
-  MESSAGE(programs.size() << " examples in " << dir.string());
-  for (const std::filesystem::path& path : programs) {
-    CAPTURE(path.filename().string());
+  std::vector<pure::test::Example> examples = pure::test::read_examples(dir);
+  MESSAGE(examples.size() << " examples in " << dir.string());
+  for (const pure::test::Example& e : examples) {
+    CAPTURE(e.path.filename().string());
     RunConfig c;
-    c.max_steps = 100'000'000;
-    c.input = std::filesystem::exists(path.parent_path() / (path.stem().string() + ".in"))
-                  ? read_file(path.parent_path() / (path.stem().string() + ".in"))
-                  : "";
-    c.args = read_lines(path.parent_path() / (path.stem().string() + ".args"));
-    std::vector<std::string> flags = read_lines(path.parent_path() / (path.stem().string() + ".flags"));
-    for (size_t i = 0; i + 1 < flags.size(); ++i)
-      if (flags[i] == "--max-steps") c.max_steps = std::stoull(flags[i + 1]);
-    Outcome a = run_program(read_file(path), c);
+    c.max_steps = e.max_steps;
+    c.input = e.input;
+    c.args = e.args;
+    Outcome a = run_program(e.text, c);
     c.engine = Engine::Step;
-    Outcome b = run_program(read_file(path), c);
+    Outcome b = run_program(e.text, c);
     REQUIRE(a.signal == 0);
     REQUIRE(b.signal == 0);
     if (!a.compile_errors.empty()) {  // compile-error examples: nothing to run
