@@ -448,8 +448,7 @@ class Lowerer {
     for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
       if (!in_region_[pc]) continue;
       const Instr& in = fn_.code[pc];
-      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
-      if (!head) continue;
+      if (!vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_))) continue;
       keep(as_.mov(A::x9, addr(at(pc))));
       keep(as_.cmp(A::x2, A::x9));
       keep(as_.b(CC::kEQ, labels[pc]));

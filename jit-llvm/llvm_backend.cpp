@@ -204,8 +204,8 @@ class LoopLowering {
     for (uint32_t pc = 0; pc < code.size(); ++pc) {
       if (!in_region_[pc]) continue;
       const Instr& in = code[pc];
-      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
-      if (head) sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
+      if (vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_)))
+        sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
     }
     B.SetInsertPoint(unknown);  // never taken: the interpreter enters only at those
     B.CreateRet(F->getArg(2));
