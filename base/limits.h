@@ -16,7 +16,7 @@ inline constexpr size_t kErrorsBeforeAbort = 200;    // the checker stops after 
 
 // Bytecode. Slot and loop numbers are 16-bit instruction operands.
 inline constexpr uint32_t kFrameSlots = 60000;       // frame + call area of one function
-inline constexpr uint32_t kLoopsPerFunction = 65534; // 0xFFFF marks "no loop" in ITER_NEXT's C
+inline constexpr uint32_t kLoopsPerFunction = 65534; // loop ids fit below 0xFFFF (no loop, while loading)
 
 // Running.
 inline constexpr size_t kStackSlots = size_t{1} << 22;  // 32 MiB slot stack per machine

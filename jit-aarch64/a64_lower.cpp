@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 
+#include "jit-common/jit.h"
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
 #include "vm/engine.h"
@@ -55,6 +56,8 @@ Lowering lowering_of(Op op) {
     // plain sequences in place (bounds checked), other rows through a runtime call or pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
     case Op::SEQ_PUSH:
+    // the next row of a leaf run inline, the rest (a new run, the end, a changed list) through pure_step
+    case Op::ITER_NEXT:
       return Lowering::Native;
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
@@ -201,6 +204,7 @@ class Lowerer {
   std::vector<std::pair<int, int>> saved_gp_;  // register pairs saved by the prologue
   std::vector<std::pair<int, int>> saved_fp_;
   const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
+  const vm::IteratorLayout iter_ = vm::iterator_layout();
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
   static uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
@@ -232,6 +236,12 @@ class Lowerer {
           if (use == Use::Int) ints[s] = 1;
           if (use == Use::Num) nums[s] = 1;
         };
+        if (in.op == Op::ITER_NEXT) {
+          // reads the iterator's number in B, writes the row's cells to A.. (any type)
+          note(in.b, Use::Int);
+          for (uint32_t i = 0; i < iter_row_width(fn_.code, pc); ++i) note(static_cast<uint16_t>(in.a + i), Use::Any);
+          continue;
+        }
         note(in.a, u.a);
         note(in.b, u.b);
         note(in.c, u.c);
@@ -448,8 +458,7 @@ class Lowerer {
     for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
       if (!in_region_[pc]) continue;
       const Instr& in = fn_.code[pc];
-      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
-      if (!head) continue;
+      if (!vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_))) continue;
       keep(as_.mov(A::x9, addr(at(pc))));
       keep(as_.cmp(A::x2, A::x9));
       keep(as_.b(CC::kEQ, labels[pc]));
@@ -473,7 +482,9 @@ class Lowerer {
       if (!in_region_[pc]) continue;
       const Instr& in = fn_.code[pc];
       Lowering how = lowering_of(in.op);
-      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD) return false;
+      // (ITER_NEXT's uncommon case is pure_step's)
+      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD || in.op == Op::ITER_NEXT)
+        return false;
       if (how != Lowering::Native) continue;
       bool writes_a = uses_of(in.op).a != Use::None && in.op != Op::SEQ_SET && in.op != Op::SEQ_PUSH;
       if (writes_a && in.a < n) written[in.a] = true;
@@ -843,6 +854,46 @@ class Lowerer {
           call_c(calls_.seq_set_field);
           keep(as_.cbz(A::x0, slow));
         }
+        return next(pc);
+      }
+      case Op::ITER_NEXT: {
+        // exec_ITER_NEXT's inline path: with budget left, a non-empty leaf run and rows of the
+        // width the loop's slots expect, spend the step and copy the next row out of the run;
+        // anything else (budget spent, a new leaf, the end, a changed list, another kind of
+        // iterator) runs the whole instruction through pure_step: the interpreter's step, fault
+        // and message
+        uint32_t width = iter_row_width(fn_.code, pc);
+        if (!width) return step(pc);
+        aj::Label slow = slow_path(pc);
+        keep(as_.ldr(s1, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreIters))));
+        A::Gp index = gp_in(in.b, s2);
+        keep(as_.mov(s3, static_cast<uint64_t>(iter_.size)));
+        keep(as_.mul(s3, index, s3));
+        keep(as_.add(s1, s1, s3));  // the iterator
+        keep(as_.cmp(kSteps, 0));
+        keep(as_.b(CC::kLE, slow));
+        keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        keep(as_.cbz(A::x12, slow));
+        keep(as_.ldr(A::w13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
+        keep(as_.cmp(A::w13, width));
+        keep(as_.b(CC::kNE, slow));
+        keep(as_.sub(kSteps, kSteps, 1));
+        keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        for (uint32_t i = 0; i < width; ++i) {
+          uint32_t slot = in.a + i;
+          aj::arm::Mem cell = aj::arm::ptr(A::x13, static_cast<int32_t>(8 * i));
+          if (home_[slot].kind == Home::Fp) {
+            keep(as_.ldr(fp_home(slot), cell));
+          } else {
+            A::Gp r = gp_out(slot, A::x14);
+            keep(as_.ldr(r, cell));
+            gp_commit(slot, r);
+          }
+        }
+        keep(as_.add(A::x13, A::x13, 8 * width));
+        keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        keep(as_.sub(A::x12, A::x12, 1));
+        keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
         return next(pc);
       }
       default:

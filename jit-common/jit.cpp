@@ -46,6 +46,18 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
   return total ? static_cast<double>(native) / static_cast<double>(total) : 0.0;
 }
 
+uint32_t iter_row_width(const std::vector<vm::Instr>& code, uint32_t pc) {
+  const vm::Instr& in = code[pc];
+  if (in.b <= in.a || in.b - in.a > 64) return 0;
+  uint32_t width = in.b - in.a;
+  const vm::Instr* body = pc + 1 < code.size() ? &code[pc + 1] : nullptr;
+  if (body && body->op == vm::Op::JUMP && body->imm > 0 && pc + 1 + static_cast<uint64_t>(body->imm) < code.size())
+    body = &code[pc + 1 + static_cast<size_t>(body->imm)];
+  if (width > 1 && body && body->op == vm::Op::ADDI_INT && body->a == in.b - 1 && body->b == in.b - 1 && body->imm == 1)
+    --width;  // the position's slot
+  return width;
+}
+
 namespace {
 
 double thread_cpu_ms() {

@@ -94,6 +94,13 @@ class Jit final : public vm::Tier {
 // Loops below Options::min_native_share stay interpreted.
 double native_share(const BackendKind& backend, const vm::Function& function, const vm::LoopInfo& loop);
 
+// The number of slots the ITER_NEXT at pc writes (A..A+width-1), as ir/lower.cpp allocates them:
+// the row's slots, then the position's of `for i, x in ...` (which the body's first instruction
+// counts up), then the iterator's. Only a guess (0: none): native code checks it against the
+// iterator's width at every row and runs the instruction through pure_step if it differs, so a
+// wrong guess costs speed, never correctness. Both backends serve rows of this width inline.
+uint32_t iter_row_width(const std::vector<vm::Instr>& code, uint32_t pc);
+
 // ---- the switches pure-run (and any host) reads, the same for every backend ---------------------
 //  PURE_JIT            0/off/interp: the interpreter; 1/on (the default where a JIT is built), or
 //                      the backend's name: the JIT; sync: the JIT compiling on the running thread

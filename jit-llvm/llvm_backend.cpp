@@ -83,30 +83,13 @@ SlotUse slot_use(Op op) {
     case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH:
       return {true, true, false};
     case Op::JUMP: case Op::LOOP: return {};
-    case Op::ITER_NEXT: return {false, true, false};  // and the row's slots A.. (iter_row_width)
+    case Op::ITER_NEXT: return {false, true, false};  // and the row's slots A.. (jit::iter_row_width)
     case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
     case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT:
     case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
       return {false, true, true};
     default: return {true, true, true};  // binary arithmetic and comparisons
   }
-}
-
-// The number of slots the ITER_NEXT at pc writes (A..A+width-1), as the lowering allocates them:
-// the row's slots, then the position's of `for i, x in ...` (which the body's first instruction
-// counts up), then the iterator's (ir/lower.cpp). Only a guess (0: none): native code checks it
-// against the iterator's width at every row and runs the instruction through pure_step if it
-// differs, so a wrong guess costs speed, never correctness.
-uint32_t iter_row_width(const std::vector<Instr>& code, uint32_t pc) {
-  const Instr& in = code[pc];
-  if (in.b <= in.a || in.b - in.a > 64) return 0;
-  uint32_t width = in.b - in.a;
-  const Instr* body = pc + 1 < code.size() ? &code[pc + 1] : nullptr;
-  if (body && body->op == Op::JUMP && body->imm > 0 && pc + 1 + static_cast<uint64_t>(body->imm) < code.size())
-    body = &code[pc + 1 + static_cast<size_t>(body->imm)];
-  if (width > 1 && body && body->op == Op::ADDI_INT && body->a == in.b - 1 && body->b == in.b - 1 && body->imm == 1)
-    --width;  // the position's slot
-  return width;
 }
 
 Constant* pc_const(Type* ptr, Type* i64, const void* pc) {
@@ -177,7 +160,7 @@ class LoopLowering {
       if (u.b) used.at(code[pc].b) = true;
       if (u.c) used.at(code[pc].c) = true;
       if (code[pc].op == Op::ITER_NEXT)
-        for (uint32_t i = 0; i < iter_row_width(code, pc); ++i) used.at(code[pc].a + i) = true;
+        for (uint32_t i = 0; i < jit::iter_row_width(code, pc); ++i) used.at(code[pc].a + i) = true;
     }
     BasicBlock* entry = BasicBlock::Create(C, "entry", F);
     B.SetInsertPoint(entry);
@@ -204,8 +187,8 @@ class LoopLowering {
     for (uint32_t pc = 0; pc < code.size(); ++pc) {
       if (!in_region_[pc]) continue;
       const Instr& in = code[pc];
-      bool head = (in.op == Op::LOOP && in.imm == loop_id_) || (in.op == Op::ITER_NEXT && in.c == loop_id_);
-      if (head) sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
+      if (vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_)))
+        sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
     }
     B.SetInsertPoint(unknown);  // never taken: the interpreter enters only at those
     B.CreateRet(F->getArg(2));
@@ -465,7 +448,7 @@ class LoopLowering {
         // run. When the budget is spent, the run is empty (a new leaf, the end, a list an event
         // changed) or the row is not `width` cells, pure_step runs the whole instruction: the
         // same step, fault and message as the interpreter.
-        uint32_t width = iter_row_width(fn_.code, pc);
+        uint32_t width = jit::iter_row_width(fn_.code, pc);
         if (!width) return lower_step(pc);
         Value* steps_at = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), core, vm::kCoreStepsLeft);
         Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);

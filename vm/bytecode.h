@@ -59,7 +59,8 @@ struct LoopCounter {
 // A natural loop of the final layout (ir/layout.cpp), in bytecode blocks. The loop's id is its
 // index in Function::loops; the LOOP instructions that spend its steps carry the id in IMM and
 // the loop's program-wide index (LoopInfo::index) in A (low 16 bits) and B (high 16 bits); an
-// ITER_NEXT that heads it carries the id in C (it has no field left for the index).
+// ITER_NEXT that heads it carries the index in C (A, B and IMM are taken), so that both find the
+// loop's pass counter with one load: VMCore::loop_hits[index] (see kNoLoopIndex).
 struct LoopInfo {
   uint32_t header = 0;              // the block every back edge jumps to
   int32_t parent = -1;              // the enclosing loop, or -1
@@ -71,16 +72,24 @@ struct LoopInfo {
   // hits: the passes counted while the loop is interpreted, or kLoopParked (queued or rejected:
   // nothing to count) or kLoopNative (compiled: enter its entry). The interpreter reads it inline
   // at every pass and calls out of line only at the threshold or to enter native code. The
-  // counters of all loops of a program are one array, Program::loop_hits, so that a LOOP finds
-  // its own with one load: VMCore::loop_hits[index].
+  // counters of all loops of a program are one array, Program::loop_hits, so that a LOOP or an
+  // ITER_NEXT finds its own with one load: VMCore::loop_hits[index].
   LoopCounter hits;
-  uint32_t index = 0;  // program-wide: this loop's element of Program::loop_hits
+  uint32_t index = 0;  // program-wide, from 1: this loop's element of Program::loop_hits
   mutable std::atomic<uint8_t> state{0};         // LoopState
   mutable std::atomic<NativeLoop> entry{nullptr};  // compiled code, published with release order
 };
 enum class LoopState : uint8_t { Interpreted, Queued, Compiled, Rejected };
 inline constexpr uint32_t kLoopParked = UINT32_MAX - 1;
 inline constexpr uint32_t kLoopNative = UINT32_MAX;
+
+// The index of no loop: Program::loop_hits[0] holds kLoopParked for ever, so the tier check
+// passes it by as a parked loop, without a test of its own. A LOOP or ITER_NEXT that heads no loop
+// (the copy of a rotated loop's test in front of the loop; LOOP's IMM is -1 then) carries it, and
+// so does an ITER_NEXT heading a loop whose index does not fit in C's 16 bits (more than 65535
+// loops before it in the program): that loop is never counted there, so it stays interpreted
+// unless a loop around it is compiled (speed only, never a result).
+inline constexpr uint32_t kNoLoopIndex = 0;
 
 struct Function {
   std::string name;
@@ -123,6 +132,14 @@ struct Function {
   }
 };
 
+// Whether `in` (an instruction of `fn`) heads loop `loop` of fn: a LOOP with the loop's id in IMM,
+// or an ITER_NEXT with the loop's program-wide index in C. Native code is entered at exactly these
+// (vm/engine.h), so the JITs' entry dispatch asks this.
+inline bool heads_loop(const Function& fn, const Instr& in, uint32_t loop) {
+  if (in.op == ir::Op::LOOP) return in.imm == static_cast<int64_t>(loop);
+  return in.op == ir::Op::ITER_NEXT && in.c != kNoLoopIndex && in.c == fn.loops[loop].index;
+}
+
 struct Program {
   std::string path;
   std::vector<Function> functions;
@@ -134,6 +151,7 @@ struct Program {
   std::vector<std::unique_ptr<rt::ListShape>> stored_shapes;  // same layouts as ListShape, for defaults
   int main = -1;
   // Every loop's pass counter (LoopInfo::hits), by LoopInfo::index; written by engines (any thread).
+  // Element kNoLoopIndex (0) is no loop's and holds kLoopParked for ever.
   std::unique_ptr<std::atomic<uint32_t>[]> loop_hits;
   ~Program();
 };

@@ -164,9 +164,12 @@ void StepEngine::run(VM& vm, Slot* base, const Instr* ip) {
 
 // ---- tier-up -------------------------------------------------------------------------------------
 
-const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, int64_t loop) {
+const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, uint32_t index) {
   const Function& fn = *vm.calls.back().fn;
-  PURE_ASSERT(loop >= 0 && static_cast<size_t>(loop) < fn.loops.size());
+  // a function's loops have consecutive program-wide indexes (vm/load.cpp): the id is the offset
+  PURE_ASSERT(!fn.loops.empty() && index >= fn.loops.front().index);
+  const uint32_t loop = index - fn.loops.front().index;
+  PURE_ASSERT(loop < fn.loops.size() && fn.loops[loop].index == index && heads_loop(fn, *ip, loop));
   const LoopInfo& L = fn.loops[loop];
   if (NativeLoop native = L.entry.load(std::memory_order_acquire)) {
     if (L.hits.load(std::memory_order_relaxed) != kLoopNative) L.hits.store(kLoopNative, std::memory_order_relaxed);
@@ -189,7 +192,7 @@ const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, int64_t loop) {
       L.state.compare_exchange_strong(expected, static_cast<uint8_t>(LoopState::Queued))) {
     // parked before hot(): a compile that ends inside hot() marks it kLoopNative after this
     L.hits.store(kLoopParked, std::memory_order_relaxed);
-    vm.options.tier->hot(vm.prog, fn, static_cast<uint32_t>(loop));
+    vm.options.tier->hot(vm.prog, fn, loop);
   }
   return nullptr;
 }

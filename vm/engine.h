@@ -36,7 +36,7 @@ struct VMCore {
   uint32_t faulted;     // nonzero: pure_step caught a fault, kept in the VM until rethrown
   uint32_t tier_threshold;  // the Tier's threshold (below kLoopParked), read inline at every pass
   Iterator* iters;      // the iterator stack's array (VM::iters.data()), kept current when it grows
-  std::atomic<uint32_t>* loop_hits;  // Program::loop_hits: LOOP's pass counter, by A | B << 16
+  std::atomic<uint32_t>* loop_hits;  // Program::loop_hits: by LOOP's A | B << 16, ITER_NEXT's C
 };
 static_assert(std::is_standard_layout_v<VMCore>);
 inline constexpr size_t kCoreStepsLeft = offsetof(VMCore, steps_left);

@@ -234,24 +234,27 @@ EXEC(JNLE_NUM) { return !(s[ip->b].n <= s[ip->c].n) ? ip + ip->imm : ip + 1; }
 
 [[noreturn]] void budget_spent(VM& vm, const Instr* ip);
 
-// Tier-up at a LOOP or ITER_NEXT that heads loop `loop` (its pass counter `counter`), while
-// core.tier_up is set: one load and compare of the counter; the out-of-line tier_up() only at the
-// threshold or to enter the loop's native code. Null: execute ip as usual.
-inline const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, int64_t loop, std::atomic<uint32_t>& counter) {
+// Tier-up at a LOOP or ITER_NEXT that heads the loop of program-wide index `index`, while
+// core.tier_up is set: one load of the loop's pass counter, compared first with kLoopParked (a loop
+// that stays interpreted, queued or rejected, pays only that at every pass), then with the
+// threshold while it counts; the out-of-line tier_up() only at the threshold or to enter the
+// loop's native code. Null: execute ip as usual.
+PURE_ALWAYS_INLINE const Instr* tier_check(VM& vm, Slot*& s, const Instr* ip, uint32_t index) {
+  std::atomic<uint32_t>& counter = vm.core.loop_hits[index];
   uint32_t hits = counter.load(std::memory_order_relaxed);
+  if (__builtin_expect(hits == kLoopParked, 1)) return nullptr;
   if (uint64_t{hits} + 1 < vm.core.tier_threshold) {  // counting (a lost count on a race only delays)
     counter.store(hits + 1, std::memory_order_relaxed);
     return nullptr;
   }
-  if (hits == kLoopParked) return nullptr;  // queued or rejected
-  return with_base(s, tier_up, vm, ip, loop);
+  return with_base(s, tier_up, vm, ip, index);
 }
 
 EXEC(LOOP) {
-  // the counter at the loop's program-wide index in A and B: one load, no walk from the frame
-  if (__builtin_expect(vm.core.tier_up, 0) && ip->imm >= 0)
-    if (const Instr* next = tier_check(vm, s, ip, ip->imm, vm.core.loop_hits[ip->a | uint32_t{ip->b} << 16]))
-      return next;
+  // the counter at the loop's program-wide index in A and B (kNoLoopIndex's for a LOOP that heads
+  // no loop): one load, no walk from the frame
+  if (__builtin_expect(vm.core.tier_up, 0))
+    if (const Instr* next = tier_check(vm, s, ip, ip->a | uint32_t{ip->b} << 16)) return next;
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   return ip + 1;
 }
@@ -441,9 +444,9 @@ EXEC(ST_ITER) { return store_op(vm, s, ip); }
 
 // ---- iterators -------------------------------------------------------------------------------
 EXEC(ITER_NEXT) {
-  // no field left for the program-wide index: the counter through the running function's loops
-  if (__builtin_expect(vm.core.tier_up, 0) && ip->c != 0xFFFF)
-    if (const Instr* next = tier_check(vm, s, ip, ip->c, *vm.calls.back().fn->loops[ip->c].hits.at)) return next;
+  // the counter at the loop's program-wide index in C, as LOOP's (kNoLoopIndex's: none)
+  if (__builtin_expect(vm.core.tier_up, 0))
+    if (const Instr* next = tier_check(vm, s, ip, ip->c)) return next;
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
   Iterator& it = vm.iters[s[ip->b].i];
   if (!it.run_left) return iter_next(vm, s, ip);

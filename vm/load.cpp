@@ -46,9 +46,13 @@ static uint32_t block_at(const Function& out, uint32_t pc) {
   return static_cast<uint32_t>(lo);
 }
 
+// ITER_NEXT's C while loading, before load_program turns ids into program-wide indexes: no loop.
+constexpr uint16_t kNoLocalLoop = 0xFFFF;
+
 // Successors of each bytecode block, the IR's loops in bytecode blocks, and each step-spending
-// instruction tagged with its loop's id (LOOP: IMM, ITER_NEXT: C; -1 / 0xFFFF when it guards no
-// loop, as the copy of a rotated loop's test in front of the loop does).
+// instruction tagged with its loop's id (LOOP: IMM, ITER_NEXT: C; -1 / kNoLocalLoop when it guards
+// no loop, as the copy of a rotated loop's test in front of the loop does). load_program then
+// turns the ids into program-wide indexes (LOOP: A and B, ITER_NEXT: C).
 static void link_loops(const ir::Function& f, const std::vector<uint32_t>& start, const std::vector<char>& emitted,
                        Function& out) {
   for (size_t k = 0; k < out.blocks.size(); ++k) {
@@ -109,7 +113,7 @@ static void link_loops(const ir::Function& f, const std::vector<uint32_t>& start
         if (L.header == k || std::binary_search(L.latches.begin(), L.latches.end(), static_cast<uint32_t>(k))) id = l;
       }
       if (in.op == Op::LOOP) in.imm = id;
-      else in.c = id < 0 ? 0xFFFF : static_cast<uint16_t>(id);
+      else in.c = id < 0 ? kNoLocalLoop : static_cast<uint16_t>(id);
     }
   }
 }
@@ -579,15 +583,18 @@ std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error,
   for (size_t i = 0; i < ir.functions.size(); ++i) leaf[i] = options.inline_calls && is_leaf(ir.functions[i], plain[i]);
   for (size_t i = 0; i < ir.functions.size(); ++i)
     if (!load_function(ir.functions[i], ir, plain, leaf, p->functions[i], error)) return nullptr;
-  // one array of pass counters for all loops; each LOOP carries its loop's index in A and B
+  // one array of pass counters for all loops, from index 1 (0 is no loop's, parked for ever); each
+  // LOOP carries its loop's index in A and B, each ITER_NEXT in C (kNoLoopIndex when it heads no
+  // loop or the index does not fit), so that both reach the counter with one load and no test
   size_t loops = 0;
   for (const Function& f : p->functions) loops += f.loops.size();
-  if (loops > UINT32_MAX) {
+  if (loops >= UINT32_MAX) {
     error = "too many loops in one program";
     return nullptr;
   }
-  p->loop_hits = std::make_unique<std::atomic<uint32_t>[]>(std::max<size_t>(loops, 1));
-  uint32_t next = 0;
+  p->loop_hits = std::make_unique<std::atomic<uint32_t>[]>(loops + 1);
+  p->loop_hits[kNoLoopIndex].store(kLoopParked, std::memory_order_relaxed);
+  uint32_t next = kNoLoopIndex + 1;
   for (Function& f : p->functions) {
     uint32_t first = next;
     for (LoopInfo& L : f.loops) {
@@ -595,10 +602,14 @@ std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error,
       L.hits.at = &p->loop_hits[L.index];
     }
     for (Instr& in : f.code)
-      if (in.op == Op::LOOP && in.imm >= 0) {
-        uint32_t index = first + static_cast<uint32_t>(in.imm);
+      if (in.op == Op::LOOP) {
+        uint32_t index = in.imm >= 0 ? first + static_cast<uint32_t>(in.imm) : kNoLoopIndex;
         in.a = static_cast<uint16_t>(index & 0xFFFF);
         in.b = static_cast<uint16_t>(index >> 16);
+      } else if (in.op == Op::ITER_NEXT) {
+        PURE_ASSERT(in.c == kNoLocalLoop || in.c < f.loops.size());
+        uint32_t index = in.c == kNoLocalLoop ? kNoLoopIndex : first + in.c;
+        in.c = static_cast<uint16_t>(index <= 0xFFFF ? index : kNoLoopIndex);
       }
   }
   return p;

@@ -146,8 +146,9 @@ const Instr* step(VM& vm, Slot*& base, const Instr* ip);
 // Tier-up at a loop's LOOP or ITER_NEXT when tier_check (exec.h) finds the loop at its threshold
 // or compiled (driver.cpp): enters the loop's native code when it has some, else counts the pass
 // and, at the threshold, hands the loop to the Tier. Returns the pc to go on with, or null to
-// execute ip as usual.
-const Instr* tier_up(VM& vm, Slot*& base, const Instr* ip, int64_t loop);
+// execute ip as usual. `index` is the loop's program-wide index (LoopInfo::index), a loop of the
+// running function (whose loops have consecutive indexes).
+const Instr* tier_up(VM& vm, Slot*& base, const Instr* ip, uint32_t index);
 
 // Runs engine from ip on the entry frame calls[0] (driver.cpp): the one place that turns a fault
 // into an event's failed outcome (unwind, roll back, restore the caller's budget) or into the

@@ -249,3 +249,64 @@ TEST_CASE("a64: a loop whose lists cannot change gets a second version without t
   Emitted h = emit(*g);
   CHECK(h.text.find("ldrb w10") == std::string::npos);
 }
+
+namespace {
+// LDR/STR (unsigned offset) of an X or W register: the words GNU as gives for these forms
+// (`ldr x9, [x19, #48]` = f9401a69, `ldr w13, [x9, #56]` = b940392d, `str x13, [x9, #32]` =
+// f900112d); the offsets of the iterator's fields are the build's (vm::iterator_layout()).
+uint32_t ldr_x(uint32_t t, uint32_t n, uint32_t off) { return 0xF9400000u | (off / 8) << 10 | n << 5 | t; }
+uint32_t str_x(uint32_t t, uint32_t n, uint32_t off) { return 0xF9000000u | (off / 8) << 10 | n << 5 | t; }
+uint32_t ldr_w(uint32_t t, uint32_t n, uint32_t off) { return 0xB9400000u | (off / 4) << 10 | n << 5 | t; }
+}  // namespace
+
+TEST_CASE("a64: ITER_NEXT takes the next row of a leaf run inline, when budget is left and the width matches") {
+  // loop 0, headed by the ITER_NEXT at pc 0 (C = the loop's program-wide index, 7 here): the row's
+  // two cells into s0 s1 from iterator s2, exit to pc 3; s3 += s1; back to the ITER_NEXT
+  auto f = one_loop({Instr{Op::ITER_NEXT, 0, 2, 7, 3}, Instr{Op::ADD_INT, 3, 3, 1, 0}, Instr{Op::JUMP, 0, 0, 0, -2}});
+  f->loops[0].index = 7;
+  REQUIRE(pure::vm::heads_loop(*f, f->code[0], 0));
+  REQUIRE(pure::jit::iter_row_width(f->code, 0) == 2);
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  // weights: s1 2, s3 2, s0 1, s2 1 -> x22 s1, x23 s3, x24 s0, x25 s2
+  CHECK(e.info.gp_pinned == 4);
+  CHECK(e.info.memory_slots == 0);
+  const pure::vm::IteratorLayout it = pure::vm::iterator_layout();
+  REQUIRE(it.size < 65536);
+  REQUIRE(it.run % 8 == 0);
+  REQUIRE(it.run_left % 8 == 0);
+  REQUIRE(it.width % 4 == 0);
+  constexpr uint32_t kLE = 0xD;
+  CHECK(contains(e.words, {
+                              W{ldr_x(9, 19, static_cast<uint32_t>(pure::vm::kCoreIters))},  // ldr x9, [x19, #iters]
+                              W{0xD2800000u | it.size << 5 | 11},  // mov x11, #size
+                              W{0x9b0b7f2b},                       // mul x11, x25, x11
+                              W{0x8b0b0129},                       // add x9, x9, x11: the iterator
+                              W{0xf10002bf},                       // cmp x21, #0
+                              b_cond(kLE),                         // b.le <pure_step: the budget is spent>
+                              W{ldr_x(12, 9, it.run_left)},        // ldr x12, [x9, #run_left]
+                              W{0xB400000C, 0xFF00001F},           // cbz x12 <pure_step: a new run or the end>
+                              W{ldr_w(13, 9, it.width)},           // ldr w13, [x9, #width]
+                              W{0x710009bf},                       // cmp w13, #2
+                              b_cond(kNE),                         // b.ne <pure_step: another width>
+                              W{0xd10006b5},                       // sub x21, x21, #1: the step
+                              W{ldr_x(13, 9, it.run)},             // ldr x13, [x9, #run]
+                              W{0xf94001b8},                       // ldr x24, [x13]: s0
+                              W{0xf94005b6},                       // ldr x22, [x13, #8]: s1
+                              W{0x910041ad},                       // add x13, x13, #16
+                              W{str_x(13, 9, it.run)},             // str x13, [x9, #run]
+                              W{0xd100058c},                       // sub x12, x12, #1
+                              W{str_x(12, 9, it.run_left)},        // str x12, [x9, #run_left]
+                              W{0xab1602f7},                       // adds x23, x23, x22: the body
+                          }));
+  // the uncommon cases run the whole instruction through pure_step (at its stand-in address)
+  CHECK(e.text.find("blr x16") != std::string::npos);
+  CHECK(pure::jit::a64::lowering_of(Op::ITER_NEXT) == pure::jit::Lowering::Native);
+  // no row width to serve inline (B right after A): the whole instruction through pure_step
+  auto g = one_loop({Instr{Op::ITER_NEXT, 2, 2, 7, 3}, Instr{Op::ADD_INT, 3, 3, 1, 0}, Instr{Op::JUMP, 0, 0, 0, -2}});
+  g->loops[0].index = 7;
+  Emitted h = emit(*g);
+  CAPTURE(h.text);
+  CHECK(h.text.find("ldr x9, [x19") == std::string::npos);
+  CHECK(h.text.find("blr x16") != std::string::npos);
+}

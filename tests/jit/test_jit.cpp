@@ -423,6 +423,58 @@ TEST_CASE("jit: loops over stored lists compile by default where ITER_NEXT is na
   CHECK(e.rejected == 4);  // fill, sum's walk, main's walk of m and main's loop that holds it
 }
 
+TEST_CASE("jit: an ITER_NEXT whose loop index does not fit in its C is never counted; its loop stays interpreted") {
+  // 65600 loops in functions before main (never run), so main's walk of pts has a
+  // program-wide index past 16 bits: its ITER_NEXT carries kNoLoopIndex, no loop's counter,
+  // parked for ever
+  std::string p;
+  for (int f = 0; f < 656; ++f) {
+    p += "fn f" + std::to_string(f) + "(n: int) -> int {\n var t = 0\n";
+    for (int l = 0; l < 100; ++l) p += " for i in 0 .. n { t += i }\n";
+    p += " return t\n}\n";
+  }
+  p += "list pts by id: int { v: int = 0 }\nevent fill() {\n for i in 0 .. 4 { pts[i].v = i + 1 }\n}\n"
+       "fn main() {\n fill()\n var t = 0\n for r in 0 .. 20 {\n  for p in pts { t = (t * 31 + p.v * r) % 1000003 }\n }\n"
+       " print(t)\n}\n";
+  using namespace pure;
+  pure::jit::Options o;
+  o.threshold = 0;
+  o.synchronous = true;
+  o.min_native_share = 0;
+  pure::jit::Jit jit(pure::jit::native_backend(), o);
+  vm::RunOptions options;
+  options.tier = &jit;
+  int far_heads = 0;
+  uint8_t walk_state = 255, outer_state = 255;
+  uint32_t walk_hits = 1;
+  test::TextRun r = test::run_text(p, options, {}, [&](const vm::Program& program) {
+    const vm::Function& main = program.functions[static_cast<size_t>(program.main)];
+    for (uint32_t pc = 0; pc < main.code.size(); ++pc) {
+      const vm::Instr& in = main.code[pc];
+      if (in.op != ir::Op::ITER_NEXT || in.c != vm::kNoLoopIndex) continue;
+      ++far_heads;
+      for (const vm::BlockInfo& b : main.blocks)
+        if (pc >= b.start_pc && pc < b.end_pc && b.loop >= 0) {
+          const vm::LoopInfo& walk = main.loops[static_cast<size_t>(b.loop)];
+          CHECK(walk.index > 0xFFFF);
+          CHECK_FALSE(vm::heads_loop(main, in, static_cast<uint32_t>(b.loop)));
+          walk_state = walk.state.load();
+          walk_hits = walk.hits.load();
+          REQUIRE(walk.parent >= 0);
+          outer_state = main.loops[static_cast<size_t>(walk.parent)].state.load();
+        }
+    }
+  });
+  CHECK(r.compile_errors == "");
+  CHECK(far_heads == 1);
+  CHECK(walk_state == static_cast<uint8_t>(vm::LoopState::Interpreted));  // never hot on its own
+  CHECK(walk_hits == 0);                                                 // never counted
+  CHECK(outer_state == static_cast<uint8_t>(vm::LoopState::Compiled));   // the loop around it is
+  CHECK(!r.failure);
+  CHECK(r.output == run(p, nullptr).output);
+  CHECK(r.output == both(p).output);
+}
+
 // Stored lists of several leaves (the runs end mid-walk), rows of 1 to 3 cells, whole lists and
 // prefix slices, walked in main (its own snapshot) and in a query (the query's snapshot).
 const char* kWalks = R"(list pts by id: int { v: int = 0, w: int = 0 }

@@ -736,8 +736,11 @@ fn main() { let m = list by k: int { v: int = 0 }
   }
   CHECK(program->functions[program->main].name == "main");
   // every loop's pass counter is its element of the program-wide array, by a program-wide index
-  // that each LOOP of the loop carries in A (low bits) and B (high bits)
-  uint32_t next = 0, loops_seen = 0;
+  // that each LOOP of the loop carries in A (low bits) and B (high bits) and an ITER_NEXT heading
+  // it in C; heads_loop (the JITs' entry dispatch) agrees with both. Index 0 is no loop's: parked
+  // for ever, and what a LOOP or ITER_NEXT that heads no loop carries
+  CHECK(program->loop_hits[pure::vm::kNoLoopIndex].load() == pure::vm::kLoopParked);
+  uint32_t next = 1, loops_seen = 0, iter_heads = 0;
   for (const pure::vm::Function& fn : program->functions) {
     for (const pure::vm::LoopInfo& L : fn.loops) {
       CHECK(L.index == next++);
@@ -747,10 +750,26 @@ fn main() { let m = list by k: int { v: int = 0 }
       if (in.op == pure::ir::Op::LOOP && in.imm >= 0) {
         ++loops_seen;
         CHECK((in.a | uint32_t{in.b} << 16) == fn.loops[static_cast<size_t>(in.imm)].index);
+        CHECK(pure::vm::heads_loop(fn, in, static_cast<uint32_t>(in.imm)));
+      } else if (in.op == pure::ir::Op::LOOP) {
+        CHECK((in.a | uint32_t{in.b} << 16) == pure::vm::kNoLoopIndex);
       }
+    for (size_t pc = 0; pc < fn.code.size(); ++pc) {
+      const pure::vm::Instr& in = fn.code[pc];
+      if (in.op != pure::ir::Op::ITER_NEXT || in.c == pure::vm::kNoLoopIndex) continue;
+      ++iter_heads;
+      // the loop it heads is the innermost loop of its block, and it heads no other
+      int32_t id = -1;
+      for (const pure::vm::BlockInfo& b : fn.blocks)
+        if (pc >= b.start_pc && pc < b.end_pc) id = b.loop;
+      REQUIRE(id >= 0);
+      CHECK(in.c == fn.loops[static_cast<size_t>(id)].index);
+      for (uint32_t l = 0; l < fn.loops.size(); ++l) CHECK(pure::vm::heads_loop(fn, in, l) == (l == static_cast<uint32_t>(id)));
+    }
   }
   CHECK(next >= 4);  // loops in several functions, so indexes other than the local ids
   CHECK(loops_seen >= 3);
+  CHECK(iter_heads >= 1);  // main's `for r in m`, whose index (after sum's loops) is not its id
 }
 
 TEST_CASE("vm: rollback undoes inserts, removes, appends and field writes together") {
