@@ -11,11 +11,14 @@
 // bool field) keeps one byte per row (0 or 1) instead of an 8-byte Cell: `repeat(false, n)` then
 // fills n bytes, and a loop over it touches an eighth of the memory (bench/kernels/sieve.pure).
 // A bool always fits in a byte, so such a list never widens; which lists are narrow follows from
-// the shape alone (ListShape::narrow()), never from the values, and nothing a program, a host or
-// a test sees changes. A narrow list has no Cell array: at() and at_mut() must not be called on it
-// (asserted); readers use get(), read_row() or row(), writers set() and push(). It is never
-// "plain" (NativeLayout): native code that reads cells in place skips it, and jit-llvm/ reads and
-// writes its bytes through NativeLayout::narrow and bytes instead.
+// the shape alone (ListShape::narrow()), never from the values, and what a program or a host
+// sees does not change (only the memory the list charges: one byte a row). Only bools are
+// narrowed, not ints or nums, which would have to widen on a value that does not fit:
+// docs/architecture.md, "Narrow sequences", says why. A narrow list has no Cell array: at() and
+// at_mut() must not be called on it (asserted); readers use get(), read_row() or row(), writers
+// set(), set_value() and push(). It is never "plain" (NativeLayout): native code that reads cells
+// in place skips it, and jit-llvm/ reads and writes its bytes through NativeLayout::narrow and
+// bytes instead.
 #pragma once
 #include <cstdint>
 #include <map>
