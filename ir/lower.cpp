@@ -102,6 +102,13 @@ class Lowerer {
     return d;
   }
 
+  // IMM of SEQ_GET and SEQ_SET: 1 when the sequence keeps one byte a row (a narrow list, one bool
+  // column: rt::ListShape::narrow()), a hint for native code, which checks the list all the same.
+  int64_t narrow_hint(const Type* t) {
+    const ListDesc& d = p_.lists[static_cast<size_t>(desc_of(t))];
+    return d.sequence && d.cols.size() == 1 && d.cols[0] == rt::ColType::Bool ? 1 : 0;
+  }
+
   int desc_of(const Type* t) {
     auto it = desc_index_.find(t);
     if (it != desc_index_.end()) return it->second;
@@ -567,7 +574,7 @@ class Lowerer {
     }
     counting_loop(
         s, i, n, [&] { emit(Op::LIST_COUNT, n, list, 0, 0, s.loc); },
-        [&] { emit(Op::SEQ_GET, var, list, i, 0, s.loc); });
+        [&] { emit(Op::SEQ_GET, var, list, i, narrow_hint(lt), s.loc); });
   }
 
   // A counting loop: i goes up by one while i < end. `refresh` runs at the top of every pass (a
@@ -645,7 +652,7 @@ class Lowerer {
         if (stored) {
           for (uint32_t i = 0; i < target.type->width(); ++i) emit(Op::ST_SET_FIELD, v + i, l, pos, i, s.loc);
         } else {
-          emit(Op::SEQ_SET, v, l, pos, 0, s.loc);
+          emit(Op::SEQ_SET, v, l, pos, narrow_hint(lt), s.loc);
         }
         return;
       }
@@ -886,7 +893,7 @@ class Lowerer {
         uint32_t d = out_value();
         if (list.type->kind == TypeKind::Seq) {
           uint32_t pos = expr(*e.args[1]);
-          emit(is_stored(list) ? Op::ST_GET : Op::SEQ_GET, d, l, pos, 0, e.loc);
+          emit(is_stored(list) ? Op::ST_GET : Op::SEQ_GET, d, l, pos, is_stored(list) ? 0 : narrow_hint(list.type), e.loc);
         } else {
           uint32_t k = keys(e, e.args.size() - 1);
           emit(is_stored(list) ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);

@@ -24,27 +24,27 @@ extern "C" {
 pure::jit::CellResult pure_jit_seq_get(EventList* l, int64_t pos) noexcept {
   const pure::rt::ListShape& shape = l->shape();
   if (!in_range(l, pos) || shape.width() != 1 || shape.any_text) return {0, 0};
-  return {*l->at(pos), 1};
+  return {l->get(pos, 0), 1};  // a narrow list too
 }
 
 // SEQ_GET_FIELD of a column that is not text.
 pure::jit::CellResult pure_jit_seq_get_field(EventList* l, int64_t pos, int64_t field) noexcept {
   if (!in_range(l, pos) || l->shape().cols[static_cast<size_t>(field)] == ColType::Text) return {0, 0};
-  return {l->at(pos)[field], 1};
+  return {l->get(pos, static_cast<uint32_t>(field)), 1};
 }
 
 // SEQ_SET of a one-cell row without texts.
 uint64_t pure_jit_seq_set(EventList* l, int64_t pos, uint64_t value) noexcept {
   const pure::rt::ListShape& shape = l->shape();
   if (!in_range(l, pos) || shape.width() != 1 || shape.any_text) return 0;
-  *l->at_mut(pos) = value;
+  l->set_value(pos, 0, value);  // a narrow list too
   return 1;
 }
 
 // SEQ_SET_FIELD of a column that is not text.
 uint64_t pure_jit_seq_set_field(EventList* l, int64_t pos, int64_t field, uint64_t value) noexcept {
   if (!in_range(l, pos) || l->shape().cols[static_cast<size_t>(field)] == ColType::Text) return 0;
-  l->set_cell(l->at_mut(pos), static_cast<uint32_t>(field), value);
+  l->set(pos, static_cast<uint32_t>(field), value);
   return 1;
 }
 

@@ -404,6 +404,13 @@ class LoopLowering {
         set(in.a, layout_.ok ? header(i64, list(in.b), layout_.count) : B.CreateCall(list_count_fn, {list(in.b)}));
         return next(pc);
       case Op::SEQ_GET: {
+        if (layout_.ok && in.imm == 1) {  // lowered as a narrow list: its byte, read in place (EventList::get)
+          Value* l = list(in.b);
+          Value* pos = narrow_in_range(l, pc);
+          Value* byte = tagged(B.CreateLoad(B.getInt8Ty(), B.CreateInBoundsGEP(B.getInt8Ty(), header(ptr, l, layout_.bytes), pos)), cell_tag_);
+          set(in.a, B.CreateZExt(byte, i64));
+          return next(pc);
+        }
         if (layout_.ok) {  // a plain sequence's cell, read in place (EventList::at)
           set(in.a, tagged(B.CreateLoad(i64, plain_cell(pc)), cell_tag_));
           return next(pc);
@@ -420,6 +427,14 @@ class LoopLowering {
         return next(pc);
       }
       case Op::SEQ_SET:
+        if (layout_.ok && in.imm == 1) {  // lowered as a narrow list: its byte, written in place (EventList::set_value)
+          Value* l = list(in.b);
+          Value* pos = narrow_in_range(l, pc);
+          // a bool slot holds 0 or 1 (asserted by set_value): its low byte is the row
+          Value* byte = B.CreateTrunc(get(in.a), B.getInt8Ty());
+          tagged(B.CreateStore(byte, B.CreateInBoundsGEP(B.getInt8Ty(), header(ptr, l, layout_.bytes), pos)), cell_tag_);
+          return next(pc);
+        }
         if (layout_.ok) {  // a plain sequence's cell, written in place (EventList::at_mut)
           Value* cell = plain_cell(pc);
           tagged(B.CreateStore(get(in.a), cell), cell_tag_);
@@ -513,9 +528,10 @@ class LoopLowering {
   Value* field(Value* l, uint32_t offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), l, offset); }
   Value* header(Type* t, Value* l, uint32_t offset) { return tagged(B.CreateLoad(t, field(l, offset)), list_tag_); }
   Value* is_plain(Value* l) { return B.CreateICmpNE(header(B.getInt8Ty(), l, layout_.plain), B.getInt8(0)); }
+  Value* is_narrow(Value* l) { return B.CreateICmpNE(header(B.getInt8Ty(), l, layout_.narrow), B.getInt8(0)); }
   // The cell at position C of the sequence B when B is plain and C in range (the checks of
   // exec_SEQ_GET / exec_SEQ_SET); else the instruction runs through pure_step, which does the
-  // rest or faults with the interpreter's message.
+  // rest or faults with the interpreter's message (a narrow list, one byte a row, is never plain).
   Value* plain_cell(uint32_t pc) {
     const Instr& in = fn_.code[pc];
     Value* l = list(in.b);
@@ -523,6 +539,16 @@ class LoopLowering {
     Value* in_range = B.CreateICmpULT(pos, header(i64, l, layout_.count));
     common_case(B.CreateAnd(is_plain(l), in_range), pc);
     return B.CreateInBoundsGEP(i64, header(ptr, l, layout_.begin), pos);
+  }
+  // Position C of the narrow list l, going on here when l is narrow and C in range; else leaves
+  // to the interpreter at pc, which runs the instruction (and faults when C is out of range).
+  // No call on the way: a loop whose list instructions all take this path calls nothing, so
+  // LLVM may keep the step meter and the frame slots in registers across its passes.
+  Value* narrow_in_range(Value* l, uint32_t pc) {
+    Value* pos = get(fn_.code[pc].c);
+    Value* ok = B.CreateAnd(is_narrow(l), B.CreateICmpULT(pos, header(i64, l, layout_.count)));
+    check(ok, pc);
+    return pos;
   }
   // Goes on here when the runtime call's common case applied (ok != 0); else runs the
   // instruction through pure_step, which does the rest or raises the interpreter's fault.

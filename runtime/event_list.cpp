@@ -40,7 +40,8 @@ int ListShape::compare_keys(const Cell* a, const Cell* b, uint32_t n) const {
 
 EventList::EventList(const ListShape* shape)
     : shape_(shape), width_(shape->width()), dense_(!shape->sequence && shape->key_count == 1 && shape->cols[0] == ColType::Int),
-      tree_(KeyLess{shape}), cap_rows_(width_ ? 0 : INT64_MAX), plain_(shape->sequence && width_ == 1 && !shape->has_text()),
+      tree_(KeyLess{shape}), cap_rows_(width_ ? 0 : INT64_MAX),
+      plain_(shape->sequence && width_ == 1 && !shape->has_text() && !shape->narrow()), narrow_(shape->narrow()),
       indexed_(!shape->sequence && !dense_),
       text_key_(shape->key_count == 1 && shape->cols[0] == ColType::Text) {}
 
@@ -58,6 +59,8 @@ EventList::NativeLayout EventList::native_layout() {
   };
   NativeLayout n;
   n.plain = at(&l.plain_);
+  n.narrow = at(&l.narrow_);
+  n.bytes = at(&l.bytes_);
   n.count = at(&l.count_);
   n.cap_rows = at(&l.cap_rows_);
   n.version = at(&l.shape_version_);
@@ -68,8 +71,14 @@ EventList::NativeLayout EventList::native_layout() {
   v.push_back(7);
   Cell* words[3];
   std::memcpy(words, &v, sizeof(words));
+  std::vector<uint8_t> b;
+  b.reserve(4);
+  b.push_back(1);
+  uint8_t* byte_words[3];
+  std::memcpy(byte_words, &b, sizeof(byte_words));
   n.ok = sizeof(v) == sizeof(words) && words[0] == v.data() && words[1] == v.data() + 1 && words[2] == v.data() + 4 &&
-         sizeof(l.count_) == 8 && sizeof(l.cap_rows_) == 8 && sizeof(l.shape_version_) == 8 && sizeof(l.plain_) == 1;
+         sizeof(b) == sizeof(byte_words) && byte_words[0] == b.data() && sizeof(l.count_) == 8 &&
+         sizeof(l.cap_rows_) == 8 && sizeof(l.shape_version_) == 8 && sizeof(l.plain_) == 1 && sizeof(l.narrow_) == 1;
   return n;
 }
 
@@ -87,7 +96,7 @@ uint64_t EventList::tree_entry_bytes() const {
 }
 
 uint64_t EventList::footprint() const {
-  uint64_t n = uint64_t{cells_.capacity()} * sizeof(Cell) + present_.capacity();
+  uint64_t n = uint64_t{cells_.capacity()} * sizeof(Cell) + present_.capacity() + bytes_.capacity();
   if (!dense_ && !shape_->sequence) n += static_cast<uint64_t>(count_) * tree_entry_bytes() + index_.bytes();
   return n;
 }
@@ -98,7 +107,8 @@ void EventList::charge(uint64_t bytes) {
 }
 
 void EventList::settle() {
-  cap_rows_ = width_ ? static_cast<int64_t>(cells_.capacity() / width_) : INT64_MAX;
+  if (narrow_) cap_rows_ = static_cast<int64_t>(bytes_.capacity());
+  else cap_rows_ = width_ ? static_cast<int64_t>(cells_.capacity() / width_) : INT64_MAX;
   uint64_t now = footprint();
   if (now > charged_) memory_note(now - charged_);
   else memory_credit(charged_ - now);
@@ -107,15 +117,16 @@ void EventList::settle() {
 
 void EventList::grow_rows(size_t rows) {
   if (width_ == 0) return;
-  size_t have = cells_.capacity() / width_;
+  size_t have = narrow_ ? bytes_.capacity() : cells_.capacity() / width_;
   if (rows <= have) return;
   // double, but never past the most rows a list may hold (unless asked for more)
   size_t target = std::max<size_t>({rows, have * 2, 4});
   target = std::min<size_t>(target, std::max<size_t>(rows, static_cast<size_t>(kMaxListRows)));
-  uint64_t extra = (uint64_t{target} * width_ - cells_.capacity()) * sizeof(Cell);
+  uint64_t extra = narrow_ ? uint64_t{target} - bytes_.capacity() : (uint64_t{target} * width_ - cells_.capacity()) * sizeof(Cell);
   charge(extra);
   try {
-    cells_.reserve(target * width_);
+    if (narrow_) bytes_.reserve(target);
+    else cells_.reserve(target * width_);
   } catch (...) {
     settle();
     throw;
@@ -161,6 +172,7 @@ void EventList::clear() {
     if (text)
       for (int64_t i = 0; i < count_; ++i) release_row(at(i));
     cells_.clear();
+    bytes_.clear();
   } else if (dense_) {
     if (text)
       for (size_t k = 0; k < present_.size(); ++k)
@@ -180,8 +192,20 @@ void EventList::clear() {
   settle();
 }
 
+void EventList::read_row(int64_t pos, Cell* out) const {
+  if (narrow_) out[0] = bytes_[static_cast<size_t>(pos)];
+  else std::memcpy(out, at(pos), width_ * sizeof(Cell));
+}
+
 void EventList::push(const Cell* row) {
   if (!push_fits()) grow_rows(static_cast<size_t>(count_) + 1);
+  if (narrow_) {
+    PURE_ASSERT(row[0] <= 1);
+    bytes_.push_back(row[0] != 0);
+    ++count_;
+    ++shape_version_;
+    return;
+  }
   retain_row(row);
   if (width_ == 1) cells_.push_back(row[0]);  // the common queue of ints: no memmove call
   else cells_.insert(cells_.end(), row, row + width_);
@@ -194,7 +218,10 @@ void EventList::push_copies(const Cell* row, int64_t n) {
   grow_rows(static_cast<size_t>(count_ + n));
   if (shape_->has_text())
     for (int64_t i = 0; i < n; ++i) retain_row(row);
-  if (width_ == 1) {
+  if (narrow_) {
+    PURE_ASSERT(row[0] <= 1);
+    bytes_.resize(bytes_.size() + static_cast<size_t>(n), row[0] != 0);  // a fill: memset
+  } else if (width_ == 1) {
     cells_.insert(cells_.end(), static_cast<size_t>(n), row[0]);
   } else {
     for (int64_t i = 0; i < n; ++i) cells_.insert(cells_.end(), row, row + width_);
@@ -205,6 +232,12 @@ void EventList::push_copies(const Cell* row, int64_t n) {
 
 void EventList::pop(Cell* out) {
   --count_;
+  if (narrow_) {
+    out[0] = bytes_.back();
+    bytes_.pop_back();
+    ++shape_version_;
+    return;
+  }
   std::memcpy(out, at(count_), width_ * sizeof(Cell));  // the references move to out
   cells_.resize(static_cast<size_t>(count_) * width_);
   ++shape_version_;
@@ -472,6 +505,10 @@ const Cell* EventList::slice_next(Walk& w, const Slice& s) const {
     for (; i >= from && i < to; i += step)
       if (shape_->sequence || present_[i]) {
         w.dense_index = i;
+        if (narrow_) {
+          w.cell = bytes_[static_cast<size_t>(i)];
+          return &w.cell;
+        }
         return &cells_[static_cast<size_t>(i) * width_];
       }
     w.dense_index = i;
@@ -523,6 +560,12 @@ const Cell* EventList::slice_next(Walk& w, const Slice& s) const {
 }
 
 void EventList::sort_by(uint32_t col) {
+  if (narrow_) {  // false before true: the falses, then the trues (a bool row is its value alone)
+    size_t falses = static_cast<size_t>(std::count(bytes_.begin(), bytes_.end(), uint8_t{0}));
+    std::fill(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(falses), uint8_t{0});
+    std::fill(bytes_.begin() + static_cast<std::ptrdiff_t>(falses), bytes_.end(), uint8_t{1});
+    return;
+  }
   std::vector<int64_t> order(static_cast<size_t>(count_));
   for (int64_t i = 0; i < count_; ++i) order[i] = i;
   ColType t = shape_->cols[col];
@@ -547,6 +590,10 @@ void EventList::sort_by(uint32_t col) {
 }
 
 void EventList::reverse() {
+  if (narrow_) {
+    std::reverse(bytes_.begin(), bytes_.end());
+    return;
+  }
   for (int64_t i = 0, j = count_ - 1; i < j; ++i, --j)
     std::swap_ranges(at_mut(i), at_mut(i) + width_, at_mut(j));
 }

@@ -6,11 +6,25 @@
 // Depends on runtime/store.h (Cell, ColType), runtime/text.h and runtime/key_index.h.
 //
 // Text cells own a VM reference (or borrow a store text, whose count the VM never changes).
+//
+// Narrow sequences. A sequence whose rows are one bool (`seq bool`, or a `seq` of items with one
+// bool field) keeps one byte per row (0 or 1) instead of an 8-byte Cell: `repeat(false, n)` then
+// fills n bytes, and a loop over it touches an eighth of the memory (bench/kernels/sieve.pure).
+// A bool always fits in a byte, so such a list never widens; which lists are narrow follows from
+// the shape alone (ListShape::narrow()), never from the values, and what a program or a host
+// sees does not change (only the memory the list charges: one byte a row). Only bools are
+// narrowed, not ints or nums, which would have to widen on a value that does not fit:
+// docs/architecture.md, "Narrow sequences", says why. A narrow list has no Cell array: at() and
+// at_mut() must not be called on it (asserted); readers use get(), read_row() or row(), writers
+// set(), set_value() and push(). It is never "plain" (NativeLayout): native code that reads cells
+// in place skips it, and jit-llvm/ reads and writes its bytes through NativeLayout::narrow and
+// bytes instead.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <vector>
 
+#include "base/assert.h"
 #include "runtime/key_index.h"
 #include "runtime/store.h"
 
@@ -30,6 +44,8 @@ struct ListShape {
   uint32_t width() const { return static_cast<uint32_t>(cols.size()); }
   bool has_text() const;
   void finish() { any_text = has_text(); }
+  // A sequence of one bool column: its rows are kept as one byte each (see the top of the file).
+  bool narrow() const { return sequence && cols.size() == 1 && cols[0] == ColType::Bool; }
   int compare_keys(const Cell* a, const Cell* b, uint32_t n) const;  // first n key cells
 };
 
@@ -45,9 +61,49 @@ class EventList {
   int64_t count() const { return count_; }
   uint64_t shape_version() const { return shape_version_; }
 
-  // Sequences: rows by position.
-  const Cell* at(int64_t pos) const { return &cells_[static_cast<size_t>(pos) * width_]; }
-  Cell* at_mut(int64_t pos) { return &cells_[static_cast<size_t>(pos) * width_]; }
+  // Sequences: rows by position. at() and at_mut() point into the Cell array, which a narrow list
+  // does not have; get(), read_row(), row() and set() serve every sequence.
+  bool narrow() const { return narrow_; }
+  const Cell* at(int64_t pos) const {
+    PURE_ASSERT(!narrow_);
+    return &cells_[static_cast<size_t>(pos) * width_];
+  }
+  Cell* at_mut(int64_t pos) {
+    PURE_ASSERT(!narrow_);
+    return &cells_[static_cast<size_t>(pos) * width_];
+  }
+  // The cell of column col in row pos (not retained).
+  Cell get(int64_t pos, uint32_t col) const {
+    if (narrow_) return bytes_[static_cast<size_t>(pos)];
+    return cells_[static_cast<size_t>(pos) * width_ + col];
+  }
+  // Row pos: in place, or (narrow) copied into *scratch, valid until scratch is written again.
+  const Cell* row(int64_t pos, Cell* scratch) const {
+    if (!narrow_) return at(pos);
+    *scratch = bytes_[static_cast<size_t>(pos)];
+    return scratch;
+  }
+  void read_row(int64_t pos, Cell* out) const;  // copies the row's cells (texts not retained)
+  // Sets one cell of row pos: retains a new text and releases the old, as set_cell does. A bool
+  // is 0 or 1 in every slot (asserted); a narrow list stores value != 0 all the same.
+  void set(int64_t pos, uint32_t col, Cell value) {
+    if (narrow_) {
+      PURE_ASSERT(value <= 1);
+      bytes_[static_cast<size_t>(pos)] = value != 0;
+      return;
+    }
+    set_cell(at_mut(pos), col, value);
+  }
+  // set() of a column that is not text (the interpreter's SEQ_SET): no reference to count.
+  void set_value(int64_t pos, uint32_t col, Cell value) {
+    PURE_ASSERT(shape_->cols[col] != ColType::Text);
+    if (narrow_) {
+      PURE_ASSERT(value <= 1);
+      bytes_[static_cast<size_t>(pos)] = value != 0;
+      return;
+    }
+    cells_[static_cast<size_t>(pos) * width_ + col] = value;
+  }
   void push(const Cell* row);            // retains texts; grows by doubling (may throw, see below)
   void push_copies(const Cell* row, int64_t n);  // n pushes of the same row, room made once
   bool push_fits() const { return count_ < cap_rows_; }  // push will not grow
@@ -95,6 +151,7 @@ class EventList {
     Tree::const_iterator it;
     bool started = false;
     bool done = false;  // slice_next walking backwards: the first row was passed
+    Cell cell = 0;      // slice_next of a narrow list: the row it returns (valid until the next call)
   };
   const Cell* walk_next(Walk& w, const Cell* prefix, uint32_t prefix_len, bool range, int64_t lo, int64_t hi) const;
   // The rows of a slice (runtime/store.h: a key prefix, a bound on the next key; a sequence is
@@ -111,10 +168,15 @@ class EventList {
   // Where native code (jit-llvm/) finds a sequence's rows: byte offsets into an EventList, and
   // whether they hold on this build (std::vector keeps its begin, end and capacity pointers, in
   // that order, as its only members). A "plain" sequence has rows of one cell that is not a text:
-  // native code reads, writes and pushes those cells itself, as at(), at_mut() and push() do.
+  // native code reads, writes and pushes those cells itself, as at(), at_mut() and push() do. A
+  // narrow sequence (one byte per row) is never plain; its bytes start at `bytes` (a uint8_t*,
+  // the first word of a std::vector<uint8_t>) and native code may read and write them in place
+  // as get() and set() do (0 or 1; count checked as for plain lists).
   struct NativeLayout {
     bool ok = false;
     uint32_t plain = 0;      // bool
+    uint32_t narrow = 0;     // bool
+    uint32_t bytes = 0;      // uint8_t*: a narrow list's rows
     uint32_t count = 0;      // int64_t
     uint32_t cap_rows = 0;   // int64_t: rows held without growing
     uint32_t version = 0;    // uint64_t shape version, one more per push
@@ -135,11 +197,13 @@ class EventList {
   uint64_t shape_version_ = 0;
   bool dense_ = true;                 // keyed: array by key while keys stay small and dense
   std::vector<Cell> cells_;           // sequence rows, or dense rows indexed by key
+  std::vector<uint8_t> bytes_;        // a narrow sequence's rows, one byte (0 or 1) each
   std::vector<uint8_t> present_;      // dense: which keys exist
   Tree tree_;
   mutable uint64_t charged_ = 0;      // bytes this list has charged to the memory meter (index_drop)
   int64_t cap_rows_ = 0;              // sequences: rows cells_ holds without growing
   bool plain_ = false;                // a sequence of one non-text cell per row (NativeLayout)
+  bool narrow_ = false;               // a sequence of one bool per row, kept in bytes_
 
   // A tree also keeps a hash index from key to row (runtime/key_index.h; rows never move in a
   // std::map). A list whose probes grow too long drops its index for good (indexed_ false) and

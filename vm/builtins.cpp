@@ -95,7 +95,7 @@ class RowWalker {
       started_ = true;
       return row;
     }
-    if (list_->shape().sequence) return pos_ < list_->count() ? list_->at(pos_++) : nullptr;
+    if (list_->shape().sequence) return pos_ < list_->count() ? list_->row(pos_++, &scratch_) : nullptr;
     return list_->walk_next(walk_, nullptr, 0, false, 0, 0);
   }
 
@@ -105,6 +105,7 @@ class RowWalker {
   std::unique_ptr<rt::Cursor> cursor_;
   rt::EventList::Walk walk_;
   int64_t pos_ = 0;
+  rt::Cell scratch_ = 0;  // a narrow list's row (EventList::row)
   bool started_ = false;
 };
 
@@ -181,7 +182,10 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
   rt::ColType t = shape.cols[col];
   int64_t isum = 0;
   double nsum = 0;
-  const rt::Cell* best = nullptr;
+  // the best cell so far, by value: a row the walker hands out lives only until the next one
+  // (a narrow list's row is the walker's own scratch cell)
+  bool have_best = false;
+  rt::Cell best = 0;
   double nbest = 0;
   int64_t count = 0;
   while (const rt::Cell* row = walk.next()) {
@@ -189,8 +193,8 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
     rt::Cell c = row[col];
     if (b != Builtin::LSum && t == rt::ColType::Num) {  // the two-argument rule, folded
       double v = std::bit_cast<double>(c);
-      nbest = best ? num_min_max(nbest, v, b == Builtin::LMin) : v;
-      best = &row[col];
+      nbest = have_best ? num_min_max(nbest, v, b == Builtin::LMin) : v;
+      have_best = true;
       continue;
     }
     if (b == Builtin::LSum) {
@@ -201,11 +205,12 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
       }
       continue;
     }
-    if (!best) {
-      best = &row[col];
+    if (!have_best) {
+      have_best = true;
+      best = c;
       continue;
     }
-    rt::Cell o = *best;
+    rt::Cell o = best;
     bool less, greater;
     if (t == rt::ColType::Int) {
       less = static_cast<int64_t>(c) < static_cast<int64_t>(o);
@@ -215,17 +220,17 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
       less = order < 0;
       greater = order > 0;
     }
-    if ((b == Builtin::LMin && less) || (b == Builtin::LMax && greater)) best = &row[col];
+    if ((b == Builtin::LMin && less) || (b == Builtin::LMax && greater)) best = c;
   }
   if (b == Builtin::LSum) {
     if (t == rt::ColType::Int) a[0].i = isum;
     else a[0].n = nsum;
     return;
   }
-  if (!best) fault(ip, std::string(b == Builtin::LMin ? "min" : "max") + " of an empty list");
-  if (t == rt::ColType::Text) a[0].t = load_text_cell(vm, *best);
+  if (!have_best) fault(ip, std::string(b == Builtin::LMin ? "min" : "max") + " of an empty list");
+  if (t == rt::ColType::Text) a[0].t = load_text_cell(vm, best);
   else if (t == rt::ColType::Num) a[0].n = nbest;
-  else a[0].u = *best;
+  else a[0].u = best;
 }
 
 }  // namespace
@@ -483,6 +488,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::LFirst:
       case Builtin::LLast: {
         const rt::Cell* row = nullptr;
+        rt::Cell scratch = 0;  // a narrow list's row (EventList::row)
         const rt::ListShape* shape;
         if (ip->c & 1) {
           uint32_t li = ip->c >> 1;
@@ -493,7 +499,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           shape = &l->shape();
           if (l->count() > 0) {
             if (shape->sequence) {
-              row = l->at(b == Builtin::LFirst ? 0 : l->count() - 1);
+              row = l->row(b == Builtin::LFirst ? 0 : l->count() - 1, &scratch);
             } else {
               rt::EventList::Walk w;
               for (const rt::Cell* r = l->walk_next(w, nullptr, 0, false, 0, 0); r; r = l->walk_next(w, nullptr, 0, false, 0, 0)) {

@@ -186,7 +186,11 @@ static void copy_list_args(const Function& callee, Slot* base) {
       rt::EventList* from = slot->l;
       std::unique_ptr<rt::EventList, void (*)(rt::EventList*)> copy(new rt::EventList(&from->shape()), rt::list_release);
       copy->reserve(from->count());  // past the memory budget: a fault at the call, nothing leaked
-      for (int64_t i = 0; i < from->count(); ++i) copy->push(from->at(i));
+      std::vector<rt::Cell> row(from->shape().width());
+      for (int64_t i = 0; i < from->count(); ++i) {
+        from->read_row(i, row.data());
+        copy->push(row.data());
+      }
       rt::list_release(from);
       slot->l = copy.release();
     }

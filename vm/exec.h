@@ -352,7 +352,7 @@ EXEC(SEQ_GET) {
   int64_t pos = s[ip->c].i;
   if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
   const rt::ListShape& shape = l->shape();
-  if (shape.width() == 1 && !shape.any_text) s[ip->a].u = *l->at(pos);
+  if (shape.width() == 1 && !shape.any_text) s[ip->a].u = l->get(pos, 0);  // a narrow list too
   else copy_row_out(s + ip->a, l->at(pos), shape);
   return ip + 1;
 }
@@ -360,7 +360,7 @@ EXEC(SEQ_GET_FIELD) {
   rt::EventList* l = s[ip->b].l;
   int64_t pos = s[ip->c].i;
   if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
-  rt::Cell c = l->at(pos)[ip->imm];
+  rt::Cell c = l->get(pos, static_cast<uint32_t>(ip->imm));
   if (l->shape().cols[ip->imm] == rt::ColType::Text) {
     rt::text_retain(reinterpret_cast<rt::Text*>(c));
     set_text(s[ip->a], reinterpret_cast<rt::Text*>(c));
@@ -374,17 +374,19 @@ EXEC(SEQ_SET) {
   int64_t pos = s[ip->c].i;
   if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
   const rt::ListShape& shape = l->shape();
-  rt::Cell* row = l->at_mut(pos);
-  if (shape.width() == 1 && !shape.any_text) *row = s[ip->a].u;
-  else
+  if (shape.width() == 1 && !shape.any_text) {
+    l->set_value(pos, 0, s[ip->a].u);  // a narrow list too
+  } else {
+    rt::Cell* row = l->at_mut(pos);
     for (uint32_t i = 0; i < shape.width(); ++i) l->set_cell(row, i, s[ip->a + i].u);
+  }
   return ip + 1;
 }
 EXEC(SEQ_SET_FIELD) {
   rt::EventList* l = s[ip->b].l;
   int64_t pos = s[ip->c].i;
   if (static_cast<uint64_t>(pos) >= static_cast<uint64_t>(l->count())) index_error(ip, pos, l->count());
-  l->set_cell(l->at_mut(pos), static_cast<uint32_t>(ip->imm), s[ip->a].u);
+  l->set(pos, static_cast<uint32_t>(ip->imm), s[ip->a].u);
   return ip + 1;
 }
 [[noreturn]] void list_too_long(const Instr* ip);

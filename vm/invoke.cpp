@@ -138,6 +138,7 @@ static uint64_t cell_of(const ir::ValueType& t, const Value& v) {
   switch (t.kind) {
     case Kind::Num: return std::bit_cast<uint64_t>(v.n);
     case Kind::Text: return reinterpret_cast<uint64_t>(rt::text_new(v.text));
+    case Kind::Bool: return v.i != 0;  // 0 or 1, as in every slot
     default: return static_cast<uint64_t>(v.i);
   }
 }
@@ -211,7 +212,8 @@ static Value take_value(Slot* in, const ir::ValueType& t) {
       v.kind = Value::Kind::List;
       rt::EventList* l = in->l;
       if (t.kind == Kind::Seq) {
-        for (int64_t i = 0; i < l->count(); ++i) v.items.push_back(row_value(t, l->at(i)));
+        rt::Cell scratch = 0;  // a narrow list's row (EventList::row)
+        for (int64_t i = 0; i < l->count(); ++i) v.items.push_back(row_value(t, l->row(i, &scratch)));
       } else {
         rt::EventList::Walk w;
         while (const rt::Cell* row = l->walk_next(w, nullptr, 0, false, 0, 0)) v.items.push_back(row_value(t, row));
@@ -239,7 +241,8 @@ Value copy_value(const Slot*& in, const ir::ValueType& t) {
       v.kind = Value::Kind::List;
       rt::EventList* l = slot.l;
       if (t.kind == Kind::Seq) {
-        for (int64_t i = 0; i < l->count(); ++i) v.items.push_back(row_value(t, l->at(i)));
+        rt::Cell scratch = 0;  // a narrow list's row (EventList::row)
+        for (int64_t i = 0; i < l->count(); ++i) v.items.push_back(row_value(t, l->row(i, &scratch)));
       } else {
         rt::EventList::Walk w;
         while (const rt::Cell* row = l->walk_next(w, nullptr, 0, false, 0, 0)) v.items.push_back(row_value(t, row));

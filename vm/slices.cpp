@@ -114,33 +114,37 @@ void fold(VM& vm, Slot* s, const Instr* ip, SliceRows& rows) {
     return;
   }
   bool want_min = agg == ir::SliceAgg::Min;
-  const rt::Cell* best = nullptr;
+  // the best cell so far, by value: a row lives only until the next (a narrow list's row is the
+  // walk's own cell, EventList::Walk::cell)
+  bool have_best = false;
+  rt::Cell best = 0;
   double nbest = 0;
   while (const rt::Cell* row = rows.next()) {
     rt::Cell c = row[col];
     if (t == rt::ColType::Num) {  // the two-argument rule, folded: a NaN wins, -0.0 < 0.0
       double v = std::bit_cast<double>(c);
-      nbest = best ? num_min_max(nbest, v, want_min) : v;
-      best = &row[col];
+      nbest = have_best ? num_min_max(nbest, v, want_min) : v;
+      have_best = true;
       continue;
     }
-    if (!best) {
-      best = &row[col];
+    if (!have_best) {
+      have_best = true;
+      best = c;
       continue;
     }
     int order;
     if (t == rt::ColType::Text) {
-      order = rt::text_compare(reinterpret_cast<const rt::Text*>(c), reinterpret_cast<const rt::Text*>(*best));
+      order = rt::text_compare(reinterpret_cast<const rt::Text*>(c), reinterpret_cast<const rt::Text*>(best));
     } else {
-      int64_t x = static_cast<int64_t>(c), y = static_cast<int64_t>(*best);
+      int64_t x = static_cast<int64_t>(c), y = static_cast<int64_t>(best);
       order = x < y ? -1 : (x > y ? 1 : 0);
     }
-    if (want_min ? order < 0 : order > 0) best = &row[col];
+    if (want_min ? order < 0 : order > 0) best = c;
   }
-  if (!best) fault(ip, std::string(want_min ? "min" : "max") + " of an empty slice");
-  if (t == rt::ColType::Text) set_text(out, load_text_cell(vm, *best));
+  if (!have_best) fault(ip, std::string(want_min ? "min" : "max") + " of an empty slice");
+  if (t == rt::ColType::Text) set_text(out, load_text_cell(vm, best));
   else if (t == rt::ColType::Num) out.n = nbest;
-  else out.u = *best;
+  else out.u = best;
 }
 
 // SLICE_ITER: a loop's iterator, with the snapshot rules of ST_ITER for stored lists.

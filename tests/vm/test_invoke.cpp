@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -460,4 +461,57 @@ fn main() {
   auto b = replay->publish();
   REQUIRE(a->list(0).count() == 1);
   REQUIRE(b->list(0).count() == 1);
+}
+
+TEST_CASE("invoke: seq bool (a narrow list, one byte a row) to and from a host, as values") {
+  auto program = compile(R"(type F { on: bool }
+list flags by pos: int { on: bool }
+event set_all(bs: seq bool, fs: seq F) -> seq bool {
+  for i in 0 .. bs.count() { flags[i] = { on: bs[i] != fs[i].on } }
+  bs.reverse()
+  bs.push(false)
+  return bs
+}
+query read() -> seq bool {
+  let out: seq bool = []
+  for f in flags { out.push(f.on) }
+  return out
+}
+query items(n: int) -> seq F {
+  let out: seq F = []
+  for f in flags { if out.count() < n { out.push(F { on: not f.on }) } }
+  return out
+}
+)");
+  Hosted m(*program);
+  std::mt19937_64 rng(20261201);
+  std::vector<bool> bs, fs;
+  std::vector<Value> b_values, f_values;
+  for (int i = 0; i < 300; ++i) {
+    bs.push_back(rng() % 2);
+    fs.push_back(rng() % 3 == 0);
+    b_values.push_back(Value::of_bool(bs.back()));
+    f_values.push_back(pure::test::item_value({Value::of_bool(fs.back())}));
+  }
+  CallResult r = m.event("set_all", {pure::test::list_value(b_values), pure::test::list_value(f_values)});
+  REQUIRE_MESSAGE(r.ok, r.reason);
+  m.publish();
+  REQUIRE(r.value.kind == Value::Kind::List);
+  REQUIRE(r.value.items.size() == bs.size() + 1);
+  for (size_t i = 0; i < bs.size(); ++i) {
+    CHECK(r.value.items[i].kind == Value::Kind::Bool);
+    CHECK(r.value.items[i].i == (bs[bs.size() - 1 - i] ? 1 : 0));  // reversed
+  }
+  CHECK(r.value.items.back().i == 0);
+  CallResult q = m.query("read", {});
+  REQUIRE(q.ok);
+  REQUIRE(q.value.items.size() == bs.size());
+  for (size_t i = 0; i < bs.size(); ++i) CHECK(q.value.items[i].i == (bs[i] != fs[i] ? 1 : 0));
+  CallResult it = m.query("items", {Value::of_int(5)});
+  REQUIRE(it.ok);
+  REQUIRE(it.value.items.size() == 5);
+  for (size_t i = 0; i < 5; ++i) {
+    REQUIRE(it.value.items[i].kind == Value::Kind::Item);
+    CHECK(it.value.items[i].items[0].i == (bs[i] != fs[i] ? 0 : 1));
+  }
 }
