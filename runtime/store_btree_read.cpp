@@ -74,6 +74,13 @@ inline uint32_t search_ints(const Cell* at, uint32_t count, uint32_t stride, con
   return first + (before_key<N, Upper>(at + size_t(first) * stride, key) ? 1 : 0);
 }
 
+// Asks for every cache line of a node at once: the halving search then finds its probes'
+// lines arriving together instead of waiting for each in turn (a seek's leaf is rarely cached).
+inline void prefetch_node(const Node* node, uint32_t bytes) {
+  const char* at = reinterpret_cast<const char*>(node);
+  for (uint32_t off = 0; off < bytes; off += 64) __builtin_prefetch(at + off);
+}
+
 // search_ints for the n of a list with integer keys; false when n has no unrolled form.
 template <bool Upper>
 inline bool search_ints_n(uint32_t n, const Cell* at, uint32_t count, uint32_t stride, const Cell* key, uint32_t& out) {
@@ -311,6 +318,7 @@ class TreeCursor final : public Cursor {
       uint32_t i = search_ints<N, false>(separators(node, shape_), node->count - 1, key_width, key);
       index_[level] = i;
       node = children(node)[i];
+      prefetch_node(node, level + 1 == height_ ? shape_.leaf_bytes : shape_.inner_bytes);
     }
     path_[height_] = node;
     index_[height_] = search_ints<N, false>(leaf_rows(node), node->count, shape_.row_width, key);
