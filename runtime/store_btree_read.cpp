@@ -78,6 +78,7 @@ inline uint32_t search_ints(const Cell* at, uint32_t count, uint32_t stride, con
 // lines arriving together instead of waiting for each in turn (a seek's leaf is rarely cached).
 inline void prefetch_node(const Node* node, uint32_t bytes) {
   const char* at = reinterpret_cast<const char*>(node);
+#pragma GCC unroll 4
   for (uint32_t off = 0; off < bytes; off += 64) __builtin_prefetch(at + off);
 }
 
