@@ -58,12 +58,23 @@ inline bool before_key(const Cell* entry, const Cell* key) {
 }
 
 // First of count entries `stride` cells apart whose first N cells are >= key (or > key when
-// Upper: the first separator above the key). Branch-free halving: a seek's probes go left or
-// right at random (a BFS visits its nodes in queue order), so the step is a conditional move,
-// not a jump the processor guesses wrong half the time. Invariant: every entry below `first`
-// is before the key and the answer is at most first + len.
+// Upper: the first separator above the key). For one cell, branch-free halving: a seek's
+// probes go left or right at random (a BFS visits its nodes in queue order), so the step is a
+// conditional move, not a jump the processor guesses wrong half the time. Invariant: every
+// entry below `first` is before the key and the answer is at most first + len.
 template <uint32_t N, bool Upper>
 inline uint32_t search_ints(const Cell* at, uint32_t count, uint32_t stride, const Cell* key) {
+  if constexpr (N > 1) {
+    // composite keys (TPC-C's): the compare's own early exits jump anyway, and the branch-free
+    // form makes one compare more per search
+    uint32_t lo = 0, hi = count;
+    while (lo < hi) {
+      uint32_t mid = (lo + hi) / 2;
+      if (before_key<N, Upper>(at + size_t(mid) * stride, key)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
   if (count == 0) return 0;
   uint32_t first = 0, len = count;
   while (len > 1) {
