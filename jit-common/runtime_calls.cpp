@@ -7,6 +7,7 @@
 
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
+#include "vm/exec.h"
 
 using pure::rt::Cell;
 using pure::rt::ColType;
@@ -51,5 +52,29 @@ uint64_t pure_jit_seq_set_field(EventList* l, int64_t pos, int64_t field, uint64
 int64_t pure_jit_list_count(EventList* l) noexcept { return l->count(); }
 
 double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
+
+// vm::st_iter is ST_ITER itself; a fault is kept as pure_step keeps one (vm/driver.cpp).
+uint64_t pure_jit_st_iter(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip) noexcept {
+  pure::vm::VM& vm = *core->vm;
+  try {
+    pure::vm::st_iter(vm, base, ip);
+    return 1;
+  } catch (pure::vm::Fault& f) {
+    vm.pending = std::move(f);
+  } catch (const std::bad_alloc& e) {
+    vm.pending = pure::vm::Fault{pure::vm::out_of_memory_message(e), ip};
+  }
+  core->faulted = 1;
+  return 0;
+}
+
+pure::jit::CellResult pure_jit_iter_refill(pure::vm::Iterator* it) noexcept {
+  const Cell* first = pure::vm::take_leaf_run(*it);
+  return {reinterpret_cast<uint64_t>(first), first != nullptr};
+}
+
+void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept {
+  pure::vm::release_iterators(*core->vm, static_cast<uint32_t>(down_to));
+}
 
 }  // extern "C"

@@ -2,7 +2,7 @@
 // calls for event-list instructions (runtime_calls.cpp): each does the common case of one
 // instruction (exactly as vm/exec.h does it) and reports whether it could; when not, native code
 // runs the instruction through pure_step, which does the rest or faults with the interpreter's
-// own message.
+// own message. The stored-list loop calls run the VM's own code for their instruction.
 #pragma once
 #include <cstdint>
 
@@ -18,6 +18,12 @@ struct CellResult {
 namespace pure::rt {
 class EventList;
 }
+namespace pure::vm {
+struct VMCore;
+union Slot;
+struct Instr;
+struct Iterator;
+}
 extern "C" {
 pure::jit::CellResult pure_jit_seq_get(pure::rt::EventList* l, int64_t pos) noexcept;
 pure::jit::CellResult pure_jit_seq_get_field(pure::rt::EventList* l, int64_t pos, int64_t field) noexcept;
@@ -25,4 +31,15 @@ uint64_t pure_jit_seq_set(pure::rt::EventList* l, int64_t pos, uint64_t value) n
 uint64_t pure_jit_seq_set_field(pure::rt::EventList* l, int64_t pos, int64_t field, uint64_t value) noexcept;
 int64_t pure_jit_list_count(pure::rt::EventList* l) noexcept;
 double pure_jit_fmod(double a, double b) noexcept;
+// Stored-list loops (vm/lists.cpp), called instead of pure_step:
+// ST_ITER at ip, whole: reads the key slots C.., writes slot A. 1 when done; 0 when it faulted,
+// with the fault kept for the interpreter exactly as pure_step keeps it (native code returns
+// vm::kFaulted). ST_ITER spends no step.
+uint64_t pure_jit_st_iter(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip) noexcept;
+// ITER_NEXT's refill, once native code has spent the step: the next leaf run of an iterator
+// whose rows come in runs (Iterator::width != 0). {first row, 1}, with the iterator's run set for
+// the rest, or {0, 0} when the rows are done (ITER_NEXT then jumps to IMM). Never faults.
+pure::jit::CellResult pure_jit_iter_refill(pure::vm::Iterator* it) noexcept;
+// ITER_END: releases the iterators from `down_to` up (slot B's value). Never faults.
+void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept;
 }

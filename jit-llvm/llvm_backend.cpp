@@ -55,8 +55,11 @@ Lowering lowering_of(Op op) {
     // the common case inline through a runtime call, the rest through pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
     case Op::SEQ_PUSH:
-    // the next row of a leaf run inline, the rest (a new run, the end, a changed list) through pure_step
+    // the next row of a leaf run inline, a new run of a snapshot's rows through a runtime call,
+    // the rest (the end of a run of another kind, a changed list, the budget) through pure_step
     case Op::ITER_NEXT:
+    // stored-list loops' start and end: runtime calls running the VM's own code (runtime_calls.h)
+    case Op::ST_ITER: case Op::ITER_END:
       return Lowering::Native;
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
@@ -84,6 +87,8 @@ SlotUse slot_use(Op op) {
       return {true, true, false};
     case Op::JUMP: case Op::LOOP: return {};
     case Op::ITER_NEXT: return {false, true, false};  // and the row's slots A.. (jit::iter_row_width)
+    case Op::ITER_END: return {false, true, false};
+    case Op::ST_ITER: return {true, false, false};    // its key slots C.. are stored for the call
     case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
     case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT:
     case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
@@ -126,6 +131,9 @@ class LoopLowering {
     seq_set_fn = runtime("pure_jit_seq_set", i64, {ptr, i64, i64});
     seq_set_field_fn = runtime("pure_jit_seq_set_field", i64, {ptr, i64, i64, i64});
     list_count_fn = runtime("pure_jit_list_count", i64, {ptr});
+    st_iter_fn = runtime("pure_jit_st_iter", i64, {ptr, ptr, ptr});
+    iter_refill_fn = runtime("pure_jit_iter_refill", cell_result, {ptr});
+    iter_end_fn = runtime("pure_jit_iter_end", Type::getVoidTy(C), {ptr, i64});
     // Type-based alias classes: frame slots, the VMCore, event-list headers and their rows' cells
     // never overlap, so a store to a cell keeps a list's count and rows pointer in registers.
     MDBuilder md(C);
@@ -224,6 +232,7 @@ class LoopLowering {
   Function* F;
   Value *core, *base;
   FunctionCallee step_fn, fmod_fn, seq_get_fn, seq_get_field_fn, seq_set_fn, seq_set_field_fn, list_count_fn;
+  FunctionCallee st_iter_fn, iter_refill_fn, iter_end_fn;
   AllocaInst* base_var_ = nullptr;
   std::vector<AllocaInst*> slots_;
   std::vector<uint32_t> tracked_;
@@ -460,9 +469,11 @@ class LoopLowering {
       }
       case Op::ITER_NEXT: {
         // exec_ITER_NEXT's inline path: spend the step, then the next row of the iterator's leaf
-        // run. When the budget is spent, the run is empty (a new leaf, the end, a list an event
-        // changed) or the row is not `width` cells, pure_step runs the whole instruction: the
-        // same step, fault and message as the interpreter.
+        // run. An empty run of an iterator whose rows come in runs of `width` cells is refilled
+        // through pure_jit_iter_refill (the interpreter's own vm::take_leaf_run). When the
+        // budget is spent or the iterator is of another kind (rows with texts or of another
+        // width, an event list, a live list an event may change), pure_step runs the whole
+        // instruction: the same step, fault and message as the interpreter.
         uint32_t width = jit::iter_row_width(fn_.code, pc);
         if (!width) return lower_step(pc);
         Value* steps_at = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), core, vm::kCoreStepsLeft);
@@ -478,12 +489,30 @@ class LoopLowering {
         BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
         BasicBlock* any = BasicBlock::Create(C, "anyrow" + std::to_string(pc), F);
         BasicBlock* runs = BasicBlock::Create(C, "runrow" + std::to_string(pc), F);
+        BasicBlock* refill = BasicBlock::Create(C, "refill" + std::to_string(pc), F);
+        BasicBlock* spent = BasicBlock::Create(C, "runspent" + std::to_string(pc), F);
+        BasicBlock* got = BasicBlock::Create(C, "newrun" + std::to_string(pc), F);
         B.CreateCondBr(ok, fast, slow, likely_);
         B.SetInsertPoint(slow);
         B.CreateCondBr(same_width, runs, any);
-        // an iterator whose rows come in runs of this width (vm/lists.cpp ST_ITER): the
-        // instruction reads B and writes A..A+width-1 or nothing
+        // an iterator whose rows come in runs of this width (vm/lists.cpp ST_ITER), its run
+        // empty: with budget left, spend the step and take the next run (vm::take_leaf_run, as
+        // the interpreter does), jumping to IMM when there is none
         B.SetInsertPoint(runs);
+        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), refill, spent, likely_);
+        B.SetInsertPoint(refill);
+        tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+        Value* taken = B.CreateCall(iter_refill_fn, {it});
+        B.CreateCondBr(B.CreateICmpNE(B.CreateExtractValue(taken, 1), k(0)), got,
+                       target(pc + static_cast<uint32_t>(in.imm)));
+        B.SetInsertPoint(got);
+        Value* first = B.CreateIntToPtr(B.CreateExtractValue(taken, 0), ptr);
+        for (uint32_t i = 0; i < width; ++i)
+          set(in.a + i, tagged(B.CreateLoad(i64, B.CreateConstInBoundsGEP1_64(i64, first, i)), cell_tag_));
+        next(pc);
+        // the budget spent: pure_step raises the interpreter's fault; the instruction reads B
+        // and writes A..A+width-1 or nothing
+        B.SetInsertPoint(spent);
         std::vector<uint32_t> row_slots{in.b};
         for (uint32_t i = 0; i < width; ++i) row_slots.push_back(in.a + i);
         lower_step(pc, &row_slots);
@@ -499,6 +528,26 @@ class LoopLowering {
         tagged(B.CreateStore(B.CreateSub(left, k(1)), left_at), iter_tag_);
         return next(pc);
       }
+      case Op::ST_ITER: {
+        // vm::st_iter through its runtime call: the key slots in the frame before it, the
+        // iterator's slot A read back after it; a fault leaves as pure_step's would
+        std::vector<uint32_t> io;
+        step_slots(in, io);
+        store_slots(io, true);
+        Value* done = B.CreateCall(st_iter_fn, {core, base, pc_const(ptr, i64, &in)});
+        BasicBlock* cont = BasicBlock::Create(C, "iter" + std::to_string(pc), F);
+        BasicBlock* faulted = BasicBlock::Create(C, "iterfault" + std::to_string(pc), F);
+        B.CreateCondBr(B.CreateICmpNE(done, k(0)), cont, faulted, likely_);
+        B.SetInsertPoint(faulted);
+        store_slots(io, false);
+        B.CreateBr(faulted_bb_);
+        B.SetInsertPoint(cont);
+        B.CreateStore(tagged(B.CreateLoad(i64, slot_ptr(in.a)), slot_tag_), slots_[in.a]);
+        return next(pc);
+      }
+      case Op::ITER_END:  // vm::release_iterators: touches no slot, never faults
+        B.CreateCall(iter_end_fn, {core, get(in.b)});
+        return next(pc);
       case Op::SEQ_SET_FIELD:
         common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
         return next(pc);
@@ -523,6 +572,12 @@ class LoopLowering {
     }
   }
 
+  // Stores the tracked slots in `which` (or, with in_which false, all the others) to the frame.
+  void store_slots(const std::vector<uint32_t>& which, bool in_which) {
+    for (uint32_t s : tracked_)
+      if ((std::find(which.begin(), which.end(), s) != which.end()) == in_which)
+        tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
+  }
   Value* list(uint32_t s) { return B.CreateIntToPtr(get(s), ptr); }
   // A field of an EventList, at its byte offset (EventList::NativeLayout).
   Value* field(Value* l, uint32_t offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), l, offset); }
@@ -664,6 +719,9 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   symbols[state_->jit->mangleAndIntern("pure_jit_seq_set")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set), flags};
   symbols[state_->jit->mangleAndIntern("pure_jit_seq_set_field")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set_field), flags};
   symbols[state_->jit->mangleAndIntern("pure_jit_list_count")] = {orc::ExecutorAddr::fromPtr(&pure_jit_list_count), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_st_iter")] = {orc::ExecutorAddr::fromPtr(&pure_jit_st_iter), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_iter_refill")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_refill), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_iter_end")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_end), flags};
   if (Error e = state_->jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)))) {
     state_->setup_error = take_message(std::move(e));
     state_->jit.reset();

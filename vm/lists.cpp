@@ -1,5 +1,6 @@
 // vm/lists.cpp — keyed event lists, stored lists and iterators: the list instructions that
 // are too large to inline into the interpreter loop.
+#include "base/assert.h"
 #include "runtime/memory.h"
 #include "vm/exec.h"
 
@@ -286,22 +287,44 @@ static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip) {
       w.pop();
       return ip + 1;
     }
-    case Op::ST_ITER: {
-      const rt::ListReader* from = nullptr;
-      Iterator& it = begin_stored_iterator(vm, s, ip, li, from);
-      // rows that will come in leaf runs have their width known from the start (native code
-      // relies on it: an ITER_NEXT of such an iterator writes exactly its slots A..A+width-1)
-      if (it.from_snapshot && !it.shape->any_text) it.width = it.shape->width();
-      if (ip->imm > 0) {
-        it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
-        it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
-      }
-      else if (ip->imm < 0) it.cursor = from->range(key[0].i, key[1].i);
-      else it.cursor = from->scan();
-      return ip + 1;
-    }
     default: fault(ip, "bad stored-list instruction");
   }
+}
+
+// ST_ITER alone, without store_op's switch: exec.h and the JITs' runtime call
+// (jit-common/runtime_calls.cpp) both run this, so a loop starts the same way in every engine.
+// Its faults are store_op's: out of memory, or the budget spent once the iterator exists.
+const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
+  try {
+    uint32_t li = ip->b;
+    const rt::ListReader* from = nullptr;
+    Iterator& it = begin_stored_iterator(vm, s, ip, li, from);
+    // rows that will come in leaf runs have their width known from the start (native code
+    // relies on it: an ITER_NEXT of such an iterator writes exactly its slots A..A+width-1)
+    if (it.from_snapshot && !it.shape->any_text) it.width = it.shape->width();
+    const Slot* key = s + ip->c;
+    if (ip->imm > 0) {
+      it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
+      it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
+    }
+    else if (ip->imm < 0) it.cursor = from->range(key[0].i, key[1].i);
+    else it.cursor = from->scan();
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+  if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
+  return ip + 1;
+}
+
+const rt::Cell* take_leaf_run(Iterator& it) {
+  PURE_ASSERT(it.from_snapshot && !it.list && !it.shape->any_text);
+  const rt::Cell* first;
+  size_t n = it.cursor->take_run(&first, SIZE_MAX);
+  if (n == 0) return nullptr;
+  it.width = it.shape->width();
+  it.run = first + it.width;
+  it.run_left = n - 1;
+  return first;
 }
 
 static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip);
@@ -330,13 +353,9 @@ static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {
   const rt::ListShape& shape = *it.shape;
   if (it.from_snapshot && !shape.any_text) {
     // A snapshot never changes while held: take the rest of the leaf in one call.
-    const rt::Cell* first;
-    size_t n = it.cursor->take_run(&first, SIZE_MAX);
-    if (n == 0) return ip + ip->imm;
-    it.width = shape.width();
+    const rt::Cell* first = take_leaf_run(it);
+    if (!first) return ip + ip->imm;
     for (uint32_t i = 0; i < it.width; ++i) s[ip->a + i].u = first[i];
-    it.run = first + it.width;
-    it.run_left = n - 1;
     return ip + 1;
   }
   const rt::Cell* row = it.cursor->take();

@@ -158,6 +158,12 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip);
 // A new iterator over stored list li in slot A of ip: reading the query's snapshot, a snapshot of
 // its own (a loop in main) or the live list (in an event); `from` is what it reads (lists.cpp).
 Iterator& begin_stored_iterator(VM& vm, Slot* s, const Instr* ip, uint32_t li, const rt::ListReader*& from);
+// ST_ITER, with its faults (lists.cpp): exec.h and the JITs' runtime call run this one definition.
+const Instr* st_iter(VM& vm, Slot* s, const Instr* ip);
+// The next leaf run of a stored iterator that reads a snapshot and holds no texts (it.width != 0
+// once it has rows): the first row, with it.run and it.run_left set for the rest; null when the
+// rows are done. Never throws. What ITER_NEXT does when its run is empty (lists.cpp).
+const rt::Cell* take_leaf_run(Iterator& it);
 // The SLICE_ instructions (slices.cpp).
 const Instr* slice_op(VM& vm, Slot* s, const Instr* ip);
 
