@@ -142,14 +142,16 @@ class Lowerer {
     done_ = as_.newLabel();
 
     prologue();
-    // the plain-list version when every list it assumes plain is (they stay the same lists: no
-    // instruction of the loop writes their slots), else the general one
+    // the second version when every list it assumes plain is plain and every list it assumes
+    // narrow is narrow (they stay the same lists: no instruction of the loop writes their slots),
+    // else the general one
     aj::Label general = as_.newLabel();
     if (versions == 2) {
-      for (uint32_t s = 0; s < assume_plain_.size(); ++s) {
-        if (!assume_plain_[s]) continue;
+      for (uint32_t s = 0; s < assume_.size(); ++s) {
+        if (assume_[s] != kAssumePlain && assume_[s] != kAssumeNarrow) continue;
         A::Gp l = gp_in(s, A::x9);
-        keep(as_.ldrb(A::w10, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+        uint32_t flag = assume_[s] == kAssumePlain ? layout_.plain : layout_.narrow;
+        keep(as_.ldrb(A::w10, aj::arm::ptr(l, static_cast<int32_t>(flag))));
         keep(as_.cbz(A::w10, general));
       }
       dispatch(labels_[1]);
@@ -193,9 +195,12 @@ class Lowerer {
   std::vector<bool> in_region_;
   std::vector<Home> home_;
   std::vector<uint32_t> gp_slots_, fp_slots_;  // pinned, by register
-  std::vector<aj::Label> labels_[2];  // per pc of the loop, per version (1: lists known plain)
+  std::vector<aj::Label> labels_[2];  // per pc of the loop, per version (1: lists known plain or narrow)
   int version_ = 0;                   // the version being emitted
-  std::vector<bool> assume_plain_;    // version 1: list slots whose lists are plain
+  // version 1: what a list slot's list is known to be (checked at entry); kAssumeMixed when the
+  // loop's instructions expect both kinds of it, which assumes nothing
+  enum : uint8_t { kAssumeNone, kAssumePlain, kAssumeNarrow, kAssumeMixed };
+  std::vector<uint8_t> assume_;
   std::map<uint32_t, aj::Label> exits_;
   std::vector<std::function<void()>> cold_;
   aj::Label done_;
@@ -467,17 +472,18 @@ class Lowerer {
     keep(as_.b(done_));
   }
 
-  // A second version of the loop that skips the plain check of SEQ_GET/SEQ_SET/SEQ_PUSH is worth
-  // it when their lists cannot change while the native code runs: no instruction of the loop runs
-  // through pure_step (which may write any slot) or a field runtime call, and none writes the
-  // list's slot. Their slow paths then only fault (out of range) or grow the list (SEQ_PUSH),
-  // neither of which writes a slot; leaving and re-entering checks again.
+  // A second version of the loop that skips the plain check of SEQ_GET/SEQ_SET/SEQ_PUSH (and the
+  // narrow check of SEQ_GET/SEQ_SET hinted narrow, IMM 1) is worth it when their lists cannot
+  // change while the native code runs: no instruction of the loop runs through pure_step (which
+  // may write any slot) or a field runtime call, and none writes the list's slot. Their slow
+  // paths then only fault (out of range) or grow the list (SEQ_PUSH), neither of which writes a
+  // slot; leaving and re-entering checks again.
   bool plan_plain_version() {
     size_t n = fn_.stack_need + 1u;
-    assume_plain_.assign(n, false);
+    assume_.assign(n, kAssumeNone);
     if (!layout_.ok) return false;
     std::vector<bool> written(n, false);
-    std::vector<uint16_t> lists;
+    std::vector<std::pair<uint16_t, uint8_t>> lists;  // slot, what the instruction expects
     for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
       if (!in_region_[pc]) continue;
       const Instr& in = fn_.code[pc];
@@ -489,14 +495,16 @@ class Lowerer {
       bool writes_a = uses_of(in.op).a != Use::None && in.op != Op::SEQ_SET && in.op != Op::SEQ_PUSH;
       if (writes_a && in.a < n) written[in.a] = true;
       if (in.op == Op::TAKE && in.b < n) written[in.b] = true;
-      if (in.op == Op::SEQ_GET || in.op == Op::SEQ_SET || in.op == Op::SEQ_PUSH) lists.push_back(in.b);
+      if (in.op == Op::SEQ_GET || in.op == Op::SEQ_SET || in.op == Op::SEQ_PUSH)
+        lists.push_back({in.b, in.op != Op::SEQ_PUSH && in.imm == 1 ? kAssumeNarrow : kAssumePlain});
     }
+    for (auto [s, kind] : lists)
+      if (s < n && !written[s]) assume_[s] = assume_[s] == kAssumeNone || assume_[s] == kind ? kind : uint8_t{kAssumeMixed};
     bool any = false;
-    for (uint16_t s : lists)
-      if (s < n && !written[s]) assume_plain_[s] = any = true;
+    for (uint8_t kind : assume_) any = any || kind == kAssumePlain || kind == kAssumeNarrow;
     return any;
   }
-  bool known_plain(uint32_t s) const { return version_ == 1 && s < assume_plain_.size() && assume_plain_[s]; }
+  bool known_as(uint32_t s, uint8_t kind) const { return version_ == 1 && s < assume_.size() && assume_[s] == kind; }
 
   // ---- instructions -------------------------------------------------------------------------
 
@@ -780,11 +788,35 @@ class Lowerer {
       }
       case Op::SEQ_GET: case Op::SEQ_SET: {
         if (!layout_.ok) return step(pc);
+        if (in.imm == 1) {
+          // lowered as a narrow list (one byte a row): checked narrow and in range, its byte in
+          // place (EventList::get / set_value; a bool slot holds 0 or 1, so its low byte is the
+          // row); else pure_step does the rest or faults, as for a plain list
+          aj::Label slow = slow_path(pc);
+          A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
+          if (!known_as(in.b, kAssumeNarrow)) {
+            keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.narrow))));
+            keep(as_.cbz(A::w11, slow));
+          }
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+          keep(as_.cmp(pos, s3));
+          keep(as_.b(CC::kHS, slow));
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.bytes))));
+          if (in.op == Op::SEQ_GET) {
+            A::Gp r = home_[in.a].kind == Home::Gp ? gp_home(in.a) : A::Gp(A::x12);
+            keep(as_.ldrb(r.w(), aj::arm::ptr(s3, pos)));  // zero-extends into the x register
+            gp_commit(in.a, r);
+          } else {
+            A::Gp v = gp_in(in.a, A::x12);
+            keep(as_.strb(v.w(), aj::arm::ptr(s3, pos)));
+          }
+          return next(pc);
+        }
         // a plain sequence (one non-text cell per row) in range: its cell in place (the checks of
         // exec_SEQ_GET / exec_SEQ_SET); else pure_step does the rest or faults
         aj::Label slow = slow_path(pc);
         A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
-        if (!known_plain(in.b)) {
+        if (!known_as(in.b, kAssumePlain)) {
           keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
           keep(as_.cbz(A::w11, slow));
         }
@@ -814,7 +846,7 @@ class Lowerer {
         // which grows the list (or faults) as the interpreter does
         aj::Label slow = slow_path(pc);
         A::Gp l = gp_in(in.b, s1);
-        if (!known_plain(in.b)) {
+        if (!known_as(in.b, kAssumePlain)) {
           keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
           keep(as_.cbz(A::w11, slow));
         }

@@ -251,6 +251,66 @@ TEST_CASE("a64: a loop whose lists cannot change gets a second version without t
 }
 
 namespace {
+// LDRB (unsigned offset) and LDRB/STRB (register offset, LSL #0), as GNU as gives them:
+// `ldrb w11, [x23, #40]` = 3940a2eb, `ldrb w24, [x11, x22]` = 38766978, `strb w24, [x11, x22]` =
+// 38366978; `cmp x22, x11` = eb0b02df; `cbz w11` = 3400000b with its offset left out.
+uint32_t ldrb_imm(uint32_t t, uint32_t n, uint32_t off) { return 0x39400000u | off << 10 | n << 5 | t; }
+uint32_t ldrb_reg(uint32_t t, uint32_t n, uint32_t m) { return 0x38606800u | m << 16 | n << 5 | t; }
+uint32_t strb_reg(uint32_t t, uint32_t n, uint32_t m) { return 0x38206800u | m << 16 | n << 5 | t; }
+uint32_t ldr_x_at(uint32_t t, uint32_t n, uint32_t off) { return 0xF9400000u | (off / 8) << 10 | n << 5 | t; }
+W cbz_w(uint32_t t) { return W{0x34000000u | t, 0xFF00001F}; }
+constexpr uint32_t kHS = 0x2;
+}  // namespace
+
+TEST_CASE("a64: SEQ_GET/SEQ_SET hinted narrow read and write the list's byte in place, checked narrow and in range") {
+  // LOOP; s3 = s1[s0] (SEQ_GET, IMM 1); s1[s0] = s3 (SEQ_SET, IMM 1); s0 += 1; if s0 < s2 go back.
+  // By weight: s0 in x22, s1 (the list) in x23, s3 in x24, s2 in x25.
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::SEQ_GET, 3, 1, 0, 1}, Instr{Op::SEQ_SET, 3, 1, 0, 1},
+                     Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -4}});
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  const pure::rt::EventList::NativeLayout layout = pure::rt::EventList::native_layout();
+  if (!layout.ok) return;  // then both run through pure_step
+  REQUIRE(layout.narrow < 4096);
+  auto count_of = [&](const std::vector<W>& seq) {
+    size_t n = 0;
+    for (size_t i = 0; i + seq.size() <= e.words.size(); ++i)
+      if (contains(std::vector<uint32_t>(e.words.begin() + static_cast<long>(i), e.words.begin() + static_cast<long>(i + seq.size())), seq)) ++n;
+    return n;
+  };
+  const W narrow_check{ldrb_imm(11, 23, layout.narrow)}, cbz_check = cbz_w(11);
+  const std::vector<W> get = {{ldr_x_at(11, 23, layout.count)}, {0xEB0B02DF}, b_cond(kHS), {ldr_x_at(11, 23, layout.bytes)},
+                              {ldrb_reg(24, 11, 22)}};
+  const std::vector<W> set = {{ldr_x_at(11, 23, layout.count)}, {0xEB0B02DF}, b_cond(kHS), {ldr_x_at(11, 23, layout.bytes)},
+                              {strb_reg(24, 11, 22)}};
+  // the general version checks the narrow flag at each instruction
+  std::vector<W> checked_get = {narrow_check, cbz_check};
+  checked_get.insert(checked_get.end(), get.begin(), get.end());
+  std::vector<W> checked_set = {narrow_check, cbz_check};
+  checked_set.insert(checked_set.end(), set.begin(), set.end());
+  CHECK(count_of(checked_get) == 1);
+  CHECK(count_of(checked_set) == 1);
+  // the second version, entered when s1 is narrow (checked once at entry), does not
+  CHECK(count_of({{ldrb_imm(10, 23, layout.narrow)}, cbz_w(10)}) == 1);
+  CHECK(count_of(get) == 2);
+  CHECK(count_of(set) == 2);
+  CHECK(count_of({narrow_check}) == 2);
+  // never the plain flag, and never a cell (8-byte) access of the rows
+  CHECK(count_of({{ldrb_imm(11, 23, layout.plain)}}) == 0);
+  CHECK(count_of({{ldrb_imm(10, 23, layout.plain)}}) == 0);
+  CHECK(e.text.find("lsl #3") == std::string::npos);
+
+  // a list a SEQ_PUSH (a plain list's path) and a narrow SEQ_GET both use is assumed neither: no
+  // second version
+  auto g = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::SEQ_GET, 3, 1, 0, 1}, Instr{Op::SEQ_PUSH, 3, 1, 0, 0},
+                     Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -4}});
+  Emitted h = emit(*g);
+  CAPTURE(h.text);
+  CHECK(h.text.find("ldrb w10") == std::string::npos);
+  CHECK(h.text.find("ldrb w11") != std::string::npos);
+}
+
+namespace {
 // LDR/STR (unsigned offset) of an X or W register: the words GNU as gives for these forms
 // (`ldr x9, [x19, #48]` = f9401a69, `ldr w13, [x9, #56]` = b940392d, `str x13, [x9, #32]` =
 // f900112d); the offsets of the iterator's fields are the build's (vm::iterator_layout()).
