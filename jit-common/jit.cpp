@@ -73,6 +73,7 @@ uint64_t loop_instructions(const vm::Function& function, const vm::LoopInfo& loo
 }
 
 struct Job {
+  const vm::Program* program;
   const vm::Function* function;
   uint32_t loop;
 };
@@ -106,7 +107,7 @@ struct Jit::Impl {
     if (entry) {
       vm::publish_loop(loop, entry);
     } else {
-      vm::reject_loop(loop);
+      vm::reject_loop(*job.program, loop);
       if (debug) std::fprintf(stderr, "pure-jit: %s loop %u not compiled: %s\n", job.function->name.c_str(), job.loop, error.c_str());
     }
     std::lock_guard<std::mutex> guard(lock);
@@ -160,22 +161,22 @@ void Jit::stop() {
   if (impl_->worker.joinable()) impl_->worker.join();
 }
 
-void Jit::hot(const vm::Program&, const vm::Function& function, uint32_t loop) {
+void Jit::hot(const vm::Program& program, const vm::Function& function, uint32_t loop) {
   const vm::LoopInfo& info = function.loops[loop];
   if (native_share(*impl_->kind, function, info) < impl_->options.min_native_share) {
-    vm::reject_loop(info);
+    vm::reject_loop(program, info);
     std::lock_guard<std::mutex> guard(impl_->lock);
     ++impl_->stats.rejected;
     return;
   }
   if (impl_->options.synchronous) {
-    impl_->compile(Job{&function, loop});
+    impl_->compile(Job{&program, &function, loop});
     return;
   }
   {
     std::lock_guard<std::mutex> guard(impl_->lock);
     if (impl_->stopping) return;
-    impl_->queue.push_back(Job{&function, loop});
+    impl_->queue.push_back(Job{&program, &function, loop});
     if (!impl_->worker.joinable()) impl_->worker = std::thread([this] { impl_->run(); });
   }
   impl_->wake.notify_one();
