@@ -421,10 +421,16 @@ const char* kOneCompiled =
     "fn pad(n: int) -> text {\n var s = \"\"\n for i in 0 .. n { s = s + text(i % 10) + \";\" }\n return s\n}\n"
     "fn main() {\n var s = \"\"\n for i in 0 .. 40 { s = s + text(i) + \",\" }\n print(s.len())\n"
     " print(pad(30).len())\n var t = 0\n for i in 0 .. 500 { t = (t * 31 + i) % 1000003 }\n print(t)\n}\n";
-// A rejected loop in main and one in a function nobody calls (never hot: undecided for ever).
+// A rejected loop in main and one that would compile in a function nobody calls (never hot:
+// undecided for ever).
 const char* kOneUnreached =
-    "fn never(n: int) -> text {\n var s = \"\"\n for i in 0 .. n { s = s + text(i) }\n return s\n}\n"
+    "fn never(n: int) -> int {\n var t = 0\n for i in 0 .. n { t = (t * 31 + i) % 1000003 }\n return t\n}\n"
     "fn main() {\n var s = \"\"\n for i in 0 .. 40 { s = s + text(i) + \",\" }\n print(s.len())\n}\n";
+// kAllRejected with pad's loop run 3 times: below a threshold of 10 it never gets hot itself.
+const char* kFewPasses =
+    "fn pad(n: int) -> text {\n var s = \"\"\n for i in 0 .. n { s = s + text(i % 10) + \";\" }\n return s\n}\n"
+    "fn main() {\n var s = \"\"\n for i in 0 .. 40 { s = s + text(i) + \",\" }\n print(s.len())\n"
+    " print(pad(3).len())\n}\n";
 
 pure::jit::Options by_default_options(bool synchronous, uint32_t threshold) {
   pure::jit::Options o;
@@ -468,6 +474,18 @@ TEST_CASE("jit: a program whose loops are all rejected stops its tier check; a c
         CHECK(r.rejected == 1);
         CHECK(r.open_loops == 1);  // never's loop is undecided: the check stays (slower, correct)
         CHECK(r.tier_stops == 0);
+        CHECK(r.compiled == 0);
+      }
+      {
+        // pad's loop never gets hot when the threshold is 10; the tier rejects it with main's
+        // (its share is known without running it), so main's VM stops at main's hot loop
+        pure::jit::Jit jit(pure::jit::native_backend(), by_default_options(synchronous, threshold));
+        Run r = run(kFewPasses, &jit);
+        check_same(run(kFewPasses, nullptr), r);
+        CHECK(r.rejected == 2);
+        CHECK(r.open_loops == 0);
+        CHECK(r.tier_stops == 1);
+        CHECK(jit.stats().rejected == 2);
       }
     }
   }
