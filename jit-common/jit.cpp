@@ -73,6 +73,7 @@ uint64_t loop_instructions(const vm::Function& function, const vm::LoopInfo& loo
 }
 
 struct Job {
+  const vm::Program* program;
   const vm::Function* function;
   uint32_t loop;
 };
@@ -106,7 +107,7 @@ struct Jit::Impl {
     if (entry) {
       vm::publish_loop(loop, entry);
     } else {
-      vm::reject_loop(loop);
+      vm::reject_loop(*job.program, loop);
       if (debug) std::fprintf(stderr, "pure-jit: %s loop %u not compiled: %s\n", job.function->name.c_str(), job.loop, error.c_str());
     }
     std::lock_guard<std::mutex> guard(lock);
@@ -160,22 +161,46 @@ void Jit::stop() {
   if (impl_->worker.joinable()) impl_->worker.join();
 }
 
-void Jit::hot(const vm::Program&, const vm::Function& function, uint32_t loop) {
+void Jit::hot(const vm::Program& program, const vm::Function& function, uint32_t loop) {
   const vm::LoopInfo& info = function.loops[loop];
-  if (native_share(*impl_->kind, function, info) < impl_->options.min_native_share) {
-    vm::reject_loop(info);
+  const double cut = impl_->options.min_native_share;
+  // A loop's native share is fixed by its code, so every other loop of the program still
+  // undecided that would be rejected when it got hot is rejected now, claimed first as tier_up()
+  // claims a hot loop (interpreted -> queued), so each loop is decided once whichever thread gets
+  // there first. A program whose loops all compile too little then stops its tier check at its
+  // first hot loop (vm/driver.cpp), not only once every loop has got hot, which loops of fewer
+  // passes than the threshold never do (textkeys' first and last). Loops that would compile stay
+  // undecided and are measured again at the next hot(): at most once per loop of the program.
+  uint32_t early = 0;
+  if (cut > 0)
+    for (const vm::Function& f : program.functions)
+      for (const vm::LoopInfo& other : f.loops) {
+        uint8_t expected = static_cast<uint8_t>(vm::LoopState::Interpreted);
+        if (&other == &info || other.state.load(std::memory_order_relaxed) != expected ||
+            native_share(*impl_->kind, f, other) >= cut ||
+            !other.state.compare_exchange_strong(expected, static_cast<uint8_t>(vm::LoopState::Queued)))
+          continue;
+        vm::reject_loop(program, other);
+        ++early;
+      }
+  if (early) {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    impl_->stats.rejected += early;
+  }
+  if (native_share(*impl_->kind, function, info) < cut) {
+    vm::reject_loop(program, info);
     std::lock_guard<std::mutex> guard(impl_->lock);
     ++impl_->stats.rejected;
     return;
   }
   if (impl_->options.synchronous) {
-    impl_->compile(Job{&function, loop});
+    impl_->compile(Job{&program, &function, loop});
     return;
   }
   {
     std::lock_guard<std::mutex> guard(impl_->lock);
     if (impl_->stopping) return;
-    impl_->queue.push_back(Job{&function, loop});
+    impl_->queue.push_back(Job{&program, &function, loop});
     if (!impl_->worker.joinable()) impl_->worker = std::thread([this] { impl_->run(); });
   }
   impl_->wake.notify_one();

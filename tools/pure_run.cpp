@@ -231,7 +231,12 @@ int main(int argc, char** argv) {
 #ifdef PURE_HAVE_JIT
   if (jit) {
     jit->stop();  // cancels queued compiles, waits for the one in flight
-    if (jit_env.stats) std::fprintf(stderr, "%s\n", pure::jit::stats_line(jit->stats()).c_str());
+    if (jit_env.stats) {
+      std::string line = pure::jit::stats_line(jit->stats());
+      // every loop rejected: the run (from its next loop pass on) checked no loop any more
+      if (program->open_loops.load() == 0) line += "; every loop rejected: tier check off";
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
 #endif
   if (failure) std::fputs(failure->render(path).c_str(), stderr);  // before the store is torn down

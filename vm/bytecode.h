@@ -82,6 +82,10 @@ struct LoopInfo {
 enum class LoopState : uint8_t { Interpreted, Queued, Compiled, Rejected };
 inline constexpr uint32_t kLoopParked = UINT32_MAX - 1;
 inline constexpr uint32_t kLoopNative = UINT32_MAX;
+// Every loop of the program is rejected (Program::open_loops is 0): the counter sends the
+// interpreter out of line once more, where tier_up() turns that VM's tier check off. Above any
+// threshold (VMCore::tier_threshold is at most kLoopParked - 1), so the inline check never counts it.
+inline constexpr uint32_t kLoopRecheck = UINT32_MAX - 2;
 
 // The index of no loop: Program::loop_hits[0] holds kLoopParked for ever, so the tier check
 // passes it by as a parked loop, without a test of its own. A LOOP or ITER_NEXT that heads no loop
@@ -153,6 +157,13 @@ struct Program {
   // Every loop's pass counter (LoopInfo::hits), by LoopInfo::index; written by engines (any thread).
   // Element kNoLoopIndex (0) is no loop's and holds kLoopParked for ever.
   std::unique_ptr<std::atomic<uint32_t>[]> loop_hits;
+  uint32_t loop_count = 0;  // loops of all functions: loop_hits has loop_count + 1 elements
+  // Tier-up (vm/driver.cpp): the loops not rejected, i.e. interpreted (never hot yet), queued or
+  // compiled. reject_loop counts it down; Rejected is final, so once it is 0 it stays 0, no loop
+  // can reach native code any more, and a VM with a Tier stops checking loops (core.tier_up = 0):
+  // at the loop it passes next, or when it is made (the next invocation).
+  mutable std::atomic<uint32_t> open_loops{0};
+  mutable std::atomic<uint32_t> tier_stops{0};  // VMs that turned their tier check off that way
   ~Program();
 };
 

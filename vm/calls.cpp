@@ -25,7 +25,8 @@ static thread_local std::unique_ptr<MachineMemory> t_spare_memory;
 
 VM::VM(const Program& p, rt::Store* s, const RunOptions& o)
     : core{static_cast<int64_t>(std::min<uint64_t>(o.max_steps, INT64_MAX)), nullptr, this,
-           o.tier != nullptr, 0, o.tier ? std::min(o.tier->threshold, kLoopParked - 1) : 0, nullptr, p.loop_hits.get()},
+           // a Program whose loops are all rejected has nothing left to tier up: no check at all
+           o.tier != nullptr && p.open_loops.load(std::memory_order_seq_cst) != 0, 0, o.tier ? std::min(o.tier->threshold, kLoopParked - 1) : 0, nullptr, p.loop_hits.get()},
       prog(p), store(s), options(o), memory(t_spare_memory ? std::move(t_spare_memory) : std::make_unique<MachineMemory>()) {
   stack = memory->stack.get();
   core.stack_end = stack + kStackSlots;

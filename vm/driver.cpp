@@ -164,6 +164,30 @@ void StepEngine::run(VM& vm, Slot* base, const Instr* ip) {
 
 // ---- tier-up -------------------------------------------------------------------------------------
 
+void reject_loop(const Program& program, const LoopInfo& loop) {
+  loop.state.store(static_cast<uint8_t>(LoopState::Rejected), std::memory_order_release);
+  uint32_t open = program.open_loops.fetch_sub(1, std::memory_order_seq_cst);
+  PURE_ASSERT(open > 0 && open <= program.loop_count);
+  if (open != 1) {
+    loop.hits.store(kLoopParked, std::memory_order_seq_cst);
+    return;
+  }
+  // the last open loop: none is interpreted, queued or compiled, and none ever will be. Every
+  // counter goes out of line once more, so a VM still checking stops at its next pass of any loop
+  // (not only this one). A store a racing tier_up() makes over one of these only means that VM
+  // checks on until its next invocation: slower, never different.
+  for (uint32_t i = 1; i <= program.loop_count; ++i) program.loop_hits[i].store(kLoopRecheck, std::memory_order_seq_cst);
+}
+
+// Every loop of the program is rejected for good: this VM's LOOP and ITER_NEXT stop checking,
+// as without a Tier (the steps they spend are the same either way).
+static bool all_rejected(VM& vm) {
+  if (vm.prog.open_loops.load(std::memory_order_seq_cst) != 0) return false;
+  vm.core.tier_up = 0;
+  vm.prog.tier_stops.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, uint32_t index) {
   const Function& fn = *vm.calls.back().fn;
   // a function's loops have consecutive program-wide indexes (vm/load.cpp): the id is the offset
@@ -179,10 +203,14 @@ const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, uint32_t index) {
     PURE_ASSERT(next != nullptr);
     return next;
   }
+  if (all_rejected(vm)) return nullptr;  // the counter stays kLoopRecheck for other VMs
+  PURE_ASSERT(L.hits.load(std::memory_order_acquire) != kLoopRecheck || vm.prog.open_loops.load() == 0);
   uint8_t expected = static_cast<uint8_t>(LoopState::Interpreted);
   if (L.state.load(std::memory_order_relaxed) != expected) {
-    // queued or rejected (another thread's count may have overwritten the mark)
-    L.hits.store(kLoopParked, std::memory_order_relaxed);
+    // queued or rejected (another thread's count may have overwritten the mark); stored before
+    // open_loops is read again, so that a reject_loop racing with this leaves kLoopRecheck
+    L.hits.store(kLoopParked, std::memory_order_seq_cst);
+    all_rejected(vm);
     return nullptr;
   }
   uint32_t hits = L.hits.load(std::memory_order_relaxed);
@@ -191,8 +219,9 @@ const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, uint32_t index) {
   if (hits >= vm.core.tier_threshold &&
       L.state.compare_exchange_strong(expected, static_cast<uint8_t>(LoopState::Queued))) {
     // parked before hot(): a compile that ends inside hot() marks it kLoopNative after this
-    L.hits.store(kLoopParked, std::memory_order_relaxed);
+    L.hits.store(kLoopParked, std::memory_order_seq_cst);
     vm.options.tier->hot(vm.prog, fn, loop);
+    all_rejected(vm);  // hot() may have rejected the last open loop
   }
   return nullptr;
 }

@@ -106,9 +106,9 @@ inline void publish_loop(const LoopInfo& loop, NativeLoop entry) {
   loop.state.store(static_cast<uint8_t>(LoopState::Compiled), std::memory_order_release);
   loop.hits.store(kLoopNative, std::memory_order_release);
 }
-inline void reject_loop(const LoopInfo& loop) {
-  loop.state.store(static_cast<uint8_t>(LoopState::Rejected), std::memory_order_release);
-  loop.hits.store(kLoopParked, std::memory_order_relaxed);
-}
+// Rejecting a loop counts Program::open_loops down; the last one marks every counter of the
+// program kLoopRecheck, so that each VM still checking leaves its tier check off at its next loop
+// pass (vm/driver.cpp). A loop is rejected at most once (hot() is called once per loop).
+void reject_loop(const Program& program, const LoopInfo& loop);
 
 }  // namespace pure::vm

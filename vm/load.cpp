@@ -594,6 +594,8 @@ std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error,
   }
   p->loop_hits = std::make_unique<std::atomic<uint32_t>[]>(loops + 1);
   p->loop_hits[kNoLoopIndex].store(kLoopParked, std::memory_order_relaxed);
+  p->loop_count = static_cast<uint32_t>(loops);
+  p->open_loops.store(static_cast<uint32_t>(loops), std::memory_order_relaxed);
   uint32_t next = kNoLoopIndex + 1;
   for (Function& f : p->functions) {
     uint32_t first = next;

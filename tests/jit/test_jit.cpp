@@ -20,6 +20,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
@@ -37,6 +38,9 @@ struct Run {
   int64_t leaked_texts = 0;
   uint32_t loops = 0, compiled = 0, rejected = 0;  // the program's loops and their final states
   uint32_t parked = 0, native = 0;  // loops whose pass counter says queued/rejected, or compiled
+  uint32_t recheck = 0;             // loops whose counter says every loop is rejected (kLoopRecheck)
+  uint32_t open_loops = 0;          // Program::open_loops at the end: loops not rejected
+  uint32_t tier_stops = 0;          // Program::tier_stops: VMs that turned their tier check off
 };
 
 struct Config {
@@ -63,7 +67,10 @@ Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}
         out.rejected += state == vm::LoopState::Rejected;
         out.parked += l.hits.load() == vm::kLoopParked;
         out.native += l.hits.load() == vm::kLoopNative;
+        out.recheck += l.hits.load() == vm::kLoopRecheck;
       }
+    out.open_loops = program.open_loops.load();
+    out.tier_stops = program.tier_stops.load();
   });
   out.compile_errors = std::move(r.compile_errors);
   out.output = std::move(r.output);
@@ -491,10 +498,168 @@ TEST_CASE("jit: a loop that compiles too little stays interpreted; forcing it gi
   check_same(run(texts, nullptr), r);
   CHECK(r.rejected == 1);
   CHECK(r.compiled == 0);
-  CHECK(r.parked == 1);  // the interpreter's inline check passes it by without calling tier_up
+  // the program's only loop: rejecting it leaves nothing to tier up, so the run stops checking
+  // (issue 12); its counter stays kLoopRecheck, which sends any other VM out of line once
+  CHECK(r.recheck == 1);
+  CHECK(r.open_loops == 0);
+  CHECK(r.tier_stops == 1);
   CHECK(by_default.stats().rejected == 1);
   Run f = both(texts);  // eager_jit compiles whatever the share
   CHECK(f.compiled == 1);
+}
+
+// Issue 12: a program whose loops are all rejected pays the interpreter's one flag test per pass,
+// not the tier check. Program::open_loops counts the loops not rejected; tier_stops the VMs that
+// turned their check off when it reached 0.
+namespace {
+// Two loops that compile too little (INT_TEXT and CONCAT through pure_step), in main and in a
+// function main calls; the budget is spent in the second when max_steps is small.
+const char* kAllRejected =
+    "fn pad(n: int) -> text {\n var s = \"\"\n for i in 0 .. n { s = s + text(i % 10) + \";\" }\n return s\n}\n"
+    "fn main() {\n var s = \"\"\n for i in 0 .. 40 { s = s + text(i) + \",\" }\n print(s.len())\n"
+    " print(pad(30).len())\n}\n";
+// The same with a third loop that compiles (all native).
+const char* kOneCompiled =
+    "fn pad(n: int) -> text {\n var s = \"\"\n for i in 0 .. n { s = s + text(i % 10) + \";\" }\n return s\n}\n"
+    "fn main() {\n var s = \"\"\n for i in 0 .. 40 { s = s + text(i) + \",\" }\n print(s.len())\n"
+    " print(pad(30).len())\n var t = 0\n for i in 0 .. 500 { t = (t * 31 + i) % 1000003 }\n print(t)\n}\n";
+// A rejected loop in main and one that would compile in a function nobody calls (never hot:
+// undecided for ever).
+const char* kOneUnreached =
+    "fn never(n: int) -> int {\n var t = 0\n for i in 0 .. n { t = (t * 31 + i) % 1000003 }\n return t\n}\n"
+    "fn main() {\n var s = \"\"\n for i in 0 .. 40 { s = s + text(i) + \",\" }\n print(s.len())\n}\n";
+// kAllRejected with pad's loop run 3 times: below a threshold of 10 it never gets hot itself.
+const char* kFewPasses =
+    "fn pad(n: int) -> text {\n var s = \"\"\n for i in 0 .. n { s = s + text(i % 10) + \";\" }\n return s\n}\n"
+    "fn main() {\n var s = \"\"\n for i in 0 .. 40 { s = s + text(i) + \",\" }\n print(s.len())\n"
+    " print(pad(3).len())\n}\n";
+
+pure::jit::Options by_default_options(bool synchronous, uint32_t threshold) {
+  pure::jit::Options o;
+  o.threshold = threshold;
+  o.synchronous = synchronous;
+  return o;
+}
+}  // namespace
+
+TEST_CASE("jit: a program whose loops are all rejected stops its tier check; a compiled or unreached loop keeps it") {
+  for (bool synchronous : {true, false}) {
+    for (uint32_t threshold : {0u, 10u}) {
+      CAPTURE(synchronous);
+      CAPTURE(threshold);
+      {
+        pure::jit::Jit jit(pure::jit::native_backend(), by_default_options(synchronous, threshold));
+        Run r = run(kAllRejected, &jit);
+        check_same(run(kAllRejected, nullptr), r);
+        CHECK(r.loops == 2);
+        CHECK(r.rejected == 2);
+        CHECK(r.open_loops == 0);
+        CHECK(r.tier_stops == 1);  // main's VM, at the second rejection
+        CHECK(r.recheck == 2);     // every counter, for any other VM
+        CHECK(jit.stats().rejected == 2);
+      }
+      {
+        pure::jit::Jit jit(pure::jit::native_backend(), by_default_options(synchronous, threshold));
+        Run r = run(kOneCompiled, &jit);
+        check_same(run(kOneCompiled, nullptr), r);
+        CHECK(r.loops == 3);
+        CHECK(r.rejected == 2);
+        CHECK(r.compiled == 1);  // in the background too: run() drains before it looks
+        CHECK(r.open_loops == 1);
+        CHECK(r.tier_stops == 0);
+        CHECK(r.recheck == 0);
+      }
+      {
+        pure::jit::Jit jit(pure::jit::native_backend(), by_default_options(synchronous, threshold));
+        Run r = run(kOneUnreached, &jit);
+        check_same(run(kOneUnreached, nullptr), r);
+        CHECK(r.rejected == 1);
+        CHECK(r.open_loops == 1);  // never's loop is undecided: the check stays (slower, correct)
+        CHECK(r.tier_stops == 0);
+        CHECK(r.compiled == 0);
+      }
+      {
+        // pad's loop never gets hot when the threshold is 10; the tier rejects it with main's
+        // (its share is known without running it), so main's VM stops at main's hot loop
+        pure::jit::Jit jit(pure::jit::native_backend(), by_default_options(synchronous, threshold));
+        Run r = run(kFewPasses, &jit);
+        check_same(run(kFewPasses, nullptr), r);
+        CHECK(r.rejected == 2);
+        CHECK(r.open_loops == 0);
+        CHECK(r.tier_stops == 1);
+        CHECK(jit.stats().rejected == 2);
+      }
+    }
+  }
+  // budgets spent before, at and after the stop give the interpreter's errors and bytes
+  pure::jit::Jit jit(pure::jit::native_backend(), by_default_options(true, 0));
+  for (uint64_t budget : {1u, 5u, 40u, 41u, 42u, 43u, 60u, 71u, 72u, 73u, 74u, 200u}) {
+    CAPTURE(budget);
+    Config c;
+    c.max_steps = budget;
+    check_same(run(kAllRejected, nullptr, c), run(kAllRejected, &jit, c));
+  }
+}
+
+TEST_CASE("jit: a program whose loops are all rejected starts its next invocations without the tier check") {
+  using namespace pure;
+  std::unique_ptr<vm::Program> program = test::compile_module(
+      "list pts by id: int { v: int = 0 }\nevent fill(n: int) {\n var s = \"\"\n for i in 0 .. n { s = s + text(i) + \",\" }\n pts[n].v = s.len()\n}\n", "t.pure");
+  REQUIRE(program->loop_count == 1);
+  std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
+  jit::Jit jit(jit::native_backend(), by_default_options(true, 0));
+  vm::RunOptions options;
+  options.tier = &jit;
+  int fill = vm::find_function(*program, "fill");
+  REQUIRE(fill >= 0);
+  std::vector<vm::Value> args{vm::Value::of_int(5)};
+  CHECK(vm::call_event(*program, *store, static_cast<uint32_t>(fill), args, options).ok);
+  CHECK(program->open_loops.load() == 0);  // fill's loop compiles too little (INT_TEXT, CONCAT)
+  CHECK(program->tier_stops.load() == 1);
+  for (int k = 0; k < 3; ++k) CHECK(vm::call_event(*program, *store, static_cast<uint32_t>(fill), args, options).ok);
+  // the later VMs were made with the check off: none went out of line at the kLoopRecheck counter
+  CHECK(program->tier_stops.load() == 1);
+}
+
+TEST_CASE("jit: several VMs on one program on different threads stop their tier checks safely") {
+  using namespace pure;
+  std::unique_ptr<vm::Program> program = test::compile_module(kAllRejected, "t.pure");
+  std::string expected;
+  {
+    std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
+    vm::RunOptions o;
+    o.write_output = [&](std::string_view s) { expected.append(s); };
+    REQUIRE(!vm::run_main(*program, *store, o));
+  }
+  jit::Jit jit(jit::native_backend(), by_default_options(false, 3));  // background compiles
+  constexpr int kThreads = 4;
+  std::vector<std::string> outputs(kThreads);
+  std::vector<bool> failed(kThreads, false);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 5; ++k) {
+        std::unique_ptr<rt::Store> store = rt::make_store(program->stored);
+        vm::RunOptions o;
+        o.tier = &jit;
+        o.write_output = [&](std::string_view s) { outputs[t].append(s); };
+        if (vm::run_main(*program, *store, o)) failed[t] = true;
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  jit.drain();
+  std::string five;
+  for (int k = 0; k < 5; ++k) five += expected;
+  for (int t = 0; t < kThreads; ++t) {
+    CHECK(!failed[t]);
+    CHECK(outputs[t] == five);
+  }
+  CHECK(program->open_loops.load() == 0);
+  CHECK(jit.stats().rejected == 2);
+  // at least the VM that rejected the last loop stopped; at most one per VM that was running
+  // then (a VM made afterwards starts with the check off)
+  CHECK(program->tier_stops.load() >= 1);
+  CHECK(program->tier_stops.load() <= kThreads);
 }
 
 TEST_CASE("jit: loops over stored lists compile by default where ITER_NEXT is native (leaf runs)") {
