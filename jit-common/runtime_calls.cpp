@@ -56,14 +56,7 @@ double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
 // vm::st_iter is ST_ITER itself; a fault is kept as pure_step keeps one (vm/driver.cpp).
 uint64_t pure_jit_st_iter(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip) noexcept {
   pure::vm::VM& vm = *core->vm;
-  try {
-    pure::vm::st_iter(vm, base, ip);
-    return 1;
-  } catch (pure::vm::Fault& f) {
-    vm.pending = std::move(f);
-  } catch (const std::bad_alloc& e) {
-    vm.pending = pure::vm::Fault{pure::vm::out_of_memory_message(e), ip};
-  }
+  if (pure::vm::keep_fault(vm, ip, [&] { pure::vm::st_iter(vm, base, ip); })) return 1;
   core->faulted = 1;
   return 0;
 }

@@ -237,15 +237,9 @@ extern "C" const pure::vm::Instr* pure_step(pure::vm::VMCore* core, pure::vm::Sl
   // step() never tiers up: native code that steps over a loop head must not re-enter itself
   uint32_t tier = core->tier_up;
   core->tier_up = 0;
-  try {
-    ip = step(vm, *base, ip);
-  } catch (Fault& f) {
-    vm.pending = std::move(f);
-    ip = kFaulted;
-  } catch (const std::bad_alloc& e) {
-    vm.pending = Fault{out_of_memory_message(e), ip};
-    ip = kFaulted;
-  }
+  const Instr* next = kFaulted;
+  keep_fault(vm, ip, [&] { next = step(vm, *base, ip); });
+  ip = next;
   core->tier_up = tier;
   core->faulted = ip == kFaulted;
   return ip;

@@ -44,6 +44,22 @@ inline void set_list(Slot& d, rt::EventList* l) {
 std::string out_of_memory_message(const std::bad_alloc& e);
 [[noreturn]] void memory_budget_spent(const Instr* ip);
 
+// The no-throw entries for native code (pure_step, jit-common's runtime calls): runs work(), an
+// instruction at ip, and keeps a fault it raises (or an allocation it could not make) in
+// vm.pending for the interpreter to rethrow, so no exception crosses native code. False: faulted.
+template <class Work>
+bool keep_fault(VM& vm, const Instr* ip, Work&& work) noexcept {
+  try {
+    work();
+    return true;
+  } catch (Fault& f) {
+    vm.pending = std::move(f);
+  } catch (const std::bad_alloc& e) {
+    vm.pending = Fault{out_of_memory_message(e), ip};
+  }
+  return false;
+}
+
 // A new text of len bytes (uninitialised) with room for cap, or the runtime error.
 inline rt::Text* alloc_text(const Instr* ip, uint32_t len, uint32_t cap) {
   try {
