@@ -115,6 +115,37 @@ Run both(const std::string& text, const Config& config = {}) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+Run run_with_budget(const std::string& text, uint64_t budget, pure::vm::Tier* tier) {
+  Config c;
+  c.max_steps = budget;
+  return run(text, tier, c);
+}
+
+// The interpreter's exact need: the fewest steps with which main runs to its end (bisection in
+// [1, hi]).
+uint64_t interpreter_need(const std::string& text, uint64_t hi) {
+  uint64_t lo = 1;
+  while (lo < hi) {
+    uint64_t mid = (lo + hi) / 2;
+    if (run_with_budget(text, mid, nullptr).failed) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Every budget run by both engines: the same result, and a failure, with the budget's message,
+// exactly below the interpreter's need.
+void check_budgets_alike(const std::string& text, const std::vector<uint64_t>& budgets, uint64_t need) {
+  for (uint64_t budget : budgets) {
+    CAPTURE(budget);
+    Run a = run_with_budget(text, budget, nullptr);
+    Run b = run_with_budget(text, budget, &eager_jit());
+    check_same(a, b);
+    CHECK(a.failed == (budget < need));
+    if (a.failed) CHECK(contains(a.error, "step budget spent"));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("jit: every instruction that changes the frame leaves to the interpreter; none runs through pure_step") {
@@ -241,31 +272,13 @@ fn main() {
   print(t)
 }
 )";
-  auto with_budget = [&](uint64_t budget, pure::vm::Tier* tier) {
-    Config c;
-    c.max_steps = budget;
-    return run(p, tier, c);
-  };
-  uint64_t lo = 1, hi = 10000;  // the interpreter's exact need
-  while (lo < hi) {
-    uint64_t mid = (lo + hi) / 2;
-    if (with_budget(mid, nullptr).failed) lo = mid + 1;
-    else hi = mid;
-  }
-  uint64_t need = lo;
+  uint64_t need = interpreter_need(p, 10000);
   CHECK(need > 50);
   // every budget up to 25 (spent in the first passes) and every one just below and at the need
   std::vector<uint64_t> budgets;
   for (uint64_t b = 1; b <= 25; ++b) budgets.push_back(b);
   for (uint64_t b = need - 20; b <= need + 1; ++b) budgets.push_back(b);
-  for (uint64_t budget : budgets) {
-    CAPTURE(budget);
-    Run a = with_budget(budget, nullptr);
-    Run b = with_budget(budget, &eager_jit());
-    check_same(a, b);
-    CHECK(a.failed == (budget < need));
-    if (a.failed) CHECK(contains(a.error, "step budget spent"));
-  }
+  check_budgets_alike(p, budgets, need);
   // an event that spends its budget inside a compiled loop fails alone; main goes on
   const char* ev = R"(list counts by k: int { n: int = 0 }
 event spin(n: int) {
@@ -409,33 +422,15 @@ TEST_CASE("jit: a budget spent in a compiled loop over a seq bool stops both eng
   print("{count} {composite[49]}")
 }
 )";
-  auto with_budget = [&](uint64_t budget, pure::vm::Tier* tier) {
-    Config c;
-    c.max_steps = budget;
-    return run(p, tier, c);
-  };
   Run full = both(p);
   CHECK(full.output == "17 true\n");  // 17 primes below 60
-  uint64_t lo = 1, hi = 100000;  // the interpreter's exact need
-  while (lo < hi) {
-    uint64_t mid = (lo + hi) / 2;
-    if (with_budget(mid, nullptr).failed) lo = mid + 1;
-    else hi = mid;
-  }
-  uint64_t need = lo;
+  uint64_t need = interpreter_need(p, 100000);
   CHECK(need > 100);
   std::vector<uint64_t> budgets;
   for (uint64_t b = 1; b <= 12; ++b) budgets.push_back(b);
   for (uint64_t b = need / 2 - 5; b <= need / 2 + 5; ++b) budgets.push_back(b);
   for (uint64_t b = need - 12; b <= need + 1; ++b) budgets.push_back(b);
-  for (uint64_t budget : budgets) {
-    CAPTURE(budget);
-    Run a = with_budget(budget, nullptr);
-    Run b = with_budget(budget, &eager_jit());
-    check_same(a, b);
-    CHECK(a.failed == (budget < need));
-    if (a.failed) CHECK(contains(a.error, "step budget spent"));
-  }
+  check_budgets_alike(p, budgets, need);
 }
 
 TEST_CASE("jit: a loop compiled all inline takes its slow paths in place (growth, records, out of range, run ends)") {
