@@ -41,6 +41,7 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
       durability_(std::move(durability)),
       options_(options) {
   run_options_.max_steps = options_.max_steps;
+  run_options_.tier = options_.tier;
   uint64_t last = durability_->last_sequence();
   next_sequence_ = last + 1;
   durable_ = last;

@@ -126,6 +126,9 @@ using EventDone = std::function<void(EventReply)>;
 struct OwnerOptions {
   uint64_t max_steps = 10'000'000;  // step budget of each event and query
   size_t max_queue = 100'000;       // events waiting for the owner; more are Unavailable
+  // A JIT's tier-up hook (vm/engine.h) for the events and queries this owner runs; null: interpret.
+  // It must outlive the owner's runs (close() first) and be safe to call from several threads.
+  vm::Tier* tier = nullptr;
   // Called once, on the thread that learns it, when the log fails and the module turns unhealthy.
   std::function<void(const std::string& reason)> on_unhealthy;
 };

@@ -815,6 +815,94 @@ class Lifecycle(unittest.TestCase):
         self.assertEqual(server.proc.stdout.read(), b"")  # main printed nothing: it did not run
 
 
+LOOPS = """list nums by k: int { v: int }
+event fill(n: int) {
+  for i in 0 .. n { nums[i] = { v: i * 3 } }
+}
+event double_up(x: int) {
+  var a = x
+  for i in 0 .. 80 { a = a * 2 }
+  nums[-1] = { v: a }
+}
+query total() -> int {
+  var t = 0
+  for x in nums { t += x.v }
+  return t
+}
+query count_to(n: int) -> int {
+  var t = 0
+  var i = 0
+  while i < n {
+    t += i % 7
+    i += 1
+  }
+  return t
+}
+query scaled(n: int, f: num) -> num {
+  var s = 0.0
+  for i in 0 .. n { s = s + num(i) * f }
+  return s
+}
+"""
+
+
+class JitTier(unittest.TestCase):
+    """pure-serve runs events' and queries' hot loops through the same JIT tier as pure-run (PURE_JIT):
+    every loop compiled on first entry answers byte for byte what the interpreter answers, faults and
+    spent budgets included, and the stats line at shutdown says the loops were compiled. PURE_JIT=sync
+    compiles on the thread that runs the loop, so every loop is native from its first pass on."""
+
+    def setUp(self):
+        help_text = subprocess.run([find_binary(), "--help"], capture_output=True, timeout=20).stdout
+        if b"PURE_JIT=1 (the default)" not in help_text:
+            self.skipTest("this pure-serve has no JIT")
+        self.dir = tempfile.mkdtemp(prefix="pure-serve-jit-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.module = os.path.join(self.dir, "loops.pure")
+        with open(self.module, "w") as f:
+            f.write(LOOPS)
+
+    def session(self, env):
+        server = Server(find_binary(), [self.module], "--max-steps", "50000", "--sync", "none",
+                        data=os.path.join(self.dir, "data-" + env["PURE_JIT"]), env=env)
+        replies = []
+        try:
+            c = Conn(server.port)
+            calls = [("fill", {"n": 500}), ("total", {}), ("fill", {"n": 20}), ("total", {}),
+                     ("double_up", {"x": 1}),           # overflows inside the loop: 409, rolled back
+                     ("total", {}), ("count_to", {"n": 1000}),
+                     ("count_to", {"n": 10000000}),     # spends the step budget inside the loop
+                     ("scaled", {"n": 300, "f": 0.1}), ("fill", {"n": 100000}),  # the budget, in an event
+                     ("total", {})]
+            for name, args in calls:
+                replies.append((name, c.json("POST", "/v1/loops/" + name, args)))
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+        return replies, server
+
+    def test_compiled_loops_answer_as_the_interpreter(self):
+        interpreted, plain = self.session({"PURE_JIT": "0"})
+        compiled, jit = self.session({"PURE_JIT": "sync", "PURE_JIT_THRESHOLD": "0", "PURE_JIT_MIN_SHARE": "0",
+                                      "PURE_JIT_STATS": "1"})
+        self.assertEqual(compiled, interpreted)
+        statuses = [reply[0] for _, reply in interpreted]
+        self.assertEqual(statuses, [200, 200, 200, 200, 409, 200, 200, 409, 200, 409, 200], interpreted)
+        self.assertEqual(plain.log("start")[0]["jit"], "off")
+        self.assertNotEqual(jit.log("start")[0]["jit"], "off")
+        stats = [line for line in jit.lines if line.startswith("pure-jit: ")]
+        self.assertEqual(len(stats), 1, jit.lines)
+        compiled_loops = int(stats[0].split()[1])
+        self.assertGreaterEqual(compiled_loops, 4, stats[0])
+
+    def test_a_malformed_setting_is_a_usage_error(self):
+        p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", os.path.join(self.dir, "d"), self.module],
+                           capture_output=True, timeout=20, env={**os.environ, "PURE_JIT": "sometimes"})
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"pure-serve: ", p.stderr)
+        self.assertIn(b"PURE_JIT", p.stderr)
+
+
 class DocExamples(unittest.TestCase):
     """Every curl command in docs/serve.md's session, run against a fresh server on the ledger
     example, prints what the doc says it prints (a '...' in the doc matches any rest)."""

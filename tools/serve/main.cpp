@@ -17,6 +17,7 @@
 #include "host/file_io.h"
 #include "host/owner.h"
 #include "ir/ir.h"
+#include "jit-common/jit.h"
 #include "tools/compile_module.h"
 #include "tools/serve/api.h"
 #include "tools/serve/http.h"
@@ -116,12 +117,34 @@ int main(int argc, char** argv) {
   app.add_option("--slow-ms", slow_ms, "log requests slower than this")->capture_default_str();
   app.add_flag("--log-requests", log_requests, "log one line per request");
   app.set_version_flag("--version", "pure-serve 0.1");
-  app.footer("Logs are JSON lines on stderr. curl examples: docs/serve.md.");
+#ifdef PURE_HAVE_JIT
+  app.footer("Logs are JSON lines on stderr. curl examples: docs/serve.md.\n"
+             "Environment: PURE_JIT=0 runs events and queries in the interpreter only; PURE_JIT=1 (the default)\n"
+             "compiles their hot loops to machine code on a background thread, as pure-run does (PURE_JIT_THRESHOLD,\n"
+             "PURE_JIT_MIN_SHARE; PURE_JIT_STATS=1 prints the JIT's stats line to stderr at shutdown).");
+#else
+  app.footer("Logs are JSON lines on stderr. curl examples: docs/serve.md.\n"
+             "Environment: PURE_JIT=0 is accepted (this build has no JIT: the interpreter runs everything).");
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
+  }
+
+  // PURE_JIT and friends: the same switches as pure-run (jit-common/jit.h)
+#ifdef PURE_HAVE_JIT
+  const bool jit_available = true;
+  const char* jit_name = pure::jit::native_backend().name;
+#else
+  const bool jit_available = false;
+  const char* jit_name = nullptr;
+#endif
+  pure::jit::EnvSettings jit_env;
+  if (std::string jit_error; !pure::jit::read_env(jit_available, jit_name, jit_env, jit_error)) {
+    std::fprintf(stderr, "pure-serve: %s\n", jit_error.c_str());
+    return kExitUsage;
   }
 
   pure::serve::HttpOptions http;
@@ -202,12 +225,26 @@ int main(int argc, char** argv) {
   }
   for (auto& m : modules) m->dir = data + "/" + m->name;
 
+#ifdef PURE_HAVE_JIT
+  // One tier for every module's events and queries, on every thread. Made after the modules, so
+  // its native code goes before their programs do; the owners that use it close (close_all) first.
+  std::unique_ptr<pure::jit::Jit> jit;
+  if (jit_env.use_jit) jit = std::make_unique<pure::jit::Jit>(pure::jit::native_backend(), jit_env.options);
+  const std::string jit_field = jit ? jit_name : "off";
+#else
+  const std::string jit_field = "off";
+#endif
+
   log_line("start", {{"version", jstr("pure-serve 0.1")},
                      {"modules", jint(static_cast<int64_t>(modules.size()))},
                      {"data", jstr(data)},
-                     {"sync", jstr(sync)}});
+                     {"sync", jstr(sync)},
+                     {"jit", jstr(jit_field)}});
   pure::host::OwnerOptions owner_options;
   owner_options.max_steps = max_steps;
+#ifdef PURE_HAVE_JIT
+  owner_options.tier = jit.get();
+#endif
   owner_options.max_queue = max_queue;
   pure::host::DurableOptions durable_options;
   durable_options.log.sync = sync == "none" ? pure::host::Sync::None : pure::host::Sync::Always;
@@ -313,6 +350,12 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   close_all();  // idempotent: the owners are closed by the drain already
+#ifdef PURE_HAVE_JIT
+  if (jit) {
+    jit->stop();  // cancels queued compiles, waits for the one in flight
+    if (jit_env.stats) std::fprintf(stderr, "%s\n", pure::jit::stats_line(jit->stats()).c_str());
+  }
+#endif
   int code = recovery_failed.load() ? kExitRecovery : kExitOk;
   log_line("shutdown", {{"exit", jint(code)}});
   return code;
