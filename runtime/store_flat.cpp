@@ -3,7 +3,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <new>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace pure::rt::store {
 namespace {
@@ -29,6 +34,44 @@ bool reserve(uint64_t bytes) {
   return true;
 }
 
+bool huge_pages() {
+  static const bool on = [] {
+    const char* s = std::getenv("PURE_FLAT_HUGE");
+    return !(s && std::strcmp(s, "0") == 0);
+  }();
+  return on;
+}
+
+void advise_huge(void* p, uint64_t bytes) {
+#if defined(__linux__)
+  madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without huge pages the rows work the same
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+constexpr uint64_t kHugePage = 2ull << 20;
+
+// The rows' array. A large one (4 MiB or more) is placed on 2 MiB pages where the system has
+// them (Linux's transparent huge pages, asked for with madvise; PURE_FLAT_HUGE=0: never): a
+// prefix seek lands anywhere in it, and with 4 KiB pages most seeks of a 16 MB array also miss
+// the TLB. rows_bytes is what it allocates, rounded up to whole huge pages.
+bool on_huge_pages(uint64_t bytes) { return bytes >= 2 * kHugePage && huge_pages(); }
+uint64_t rows_bytes(uint64_t cells) {
+  uint64_t want = std::max<uint64_t>(cells, 1) * sizeof(Cell);
+  return on_huge_pages(want) ? (want + kHugePage - 1) / kHugePage * kHugePage : want;
+}
+Cell* alloc_rows(uint64_t cells) {
+  uint64_t bytes = rows_bytes(cells);
+  if (on_huge_pages(bytes)) {
+    if (void* p = std::aligned_alloc(kHugePage, bytes)) {
+      advise_huge(p, bytes);
+      return static_cast<Cell*>(p);
+    }
+  }
+  return static_cast<Cell*>(std::malloc(bytes));
+}
+
 }  // namespace
 
 bool flat_eligible(const ListShape& s) {
@@ -47,7 +90,10 @@ void set_flat_policy(const FlatPolicy& p) {
 uint64_t flat_bytes_in_use() { return g_in_use.load(std::memory_order_relaxed); }
 uint64_t flat_builds() { return g_builds.load(std::memory_order_relaxed); }
 
-FlatList::~FlatList() { g_in_use.fetch_sub(bytes_, std::memory_order_relaxed); }
+FlatList::~FlatList() {
+  std::free(rows_);
+  g_in_use.fetch_sub(bytes_, std::memory_order_relaxed);
+}
 
 size_t FlatList::sparse_index(int64_t k) const {
   auto at = std::lower_bound(keys_.begin(), keys_.end(), k);
@@ -68,7 +114,7 @@ std::unique_ptr<FlatList> FlatList::build(const ListShape& s, const TreeRoot& t)
     span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0 when it wraps: the whole int range
     dense = span != 0 && span <= 2 * count + 64;
   }
-  uint64_t row_bytes = count * w * 8;
+  uint64_t row_bytes = rows_bytes(count * w);
   // the worst case for sparse keys: one distinct key a row
   uint64_t index_bytes = dense ? (span + 1) * 4 : (count + 1) * 12;
   uint64_t bytes = row_bytes + index_bytes;
@@ -82,12 +128,13 @@ std::unique_ptr<FlatList> FlatList::build(const ListShape& s, const TreeRoot& t)
   f->width_ = w;
   f->dense_ = dense;
   try {
-    f->rows_.resize(count * w);
-    Cell* out = f->rows_.data();
+    f->rows_ = alloc_rows(count * w);
+    if (!f->rows_) return nullptr;
+    Cell* out = f->rows_;
     std::unique_ptr<Cursor> c = tree_scan(s, t);
     const Cell* first;
     for (size_t n; (n = c->take_run(&first, SIZE_MAX)) > 0; out += n * w) std::copy(first, first + n * w, out);
-    const Cell* rows = f->rows_.data();
+    const Cell* rows = f->rows_;
     if (dense) {
       f->base_ = count ? static_cast<int64_t>(rows[0]) : 0;
       f->span_ = span;

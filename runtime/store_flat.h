@@ -21,6 +21,8 @@ bool flat_eligible(const ListShape& s);
 class FlatList {
  public:
   ~FlatList();
+  FlatList(const FlatList&) = delete;
+  FlatList& operator=(const FlatList&) = delete;
   // The rows whose first key cell is k: *n rows (0 when none) from *first, row_width cells apart.
   void rows_of(Cell k, const Cell** first, size_t* n) const {
     size_t at;
@@ -39,7 +41,7 @@ class FlatList {
       }
     }
     uint32_t from = starts_[at], to = starts_[at + 1];
-    *first = rows_.data() + size_t(from) * width_;
+    *first = rows_ + size_t(from) * width_;
     *n = to - from;
   }
   uint64_t bytes() const { return bytes_; }
@@ -57,7 +59,7 @@ class FlatList {
   bool dense_ = true;
   int64_t base_ = 0;         // dense: the first key of starts_[0]
   uint64_t span_ = 0;        // dense: keys base_ .. base_ + span_ - 1 have an entry
-  std::vector<Cell> rows_;   // count * width_ cells, in key order
+  Cell* rows_ = nullptr;     // count * width_ cells, in key order (malloc'd: store_flat.cpp alloc_rows)
   std::vector<uint32_t> starts_;  // dense: span_ + 1 entries; sparse: keys_.size() + 1
   std::vector<int64_t> keys_;     // sparse: the distinct first keys, ascending
   uint64_t bytes_ = 0;            // charged against the budget until destroyed
