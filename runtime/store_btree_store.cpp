@@ -106,7 +106,8 @@ class SnapshotList final : public ListReader {
   // One more prefix seek; at max(min_seeks, count / 8) of them (FlatPolicy) one thread builds the flat form
   // (the others go on seeking the tree meanwhile). A build copies every row once, about what
   // an eighth as many seeks cost, each a descent with a cache miss or more per level.
-  bool count_and_build(Cell key, const Cell** first, size_t* n) const {
+  // (out of line: the ready path above then saves no registers)
+  __attribute__((noinline)) bool count_and_build(Cell key, const Cell** first, size_t* n) const {
     uint64_t seen = seeks_.load(std::memory_order_relaxed) + 1;
     seeks_.store(seen, std::memory_order_relaxed);  // (a lost count between threads is harmless)
     if (seen < store::flat_policy().seeks_needed(tree_.count)) return false;
