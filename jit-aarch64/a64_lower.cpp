@@ -56,8 +56,11 @@ Lowering lowering_of(Op op) {
     // plain sequences in place (bounds checked), other rows through a runtime call or pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
     case Op::SEQ_PUSH:
-    // the next row of a leaf run inline, the rest (a new run, the end, a changed list) through pure_step
+    // the next row of a leaf run inline, a new run through pure_jit_iter_refill, the rest (the
+    // budget spent, another kind of iterator) through pure_step
     case Op::ITER_NEXT:
+    // stored-list loops' start and end: pure_jit_st_iter and pure_jit_iter_end
+    case Op::ST_ITER: case Op::ITER_END:
       return Lowering::Native;
     case Op::CALL: case Op::RET: case Op::FAIL:
       return Lowering::Exit;
@@ -74,6 +77,9 @@ CallTargets runtime_call_targets() {
   t.seq_get_field = reinterpret_cast<uint64_t>(&pure_jit_seq_get_field);
   t.seq_set_field = reinterpret_cast<uint64_t>(&pure_jit_seq_set_field);
   t.list_count = reinterpret_cast<uint64_t>(&pure_jit_list_count);
+  t.st_iter = reinterpret_cast<uint64_t>(&pure_jit_st_iter);
+  t.iter_refill = reinterpret_cast<uint64_t>(&pure_jit_iter_refill);
+  t.iter_end = reinterpret_cast<uint64_t>(&pure_jit_iter_end);
   return t;
 }
 
@@ -104,6 +110,7 @@ Uses uses_of(Op op) {
     case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM: return {_, N, N};
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: return {X, I, I};
     case Op::SEQ_PUSH: return {X, I, _};
+    case Op::ITER_END: return {_, I, _};
     default: return {};
   }
 }
@@ -247,6 +254,12 @@ class Lowerer {
           for (uint32_t i = 0; i < iter_row_width(fn_.code, pc); ++i) note(static_cast<uint16_t>(in.a + i), Use::Any);
           continue;
         }
+        if (in.op == Op::ST_ITER) {
+          // writes the iterator's number to A, reads the key cells C.. (any type)
+          note(in.a, Use::Int);
+          for (uint32_t i = 0; i < st_iter_keys(in); ++i) note(static_cast<uint16_t>(in.c + i), Use::Any);
+          continue;
+        }
         note(in.a, u.a);
         note(in.b, u.b);
         note(in.c, u.c);
@@ -278,6 +291,9 @@ class Lowerer {
     }
     if (info) *info = LoopCodeInfo{static_cast<uint32_t>(gp_slots_.size()), static_cast<uint32_t>(fp_slots_.size()), memory};
   }
+
+  // The key cells ST_ITER reads at C.. (vm/lists.cpp st_iter): a prefix, a range's two bounds, or none.
+  static uint32_t st_iter_keys(const Instr& in) { return in.imm > 0 ? static_cast<uint32_t>(in.imm) : in.imm < 0 ? 2 : 0; }
 
   static A::Gp xreg(int i) { return A::x(static_cast<uint32_t>(i)); }
   static A::Vec dreg(int i) { return A::d(static_cast<uint32_t>(i)); }
@@ -330,6 +346,25 @@ class Lowerer {
     for (uint32_t s : gp_slots_) keep(as_.str(gp_home(s), slot_mem(s)));
     for (uint32_t s : fp_slots_) keep(as_.str(fp_home(s), slot_mem(s)));
   }
+  // write_back() but for slot `skip`, which a runtime call has just written in the frame.
+  void write_back_except(uint32_t skip) {
+    keep(as_.str(kSteps, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreStepsLeft))));
+    for (uint32_t s : gp_slots_)
+      if (s != skip) keep(as_.str(gp_home(s), slot_mem(s)));
+    for (uint32_t s : fp_slots_)
+      if (s != skip) keep(as_.str(fp_home(s), slot_mem(s)));
+  }
+  // Slot s read back from the frame into its register, if it has one.
+  void reload_slot(uint32_t s) {
+    if (home_[s].kind == Home::Gp) keep(as_.ldr(gp_home(s), slot_mem(s)));
+    else if (home_[s].kind == Home::Fp) keep(as_.ldr(fp_home(s), slot_mem(s)));
+  }
+  // Slot s stored to the frame from its register, if it has one.
+  void store_slot(uint32_t s) {
+    if (home_[s].kind == Home::Gp) keep(as_.str(gp_home(s), slot_mem(s)));
+    else if (home_[s].kind == Home::Fp) keep(as_.str(fp_home(s), slot_mem(s)));
+  }
+
   void reload() {
     keep(as_.ldr(kSteps, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreStepsLeft))));
     for (uint32_t s : gp_slots_) keep(as_.ldr(gp_home(s), slot_mem(s)));
@@ -488,10 +523,23 @@ class Lowerer {
       if (!in_region_[pc]) continue;
       const Instr& in = fn_.code[pc];
       Lowering how = lowering_of(in.op);
-      // (ITER_NEXT's uncommon case is pure_step's)
-      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD || in.op == Op::ITER_NEXT)
-        return false;
+      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD) return false;
       if (how != Lowering::Native) continue;
+      // The stored-list loop's instructions write only their own slots: ST_ITER the iterator's
+      // number in A (pure_jit_st_iter), ITER_NEXT the row's cells A.. (inline, refilled, or
+      // through pure_step, which writes those same slots: jit::iter_row_width), ITER_END none.
+      if (in.op == Op::ITER_NEXT) {
+        uint32_t width = iter_row_width(fn_.code, pc);
+        if (!width) return false;  // all of it through pure_step
+        for (uint32_t i = 0; i < width; ++i)
+          if (in.a + i < n) written[in.a + i] = true;
+        continue;
+      }
+      if (in.op == Op::ST_ITER) {
+        if (in.a < n) written[in.a] = true;
+        continue;
+      }
+      if (in.op == Op::ITER_END) continue;
       bool writes_a = uses_of(in.op).a != Use::None && in.op != Op::SEQ_SET && in.op != Op::SEQ_PUSH;
       if (writes_a && in.a < n) written[in.a] = true;
       if (in.op == Op::TAKE && in.b < n) written[in.b] = true;
@@ -507,6 +555,22 @@ class Lowerer {
   bool known_as(uint32_t s, uint8_t kind) const { return version_ == 1 && s < assume_.size() && assume_[s] == kind; }
 
   // ---- instructions -------------------------------------------------------------------------
+
+  // An ITER_NEXT's row of `width` cells at `from` into its slots A.. (from is not one of their
+  // registers: x0 or x13).
+  void copy_row(const Instr& in, uint32_t width, A::Gp from) {
+    for (uint32_t i = 0; i < width; ++i) {
+      uint32_t slot = in.a + i;
+      aj::arm::Mem cell = aj::arm::ptr(from, static_cast<int32_t>(8 * i));
+      if (home_[slot].kind == Home::Fp) {
+        keep(as_.ldr(fp_home(slot), cell));
+      } else {
+        A::Gp r = gp_out(slot, A::x14);
+        keep(as_.ldr(r, cell));
+        gp_commit(slot, r);
+      }
+    }
+  }
 
   void lower(uint32_t pc) {
     const Instr& in = fn_.code[pc];
@@ -889,14 +953,16 @@ class Lowerer {
         return next(pc);
       }
       case Op::ITER_NEXT: {
-        // exec_ITER_NEXT's inline path: with budget left, a non-empty leaf run and rows of the
-        // width the loop's slots expect, spend the step and copy the next row out of the run;
-        // anything else (budget spent, a new leaf, the end, a changed list, another kind of
+        // exec_ITER_NEXT's inline path: with budget left and rows of the width the loop's slots
+        // expect, spend the step and copy the next row out of the run; an empty run is refilled
+        // through pure_jit_iter_refill (vm::take_leaf_run, as the interpreter does), jumping to
+        // IMM when there are no more rows. Anything else (budget spent, another kind of
         // iterator) runs the whole instruction through pure_step: the interpreter's step, fault
         // and message
         uint32_t width = iter_row_width(fn_.code, pc);
         if (!width) return step(pc);
         aj::Label slow = slow_path(pc);
+        aj::Label refill = as_.newLabel();
         keep(as_.ldr(s1, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreIters))));
         A::Gp index = gp_in(in.b, s2);
         keep(as_.mov(s3, static_cast<uint64_t>(iter_.size)));
@@ -905,27 +971,63 @@ class Lowerer {
         keep(as_.cmp(kSteps, 0));
         keep(as_.b(CC::kLE, slow));
         keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
-        keep(as_.cbz(A::x12, slow));
+        keep(as_.cbz(A::x12, refill));
         keep(as_.ldr(A::w13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
         keep(as_.cmp(A::w13, width));
         keep(as_.b(CC::kNE, slow));
         keep(as_.sub(kSteps, kSteps, 1));
         keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
-        for (uint32_t i = 0; i < width; ++i) {
-          uint32_t slot = in.a + i;
-          aj::arm::Mem cell = aj::arm::ptr(A::x13, static_cast<int32_t>(8 * i));
-          if (home_[slot].kind == Home::Fp) {
-            keep(as_.ldr(fp_home(slot), cell));
-          } else {
-            A::Gp r = gp_out(slot, A::x14);
-            keep(as_.ldr(r, cell));
-            gp_commit(slot, r);
-          }
-        }
+        copy_row(in, width, A::x13);
         keep(as_.add(A::x13, A::x13, 8 * width));
         keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
         keep(as_.sub(A::x12, A::x12, 1));
         keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        next(pc);
+        cold_.push_back([this, refill, slow, pc, width, v = version_] {
+          // the run is empty: for an iterator whose rows come in runs of this width (vm/lists.cpp
+          // st_iter), spend the step, then the next run (x0 = its first row, x1 = 0 when the
+          // rows are done; the iterator's run is set for the rest)
+          as_.bind(refill);
+          version_ = v;
+          const Instr& in = fn_.code[pc];
+          keep(as_.ldr(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.width))));
+          keep(as_.cmp(A::w13, width));
+          keep(as_.b(CC::kNE, slow));
+          keep(as_.sub(kSteps, kSteps, 1));
+          keep(as_.mov(A::x0, A::x9));
+          call_c(calls_.iter_refill);
+          keep(as_.cbz(A::x1, target(jump_target(pc))));
+          copy_row(in, width, A::x0);
+          keep(as_.b(target(pc + 1)));
+        });
+        return;
+      }
+      case Op::ST_ITER: {
+        // vm::st_iter through pure_jit_st_iter: the key slots in the frame before it, the
+        // iterator's slot A read back after it (the call writes no other slot); a fault leaves
+        // with the frame current but for A, which the call wrote
+        for (uint32_t i = 0; i < st_iter_keys(in); ++i) store_slot(in.c + i);
+        aj::Label faulted = as_.newLabel();
+        keep(as_.mov(A::x0, kCore));
+        keep(as_.mov(A::x1, kBase));
+        keep(as_.mov(A::x2, addr(&in)));
+        call_c(calls_.st_iter);
+        keep(as_.cbz(A::x0, faulted));
+        reload_slot(in.a);
+        cold_.push_back([this, faulted, a = in.a] {
+          as_.bind(faulted);
+          write_back_except(a);
+          keep(as_.mov(A::x0, addr(vm::kFaulted)));
+          keep(as_.b(done_));
+        });
+        return next(pc);
+      }
+      case Op::ITER_END: {
+        // vm::release_iterators through pure_jit_iter_end: touches no slot, never faults
+        A::Gp down_to = gp_in(in.b, s1);
+        keep(as_.mov(A::x1, down_to));
+        keep(as_.mov(A::x0, kCore));
+        call_c(calls_.iter_end);
         return next(pc);
       }
       default:

@@ -24,6 +24,9 @@ struct CallTargets {
   uint64_t seq_get_field = 0;
   uint64_t seq_set_field = 0;
   uint64_t list_count = 0;
+  uint64_t st_iter = 0;      // pure_jit_st_iter
+  uint64_t iter_refill = 0;  // pure_jit_iter_refill
+  uint64_t iter_end = 0;     // pure_jit_iter_end
 };
 CallTargets runtime_call_targets();  // the real addresses in this process
 

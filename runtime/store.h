@@ -103,6 +103,12 @@ class ListReader {
   virtual std::unique_ptr<Cursor> prefix_again(std::unique_ptr<Cursor> spare, const Cell* prefix, uint32_t n) const {
     return this->prefix(prefix, n);
   }
+  // The rows whose first key cell equals key (an Int first key column), as one array of rows
+  // row_width cells apart: true with *n rows at *first (*n is 0 when no row has that key),
+  // valid while the reader is (for a snapshot: while it is held). false when this reader keeps no
+  // flat form of the list (docs/store.md, "Flat form"): then prefix() gives the same rows.
+  // A snapshot builds its flat form once it has been asked often enough (counting the calls).
+  virtual bool prefix_rows(Cell key, const Cell** first, size_t* n) const { return false; }
   // Rows whose first key cell k satisfies lo <= k < hi (Int first key only), in key order.
   virtual std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const = 0;
   // The rows of a slice, forwards or backwards: one descent to its first (or last) row, then
@@ -133,6 +139,7 @@ class ListWriter : public ListReader {
 struct MemoryUse {
   uint64_t state_bytes = 0;      // what the rows need: count * row cells * 8 + text bytes
   uint64_t structure_bytes = 0;  // nodes, slack, free-node pools: everything else allocated
+  uint64_t flat_bytes = 0;       // flat forms held by this store's snapshots (not in the two above)
 };
 
 class Snapshot;

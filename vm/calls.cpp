@@ -154,7 +154,7 @@ IteratorLayout iterator_layout() {
 void release_iterators(VM& vm, uint32_t down_to) {
   while (vm.iters.size() > down_to) {
     Iterator& it = vm.iters.back();
-    rt::list_release(it.list);
+    if (it.list) rt::list_release(it.list);
     if (it.cursor && it.prefix_len > 0) vm.spare_cursors[it.stored] = std::move(it.cursor);
     vm.iters.pop_back();
   }

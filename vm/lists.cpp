@@ -305,7 +305,16 @@ const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
     const Slot* key = s + ip->c;
     if (ip->imm > 0) {
       it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
-      it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
+      const rt::Cell* first;
+      size_t n;
+      if (it.width && it.prefix_len == 1 && from->prefix_rows(key[0].u, &first, &n)) {
+        // the snapshot's flat form (docs/store.md): the whole prefix is one run, and no cursor
+        // (take_leaf_run then ends the loop); the same rows, steps and faults as the cursor's
+        it.run = first;
+        it.run_left = n;
+      } else {
+        it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
+      }
     }
     else if (ip->imm < 0) it.cursor = from->range(key[0].i, key[1].i);
     else it.cursor = from->scan();
@@ -318,6 +327,7 @@ const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
 
 const rt::Cell* take_leaf_run(Iterator& it) {
   PURE_ASSERT(it.from_snapshot && !it.list && !it.shape->any_text);
+  if (!it.cursor) return nullptr;  // a flat form's run was the whole prefix (st_iter)
   const rt::Cell* first;
   size_t n = it.cursor->take_run(&first, SIZE_MAX);
   if (n == 0) return nullptr;

@@ -63,6 +63,9 @@ Emitted emit(const pure::vm::Function& f, uint32_t loop = 0) {
   calls.seq_get_field = 0x3000;
   calls.seq_set_field = 0x4000;
   calls.list_count = 0x5000;
+  calls.st_iter = 0x6000;
+  calls.iter_refill = 0x7000;
+  calls.iter_end = 0x8000;
   Emitted out;
   std::string error;
   bool ok = pure::jit::a64::emit_loop(code, f, loop, calls, error, &out.info);
@@ -345,7 +348,7 @@ TEST_CASE("a64: ITER_NEXT takes the next row of a leaf run inline, when budget i
                               W{0xf10002bf},                       // cmp x21, #0
                               b_cond(kLE),                         // b.le <pure_step: the budget is spent>
                               W{ldr_x(12, 9, it.run_left)},        // ldr x12, [x9, #run_left]
-                              W{0xB400000C, 0xFF00001F},           // cbz x12 <pure_step: a new run or the end>
+                              W{0xB400000C, 0xFF00001F},           // cbz x12 <the refill: a new run or the end>
                               W{ldr_w(13, 9, it.width)},           // ldr w13, [x9, #width]
                               W{0x710009bf},                       // cmp w13, #2
                               b_cond(kNE),                         // b.ne <pure_step: another width>
@@ -369,4 +372,38 @@ TEST_CASE("a64: ITER_NEXT takes the next row of a leaf run inline, when budget i
   CAPTURE(h.text);
   CHECK(h.text.find("ldr x9, [x19") == std::string::npos);
   CHECK(h.text.find("blr x16") != std::string::npos);
+}
+
+// mov x16, #target (one word for a stand-in below 65536, its form asmjit's choice: the listing
+// names the target), then blr x16.
+std::vector<W> call_to(uint32_t) { return {W{0, 0}, W{0xD63F0200}}; }
+
+TEST_CASE("a64: ST_ITER and ITER_END are their runtime calls, and an empty run is refilled by one, not pure_step") {
+  // loop: LOOP; s5 = iterator over list 0 by the prefix in s1; its rows (s3, s4) until done (to pc 4);
+  // ITER_END releases from s5; back to the LOOP
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::ST_ITER, 5, 0, 1, 1}, Instr{Op::ITER_NEXT, 3, 5, pure::vm::kNoLoopIndex, 2},
+                     Instr{Op::JUMP, 0, 0, 0, -1}, Instr{Op::ITER_END, 0, 5, 0, 0}, Instr{Op::JUMP, 0, 0, 0, -5}});
+  REQUIRE(pure::jit::iter_row_width(f->code, 2) == 2);
+  CHECK(pure::jit::a64::lowering_of(Op::ST_ITER) == pure::jit::Lowering::Native);
+  CHECK(pure::jit::a64::lowering_of(Op::ITER_END) == pure::jit::Lowering::Native);
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  // s5 (the iterator, 3 uses) x22; s1 x23 (the key), s3 x24, s4 x25 by weight and then slot order
+  CHECK(contains(e.words, {
+                              W{str_x(23, 20, 8)},         // str x23, [x20, #8]: the key cell in the frame
+                              W{0xAA1303E0},               // mov x0, x19: the core
+                              W{0xAA1403E1},               // mov x1, x20: the frame
+                          }));
+  for (const char* target : {"x16, 24576", "x16, 28672", "x16, 32768"}) CHECK(e.text.find(target) != std::string::npos);
+  CHECK(contains(e.words, {call_to(0x6000)[0], call_to(0x6000)[1],
+                           W{0xB4000000, 0xFF00001F},  // cbz x0 <the fault: leave with kFaulted>
+                           W{ldr_x(22, 20, 40)}}));    // ldr x22, [x20, #40]: slot A as the call wrote it
+  CHECK(contains(e.words, {W{0xAA1603E1},              // mov x1, x22: down_to, slot B
+                           W{0xAA1303E0},              // mov x0, x19
+                           call_to(0x8000)[0], call_to(0x8000)[1]}));
+  CHECK(contains(e.words, {W{0xAA0903E0},              // mov x0, x9: the iterator
+                           call_to(0x7000)[0], call_to(0x7000)[1],
+                           W{0xB4000001, 0xFF00001F},  // cbz x1 <the rows are done>
+                           W{0xF9400018},              // ldr x24, [x0]: s3
+                           W{0xF9400419}}));           // ldr x25, [x0, #8]: s4
 }

@@ -26,6 +26,7 @@
 #include "ir/ir.h"
 #include "jit-common/jit.h"
 #include "runtime/store.h"
+#include "runtime/store_flat.h"
 #include "vm/vm.h"
 
 namespace {
@@ -911,6 +912,47 @@ TEST_CASE("jit: a BFS query (ST_ITER, leaf-run refills and ITER_END in native co
   }
   CHECK(spent > 60);
   CHECK(finished > 3);
+}
+
+// The same BFS with the snapshot's flat form (runtime/store_flat.h) built after 200 prefix seeks:
+// in the first search's walk, so each run has seeks of the tree, the build, and seeks served as
+// one run each (no cursor). Both engines, and the interpreter with flat forms off, give the same
+// bytes, and stop at the same step and fault at every budget.
+TEST_CASE("jit: the BFS query over a flat form built mid-search: the same bytes, steps and faults, flat or not") {
+  struct Policy {
+    pure::rt::store::FlatPolicy before = pure::rt::store::flat_policy();
+    void set(uint64_t budget) { pure::rt::store::set_flat_policy({budget, 200, 1u << 30}); }
+    ~Policy() { pure::rt::store::set_flat_policy(before); }
+  } policy;
+  Config c;
+  c.max_steps = 10'000'000;
+  policy.set(0);  // flat forms off: the tree's cursors only
+  Run tree = run(kSearch, nullptr, c);
+  policy.set(64u << 20);
+  uint64_t builds = pure::rt::store::flat_builds();
+  Run r = both(kSearch, c);
+  CHECK(pure::rt::store::flat_builds() == builds + 2);  // one per engine's run
+  CHECK(!r.failed);
+  CHECK(r.output == tree.output);
+  int spent = 0, finished = 0;
+  for (uint64_t budget = 500; budget < 3000; budget += 37) {
+    CAPTURE(budget);
+    Config b;
+    b.max_steps = budget;
+    policy.set(0);
+    Run t = run(kSearch, nullptr, b);
+    policy.set(64u << 20);
+    Run x = run(kSearch, nullptr, b);
+    Run y = run(kSearch, &eager_jit(), b);
+    check_same(t, x);
+    check_same(x, y);
+    if (x.failed) CHECK(contains(x.error, "step budget spent"));
+    spent += x.failed;
+    finished += !x.failed;
+  }
+  CHECK(spent > 40);
+  CHECK(finished > 3);
+  CHECK(pure::rt::store::flat_builds() > builds + 2);
 }
 
 TEST_CASE("jit: background compiles (the normal mode) give the interpreter's bytes") {

@@ -10,6 +10,7 @@
 
 #include "runtime/store_btree.h"
 #include "runtime/store_btree_store.h"
+#include "runtime/store_flat.h"
 #include "runtime/store_reference.h"
 #include "store_test_support.h"
 
@@ -52,11 +53,13 @@ class ModelRun {
     return s;
   }
   uint64_t releases_of_oldest_with_return = 0;
+  uint64_t flat_served = 0;  // prefix_rows calls a held snapshot answered from its flat form
 
  private:
   struct Held {
     std::shared_ptr<const Snapshot> snapshot;
     std::string content;
+    std::shared_ptr<const Snapshot> model;  // the reference's snapshot taken with it
   };
 
   uint64_t pick(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng_); }
@@ -168,7 +171,7 @@ class ModelRun {
     auto model_snapshot = model_->publish();
     std::string content = dump(*snapshot);
     REQUIRE(content == dump(*model_snapshot));
-    held_.push_back({snapshot, content});
+    held_.push_back({snapshot, content, model_snapshot});
   }
 
   void release(size_t i) {
@@ -190,6 +193,37 @@ class ModelRun {
     uint32_t list = uint32_t(pick(4));
     check_runs(store_->list(list));
     if (!held_.empty()) check_runs(held_[pick(held_.size())].snapshot->list(list));
+    if (!held_.empty()) check_flat(held_[pick(held_.size())]);
+  }
+
+  // prefix_rows of a held snapshot (its flat form, built once it has been asked often enough,
+  // kept while the live lists change) gives the reference snapshot's prefix: keys present, first
+  // and last, missing, below and above every key; list 0's keys are dense and partly negative,
+  // list 3's sparse (multiples of 3 spread over twice as many keys as rows).
+  void check_flat(const Held& h) {
+    for (uint32_t list : {0u, 3u}) {
+      const ListReader& l = h.snapshot->list(list);
+      const ListSchema& s = l.schema();
+      for (int k = 0; k < 6; ++k) {
+        Cell key = random_cell(ColType::Int, list, 0);
+        if (k == 0 && l.count()) key = l.first()[0];
+        if (k == 1 && l.count()) key = l.last()[0];
+        if (k == 2 && l.count()) key = l.first()[0] - 1;
+        if (k == 3 && l.count()) key = l.last()[0] + 1;
+        const Cell* first = nullptr;
+        size_t n = 99;
+        if (!l.prefix_rows(key, &first, &n)) continue;
+        ++flat_served;
+        std::string got;
+        for (size_t i = 0; i < n; ++i) {
+          got += "-1@";
+          append_row(got, s, first + i * s.row_width());
+        }
+        CAPTURE(list);
+        CAPTURE(static_cast<int64_t>(key));
+        REQUIRE(got == dump_cursor(s, *h.model->list(list).prefix(&key, 1)));
+      }
+    }
   }
 
   // find, prefix, range, first and last agree with the model for random keys.
@@ -300,9 +334,18 @@ void run_model(uint64_t default_seed, uint32_t node_bytes, int steps) {
   uint64_t seed = seed_from_env(default_seed);
   INFO("seed " << seed << " (replay with PURE_STORE_SEED=" << seed << "), node bytes " << node_bytes);
   int64_t texts = text_live_count();
+  // flat forms after a few seeks, so that most held snapshots build theirs
+  store::FlatPolicy policy = store::flat_policy(), quick = policy;
+  quick.min_seeks = 8;
+  quick.rows_per_seek = 1u << 30;
+  store::set_flat_policy(quick);
+  uint64_t builds = store::flat_builds();
   {
     ModelRun run(seed, node_bytes);
     run.run(steps);
+    MESSAGE("flat forms built " << store::flat_builds() - builds << ", prefix_rows served " << run.flat_served);
+    CHECK(store::flat_builds() > builds);
+    CHECK(run.flat_served > 0);
     StoreStats s = run.stats();
     MESSAGE("copied " << s.nodes.copied << ", retired " << s.nodes.retired << ", returned " << s.returned_total
                       << ", reused " << s.nodes.reused << ", allocated " << s.nodes.allocated);
@@ -311,6 +354,8 @@ void run_model(uint64_t default_seed, uint32_t node_bytes, int steps) {
     CHECK(s.nodes.reused > 0);
     CHECK(run.releases_of_oldest_with_return > 0);
   }
+  store::set_flat_policy(policy);
+  CHECK(store::flat_bytes_in_use() == 0);  // every snapshot is gone, and its flat form with it
   CHECK(text_live_count() == texts);
 }
 
