@@ -110,6 +110,15 @@ class Session : public std::enable_shared_from_this<Session> {
       });
       return;
     }
+    // A small request usually arrives whole, its body in the buffer with its head: parse it
+    // here instead of through one more asynchronous read (a composed operation and a post).
+    if (!parser_->is_done() && buffer_.size() > 0) {
+      beast::error_code put_ec;
+      size_t used = parser_->put(buffer_.data(), put_ec);
+      buffer_.consume(used);
+      if (put_ec && put_ec != http::error::need_more) return on_body(put_ec);
+    }
+    if (parser_->is_done()) return on_body({});
     read_body();
   }
 
