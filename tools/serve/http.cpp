@@ -1,6 +1,7 @@
 // tools/serve/http.cpp — the Beast side of pure-serve (http.h). One session per connection on
 // its own strand: read a request (header limit, body limit, one deadline for the whole request),
-// hand it to the Api, and write the reply when the Api answers. Event replies come from the
+// hand it to the Api, and write the reply when the Api answers (Beast parses requests; replies
+// are written by hand, head and body in one buffer). Event replies come from the
 // owner's thread and are dispatched back onto the session's strand, so no I/O thread waits for
 // an owner. After a protocol error the reply says Connection: close, the session stops sending,
 // and reads (discarding) for a moment so that the client sees the reply rather than a reset.
