@@ -431,11 +431,12 @@ class FastArgs {
   bool integer(int64_t& out) {
     bool negative = eat('-');
     const char* start = p_;
-    int64_t v = 0;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') v = v * 10 + (*p_++ - '0');
+    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') ++p_;
     size_t digits = static_cast<size_t>(p_ - start);
     if (digits == 0 || digits > 18 || (start[0] == '0' && (digits > 1 || negative))) return false;
     if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
+    int64_t v = 0;  // 18 digits cannot overflow
+    for (const char* d = start; d < p_; ++d) v = v * 10 + (*d - '0');
     out = negative ? -v : v;
     return true;
   }
