@@ -65,8 +65,9 @@ struct LogOptions {
   uint64_t segment_bytes = 64ull << 20;  // a segment rolls over before it would pass this
 };
 
-// Called on the log thread after each burst with the highest durable sequence number, or once
-// with poisoned = true and the reason when a write or fsync failed (no call follows that one).
+// Called after each burst with the highest durable sequence number, or once with poisoned =
+// true and the reason when a write or fsync failed (no call follows that one). Calls come one at
+// a time, in order: on the log thread, or with sync=none on the appending thread inside append().
 using DurableCallback = std::function<void(uint64_t durable_sequence, bool poisoned, const std::string& reason)>;
 
 struct EventIn {
@@ -88,12 +89,14 @@ struct LogStats {
   std::array<uint64_t, kSyncBoundsUs.size() + 1> sync_buckets{};  // their times by kSyncBoundsUs
 };
 
-// The log of one module: the owner appends, a log thread writes and syncs in bursts.
+// The log of one module: the owner appends, a log thread writes and syncs in bursts (with
+// sync=none the appender writes its own burst when the log thread is idle: no hand-off).
 class EventLog {
  public:
   virtual ~EventLog() = default;
   // Owner thread. Queues the events as consecutive records; returns the sequence number of the
-  // last, or 0 when the log is poisoned or closed (nothing was queued then).
+  // last, or 0 when the log is poisoned or closed (nothing was queued then). With sync=none it
+  // may write them before it returns, calling the durable callback (or poisoning) on this thread.
   virtual uint64_t append(std::span<const EventIn> events) = 0;
   uint64_t append(uint32_t event, std::string_view args) {
     EventIn in{event, args};

@@ -1,8 +1,10 @@
 // host/log_writer.cpp — the event log: the owner queues encoded records, the log thread writes
 // every record queued so far as one burst, fdatasyncs once, then acknowledges the burst's last
-// sequence number. The first write or sync error poisons the log for good (no retry: after a
-// failed fsync the kernel may have dropped the dirty pages, so a later successful fsync proves
-// nothing). Depends on log_writer.h, log_format.h, file_io.h.
+// sequence number. With sync=none, where a burst is only a write(), the appending thread writes
+// its burst itself when no other burst is in flight and no segment must roll. The first write or
+// sync error poisons the log for good (no retry: after a failed fsync the kernel may have dropped
+// the dirty pages, so a later successful fsync proves nothing). Depends on log_writer.h,
+// log_format.h, file_io.h.
 #include "host/log_writer.h"
 
 #include <chrono>
@@ -64,6 +66,19 @@ class LogWriter final : public EventLog {
       last_sequence_ = next_sequence_++;
     }
     uint64_t last = last_sequence_;
+    // sync=none: a burst is only a write(), so the appending thread writes it itself when no
+    // burst is being written and it needs no new segment (a roll syncs: the log thread's work).
+    // That saves waking the log thread and its reply for every batch.
+    if (options_.sync == Sync::None && !writing_ && active_size_ + pending_.size() <= options_.segment_bytes) {
+      writing_ = true;
+      inline_burst_.swap(pending_);  // both keep their capacity for later bursts
+      inline_records_.swap(pending_records_);
+      lock.unlock();
+      write_taken(inline_burst_, inline_records_);
+      inline_burst_.clear();
+      inline_records_.clear();
+      return last;
+    }
     lock.unlock();
     work_.notify_one();
     return last;
@@ -137,33 +152,54 @@ class LogWriter final : public EventLog {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        work_.wait(lock, [&] { return !pending_.empty() || closing_; });
+        work_.wait(lock, [&] { return (!pending_.empty() || closing_) && !writing_; });
         if (pending_.empty()) break;
+        writing_ = true;
         burst.swap(pending_);
         records.swap(pending_records_);
         pending_.clear();
         pending_records_.clear();
       }
-      Status s = write_burst(burst, records);
-      if (s.ok() && options_.sync == Sync::Always) s = timed_sync(*active_);
-      if (!s.ok()) {
-        poison(s.error);
-        break;
-      }
-      uint64_t durable = records.back().sequence;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        durable_sequence_ = durable;
-        stats_.records += records.size();
-        stats_.bursts += 1;
-        stats_.bytes += burst.size();
-      }
-      durable_.notify_all();
-      if (on_durable_) on_durable_(durable, false, std::string());
+      if (!write_taken(burst, records)) break;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     thread_done_ = true;
     durable_.notify_all();
+  }
+
+  // Writes (and with sync=always syncs) a burst taken from pending_ by whoever set writing_,
+  // then acknowledges it (or the poisoning) before clearing writing_, so that acknowledgements
+  // come in order and none follows the poisoning. False when the log is poisoned.
+  bool write_taken(const std::string& burst, const std::vector<PendingRecord>& records) {
+    Status s = write_burst(burst, records);
+    if (s.ok() && options_.sync == Sync::Always) s = timed_sync(*active_);
+    if (!s.ok()) {
+      poison(s.error);
+      finish_writing();
+      return false;
+    }
+    uint64_t durable = records.back().sequence;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      durable_sequence_ = durable;
+      stats_.records += records.size();
+      stats_.bursts += 1;
+      stats_.bytes += burst.size();
+    }
+    durable_.notify_all();
+    if (on_durable_) on_durable_(durable, false, std::string());
+    finish_writing();
+    return true;
+  }
+
+  void finish_writing() {
+    bool more;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      writing_ = false;
+      more = !pending_.empty() || closing_;
+    }
+    if (more) work_.notify_one();  // records queued meanwhile go to the log thread (or close waits for it)
   }
 
   // Writes the burst, rolling to a new segment where the next record would pass the bound.
@@ -261,11 +297,16 @@ class LogWriter final : public EventLog {
   bool closing_ = false;
   bool closed_ = false;
   bool thread_done_ = false;
+  // A burst is being written (by the log thread, or with sync=none by an appender): the other
+  // waits. Whoever sets it owns active_, active_path_ and active_size_ until it clears it.
+  bool writing_ = false;
   std::string poison_reason_;
   std::vector<SegmentRef> segments_;
   LogStats stats_;
 
-  // The log thread's own (and begin()/close() before and after it runs).
+  // The burst writer's (see writing_; begin()/close() before and after the log thread runs).
+  std::string inline_burst_;  // the burst an appender writes itself (sync=none), while writing_
+  std::vector<PendingRecord> inline_records_;
   std::unique_ptr<File> active_;
   std::string active_path_;
   uint64_t active_size_ = 0;

@@ -340,6 +340,93 @@ class Routes(ServeTest):
         self.assert_alive()
 
 
+class FastArguments(ServeTest):
+    """pure-serve reads common bodies (ints, ASCII texts, arrays, items as rows) straight into
+    values and leaves everything else to the JSON document path: the edges between the two must
+    answer exactly as the document path does (checked builds also compare the two on every
+    body the fast path takes)."""
+
+    def test_edges_of_the_fast_path(self):
+        c = self.conn()
+        cases = [  # (query or event, body, status, result or error words)
+            ("big", '{"n": 21}', 200, 42),
+            ("big", '{ "n" :\t-21 }\r\n', 200, -42),
+            ("big", '{"n": 123456789012345678}', 200, 246913578024691356),  # 18 digits: fast
+            ("big", '{"n": 1234567890123456789}', 200, 2469135780246913578),  # 19 digits: document
+            ("big", '{"n": -0}', 200, 0),
+            ("big", '{"n": 0}', 200, 0),
+            ("big", '{"n": 01}', 400, "bad JSON"),
+            ("big", '{"n": -}', 400, "bad JSON"),
+            ("big", '{"n": 1.0}', 400, "expected int (a JSON integer), got the number 1.0"),
+            ("big", '{"n": 1e2}', 400, "expected int"),
+            ("big", '{"n": 9223372036854775808}', 400, "beyond int's range"),
+            ("big", '{"n": 5, "n": 6}', 200, 12),  # duplicate keys: the last one wins
+            ("big", '{"n": 5}x', 400, "bad JSON"),
+            ("big", '{"n": 5', 400, "bad JSON"),
+            ("big", '{"n": 5,}', 400, "bad JSON"),
+            ("big", '{"n": 5, "m": 1}', 400, "unknown parameter 'm'"),
+            ("big", '{}', 400, "missing parameter 'n'"),
+            ("big", '{"n": true}', 400, "expected int"),
+            ("big", '{"\\u006e": 4}', 200, 8),  # an escaped key
+            ("echo", '{"t": "plain text"}', 200, "plain text"),
+            ("echo", '{"t": ""}', 200, ""),
+            ("echo", '{"t": "a\\u0041\\n"}', 200, "aA\n"),
+            ("echo", '{"t": "caf\u00e9"}', 200, "caf\u00e9"),
+            ("echo", '{"t": "tab\there"}', 400, "bad JSON"),  # a raw control character
+            ("echo", '{"t": 5}', 400, "expected text"),
+            ("echo", '{"t": "x"} {}', 400, "bad JSON"),
+            ("ratio", '{"a": 3, "b": 2}', 200, 1.5),  # ints for nums
+            ("ratio", '{"a": 3.0, "b": 2}', 200, 1.5),
+            ("ratio", '{"a": "inf", "b": 2}', 200, "inf"),
+            ("flag", '{"on": [true, false]}', 200, True),
+            ("flag", '{"on": [false]}', 200, False),
+            ("flag", '{"on": []}', 200, False),
+            ("flag", '{"on": [tru]}', 400, "bad JSON"),
+            ("flag", '{"on": [1]}', 400, "parameter 'on[0]': expected bool"),
+            ("sum_all", '{"xs": [1, 2, -3]}', 200, 0.0),
+            ("sum_all", '{"xs": [1, 2.5]}', 200, 3.5),
+            ("sum_all", '{"xs": [1, 2,]}', 400, "bad JSON"),
+            ("reversed", '{"picks": [["a", 1], ["b", 2]]}', 200, [{"sku": "b", "qty": 2}, {"sku": "a", "qty": 1}]),
+            ("reversed", '{"picks": [["a", 1], {"sku": "b", "qty": 2}]}', 200,
+             [{"sku": "b", "qty": 2}, {"sku": "a", "qty": 1}]),
+            ("reversed", '{"picks": [["a"]]}', 400, "Pick has 2 fields, got an array of 1"),
+            ("reversed", '{"picks": [["a", 1, 2]]}', 400, "Pick has 2 fields, got an array of 3"),
+            ("reversed", '{"picks": [["a", "1"]]}', 400, "parameter 'picks[0].qty': expected int"),
+            ("reversed", '{"picks": [[ "a" , 1 ] , [ "b",2 ] ]}', 200, [{"sku": "b", "qty": 2}, {"sku": "a", "qty": 1}]),
+            ("mid", '{"l": [0, 0, 4, 2, "x"]}', 200, {"x": 2.0, "y": 1.0}),
+            ("mid", '{"l": [0, 0, 4, 2]}', 400, "Line has 5 fields, got an array of 4"),
+        ]
+        for name, body, status, want in cases:
+            with self.subTest(name=name, body=body):
+                got_status, got = c.json("POST", "/v1/shop/" + name, body)
+                self.assertEqual(got_status, status, got)
+                if status == 200:
+                    self.assertEqual(got.get("result"), want)
+                else:
+                    self.assertIn(want, got["error"])
+        self.assert_alive()
+
+    def test_random_rows_round_trip(self):
+        # random picks in random layouts (rows or objects, random white space): reversed answers them back
+        import random
+        rng = random.Random(1234)
+        c = self.conn()
+        for _ in range(200):
+            picks = [{"sku": "".join(rng.choice("abcXYZ019 _-~") for _ in range(rng.randrange(0, 6))),
+                      "qty": rng.choice([0, 1, -1, 7, 10 ** rng.randrange(1, 18), -(10 ** rng.randrange(1, 18))])}
+                     for _ in range(rng.randrange(0, 8))]
+            ws = lambda: rng.choice(["", " ", "\n", "\t ", "\r\n"])
+            rows = []
+            for p in picks:
+                if rng.random() < 0.7:
+                    rows.append("[" + ws() + json.dumps(p["sku"]) + ws() + "," + ws() + str(p["qty"]) + ws() + "]")
+                else:
+                    rows.append(json.dumps(p))
+            body = "{" + ws() + '"picks"' + ws() + ":" + ws() + "[" + ws() + ("," + ws()).join(rows) + ws() + "]" + ws() + "}"
+            status, got = c.json("POST", "/v1/shop/reversed", body)
+            self.assertEqual((status, got.get("result")), (200, picks[::-1]), body)
+
+
 class BadInput(ServeTest):
     """Raw bytes on a socket; after each case the server answers the next good request."""
 

@@ -1,6 +1,6 @@
 // tools/serve/api.h — pure-serve's HTTP API without the HTTP: routes a request (method, target,
 // body, token) to a module's events, queries, interface and stored lists, and answers with a
-// status and a JSON body (docs/serve.md). The Beast layer (http.cpp) parses and writes HTTP;
+// status and a JSON body (docs/serve.md). The HTTP layer (http.cpp) parses and writes HTTP;
 // this layer (api.cpp, with Boost.JSON for parsing) is everything else, plus the metrics.
 #pragma once
 #include <array>
