@@ -24,6 +24,9 @@ struct CallTargets {
   uint64_t seq_get_field = 0;
   uint64_t seq_set_field = 0;
   uint64_t list_count = 0;
+  uint64_t text_free = 0;  // pure_jit_text_free
+  uint64_t map_row = 0;    // pure_jit_map_row
+  uint64_t int_text = 0;   // pure_jit_int_text
 };
 CallTargets runtime_call_targets();  // the real addresses in this process
 
