@@ -56,6 +56,11 @@ Lowering lowering_of(Op op) {
     // plain sequences in place (bounds checked), other rows through a runtime call or pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
     case Op::SEQ_PUSH:
+    // texts and keyed lists with a one-cell key: runtime calls for the common case, pure_step for the rest
+    case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD:
+    case Op::INT_TEXT:
+    // an inlined call's step and slot check (its depth check holds in native code: vm/driver.cpp)
+    case Op::CALL_INLINED:
     // the next row of a leaf run inline, a new run through pure_jit_iter_refill, the rest (the
     // budget spent, another kind of iterator) through pure_step
     case Op::ITER_NEXT:
@@ -80,6 +85,9 @@ CallTargets runtime_call_targets() {
   t.st_iter = reinterpret_cast<uint64_t>(&pure_jit_st_iter);
   t.iter_refill = reinterpret_cast<uint64_t>(&pure_jit_iter_refill);
   t.iter_end = reinterpret_cast<uint64_t>(&pure_jit_iter_end);
+  t.text_free = reinterpret_cast<uint64_t>(&pure_jit_text_free);
+  t.map_row = reinterpret_cast<uint64_t>(&pure_jit_map_row);
+  t.int_text = reinterpret_cast<uint64_t>(&pure_jit_int_text);
   return t;
 }
 
@@ -111,6 +119,9 @@ Uses uses_of(Op op) {
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: return {X, I, I};
     case Op::SEQ_PUSH: return {X, I, _};
     case Op::ITER_END: return {_, I, _};
+    case Op::MAP_ENSURE: return {_, I, X};
+    case Op::INT_TEXT: return {X, I, _};
+    case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD: return {X, I, X};
     default: return {};
   }
 }
@@ -132,7 +143,11 @@ struct Home {
 class Lowerer {
  public:
   Lowerer(aj::CodeHolder& code, const vm::Function& fn, uint32_t loop_id, const CallTargets& calls)
-      : as_(&code), fn_(fn), loop_(fn.loops[loop_id]), loop_id_(loop_id), calls_(calls) {}
+      : as_(&code), fn_(fn), loop_(fn.loops[loop_id]), loop_id_(loop_id), calls_(calls) {
+    text_slot_.assign(fn.stack_need + 1u, false);
+    for (uint16_t t : fn.text_slots)
+      if (t < text_slot_.size()) text_slot_[t] = true;
+  }
 
   bool build(std::string& error, LoopCodeInfo* info) {
     const std::vector<Instr>& code = fn_.code;
@@ -140,6 +155,7 @@ class Lowerer {
     for (uint32_t b : loop_.blocks)
       for (uint32_t pc = fn_.blocks[b].start_pc; pc < fn_.blocks[b].end_pc; ++pc) in_region_[pc] = true;
     assign_homes(info);
+    row_known_ = rows_known(fn_, in_region_);
     int versions = plan_plain_version() ? 2 : 1;
     for (int v = 0; v < versions; ++v) {
       labels_[v].resize(code.size());
@@ -217,6 +233,10 @@ class Lowerer {
   std::vector<std::pair<int, int>> saved_fp_;
   const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
   const vm::IteratorLayout iter_ = vm::iterator_layout();
+  std::vector<bool> text_slot_;  // the frame's text slots (Function::text_slots)
+  std::vector<bool> row_known_;  // jit::rows_known: the MAP_* instruction reuses the row found before
+  uint32_t row_var_ = 0;         // sp offset of the row the last MAP_* instruction found (0: none)
+  bool is_text(uint32_t s) const { return s < text_slot_.size() && text_slot_[s]; }
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
   static uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
@@ -384,6 +404,7 @@ class Lowerer {
     if (fp.size() % 2) fp.push_back(fp.back() + 1);
     for (size_t i = 0; i < fp.size(); i += 2) saved_fp_.push_back({fp[i], fp[i + 1]});
     base_var_ = 16 + 16 * static_cast<uint32_t>(saved_gp_.size() + saved_fp_.size());
+    row_var_ = base_var_ + 8;
     frame_size_ = base_var_ + 16;
     keep(as_.stp(A::x29, A::x30, aj::arm::ptr_pre(A::sp, -static_cast<int32_t>(frame_size_))));
     keep(as_.mov(A::x29, A::sp));
@@ -391,6 +412,7 @@ class Lowerer {
     for (auto [r1, r2] : saved_gp_) keep(as_.stp(xreg(r1), xreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
     for (auto [r1, r2] : saved_fp_) keep(as_.stp(dreg(r1), dreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
     keep(as_.str(A::x1, aj::arm::ptr(A::sp, static_cast<int32_t>(base_var_))));  // pure_step's Slot**
+    keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(row_var_))));  // no row known
     keep(as_.mov(kCore, A::x0));
     keep(as_.mov(kBase, A::x1));
     reload();
@@ -460,6 +482,34 @@ class Lowerer {
     for (size_t i = kFpCallee; i < fp_slots_.size(); ++i) keep(as_.ldr(fp_home(fp_slots_[i]), slot_mem(fp_slots_[i])));
   }
 
+  // text_retain (up) or text_release of the text in `t` (x12 or x14; null, or a store text: not
+  // counted); a count that reaches zero frees the text through pure_jit_text_free, out of line.
+  // Uses w13.
+  void count_text(A::Gp t, bool up) {
+    aj::Label done = as_.newLabel();
+    keep(as_.cbz(t, done));
+    keep(as_.ldrh(A::w13, aj::arm::ptr(t, static_cast<int32_t>(layout_.text_flags))));
+    keep(as_.tst(A::w13, 1));  // kTextStored
+    keep(as_.b(CC::kNE, done));
+    keep(as_.ldr(A::w13, aj::arm::ptr(t, static_cast<int32_t>(layout_.text_rc))));
+    if (up) {
+      keep(as_.add(A::w13, A::w13, 1));
+      keep(as_.str(A::w13, aj::arm::ptr(t, static_cast<int32_t>(layout_.text_rc))));
+    } else {
+      aj::Label gone = as_.newLabel();
+      keep(as_.subs(A::w13, A::w13, 1));
+      keep(as_.str(A::w13, aj::arm::ptr(t, static_cast<int32_t>(layout_.text_rc))));
+      keep(as_.b(CC::kEQ, gone));
+      cold_.push_back([this, gone, done, t] {
+        as_.bind(gone);
+        keep(as_.mov(A::x0, t));
+        call_c(calls_.text_free);
+        keep(as_.b(done));
+      });
+    }
+    as_.bind(done);
+  }
+
   // One instruction through pure_step: the frame in memory is current around the call.
   void step(uint32_t pc) {
     const Instr& in = fn_.code[pc];
@@ -523,7 +573,10 @@ class Lowerer {
       if (!in_region_[pc]) continue;
       const Instr& in = fn_.code[pc];
       Lowering how = lowering_of(in.op);
-      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD) return false;
+      if (how == Lowering::Step || in.op == Op::SEQ_GET_FIELD || in.op == Op::SEQ_SET_FIELD ||
+          in.op == Op::MAP_ENSURE || in.op == Op::MAP_GET_FIELD || in.op == Op::MAP_SET_FIELD || in.op == Op::INT_TEXT ||
+          ((in.op == Op::SEQ_GET || in.op == Op::SEQ_PUSH) && is_text(in.a)))
+        return false;
       if (how != Lowering::Native) continue;
       // The stored-list loop's instructions write only their own slots: ST_ITER the iterator's
       // number in A (pure_jit_st_iter), ITER_NEXT the row's cells A.. (inline, refilled, or
@@ -852,6 +905,25 @@ class Lowerer {
       }
       case Op::SEQ_GET: case Op::SEQ_SET: {
         if (!layout_.ok) return step(pc);
+        if (in.op == Op::SEQ_GET && is_text(in.a)) {
+          // a `seq text` (text1) in range: its cell in place, retained, then slot A's old text
+          // released (exec_SEQ_GET's copy_row_out); else pure_step
+          aj::Label slow = slow_path(pc);
+          A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
+          keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.text1))));
+          keep(as_.cbz(A::w11, slow));
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+          keep(as_.cmp(pos, s3));
+          keep(as_.b(CC::kHS, slow));
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
+          keep(as_.ldr(A::x12, aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+          A::Gp old = gp_in(in.a, A::x14);
+          if (old.id() != 14) keep(as_.mov(A::x14, old));
+          count_text(A::x12, true);
+          gp_commit(in.a, A::x12);
+          count_text(A::x14, false);
+          return next(pc);
+        }
         if (in.imm == 1) {
           // lowered as a narrow list (one byte a row): checked narrow and in range, its byte in
           // place (EventList::get / set_value; a bool slot holds 0 or 1, so its low byte is the
@@ -906,6 +978,31 @@ class Lowerer {
       }
       case Op::SEQ_PUSH: {
         if (!layout_.ok) return step(pc);
+        if (is_text(in.a)) {
+          // exactly EventList::push of a `seq text` (text1) with room: the cell in place, retained;
+          // else pure_step
+          aj::Label slow = slow_path(pc);
+          A::Gp l = gp_in(in.b, s1);
+          keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.text1))));
+          keep(as_.cbz(A::w11, slow));
+          keep(as_.ldr(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.cap_rows))));
+          keep(as_.cmp(s2, s3));
+          keep(as_.b(CC::kGE, slow));
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
+          A::Gp v = gp_in(in.a, A::x12);
+          keep(as_.str(v, aj::arm::ptr(s3, s2, aj::arm::lsl(3))));
+          keep(as_.add(s2, s2, 1));
+          keep(as_.str(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+          keep(as_.add(s3, s3, s2, aj::arm::lsl(3)));
+          keep(as_.str(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.end))));
+          keep(as_.ldr(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+          keep(as_.add(A::x13, A::x13, 1));
+          keep(as_.str(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+          if (v.id() != 12) keep(as_.mov(A::x12, v));
+          count_text(A::x12, true);
+          return next(pc);
+        }
         // exactly EventList::push of a plain sequence with room (push_fits); else pure_step,
         // which grows the list (or faults) as the interpreter does
         aj::Label slow = slow_path(pc);
@@ -950,6 +1047,97 @@ class Lowerer {
           call_c(calls_.seq_set_field);
           keep(as_.cbz(A::x0, slow));
         }
+        return next(pc);
+      }
+      case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD: {
+        // a keyed list, its one-cell key in slot C: the row through pure_jit_map_row (x0 = list,
+        // x1 = key), or the one the instruction before found (jit::rows_known), kept at row_var_; a
+        // field that is not text (NativeLayout::text_cols) in place. A longer key, a missing row or
+        // a text field: pure_step, after which no row is known
+        aj::Label slow = as_.newLabel();
+        cold_.push_back([this, slow, pc, v = version_] {
+          as_.bind(slow);
+          version_ = v;
+          keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(row_var_))));
+          step(pc);
+        });
+        if (!layout_.ok || (in.op != Op::MAP_ENSURE && (in.imm < 0 || in.imm >= 64))) {
+          keep(as_.b(slow));
+          return;
+        }
+        aj::Label have = as_.newLabel();
+        if (row_known_[pc]) {
+          keep(as_.ldr(A::x12, aj::arm::ptr(A::sp, static_cast<int32_t>(row_var_))));
+          keep(as_.cbnz(A::x12, have));
+        }
+        {
+          A::Gp l = gp_in(in.b, s1), key = gp_in(in.c, s2);
+          keep(as_.mov(A::x0, l));
+          keep(as_.mov(A::x1, key));
+          call_c(calls_.map_row);
+          keep(as_.mov(A::x12, A::x0));
+        }
+        as_.bind(have);
+        keep(as_.cbz(A::x12, slow));
+        if (in.op != Op::MAP_ENSURE) {
+          A::Gp l = gp_in(in.b, s1);
+          keep(as_.ldr(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.text_cols))));
+          keep(as_.tst(A::x13, uint64_t{1} << in.imm));
+          keep(as_.b(CC::kNE, slow));
+        }
+        keep(as_.str(A::x12, aj::arm::ptr(A::sp, static_cast<int32_t>(row_var_))));
+        aj::arm::Mem cell = aj::arm::ptr(A::x12, static_cast<int32_t>(8 * in.imm));
+        if (in.op == Op::MAP_GET_FIELD) {
+          if (home_[in.a].kind == Home::Fp) {
+            keep(as_.ldr(fp_home(in.a), cell));
+          } else {
+            A::Gp r = gp_out(in.a, A::x14);
+            keep(as_.ldr(r, cell));
+            gp_commit(in.a, r);
+          }
+        } else if (in.op == Op::MAP_SET_FIELD) {
+          if (home_[in.a].kind == Home::Fp) {
+            keep(as_.str(fp_home(in.a), cell));
+          } else {
+            A::Gp v = gp_in(in.a, A::x14);
+            keep(as_.str(v, cell));
+          }
+        }
+        return next(pc);
+      }
+      case Op::INT_TEXT: {
+        // pure_jit_int_text (x0 = the int, x1 = slot A's old text): the new text, the old released;
+        // else pure_step (the memory budget's fault)
+        aj::Label slow = slow_path(pc);
+        A::Gp v = gp_in(in.b, s1), old = gp_in(in.a, s2);
+        keep(as_.mov(A::x0, v));
+        keep(as_.mov(A::x1, old));
+        call_c(calls_.int_text);
+        keep(as_.cbz(A::x1, slow));
+        gp_commit(in.a, A::x0);
+        return next(pc);
+      }
+      case Op::CALL_INLINED: {
+        // exec_CALL_INLINED: the slot check first (a failing one leaves before the step: the
+        // interpreter spends it and faults), then the step as LOOP spends it
+        keep(as_.ldr(s1, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreStackEnd))));
+        keep(as_.mov(s2, static_cast<uint64_t>(in.b) * 8u));
+        keep(as_.add(s2, kBase, s2));
+        keep(as_.cmp(s2, s1));
+        keep(as_.b(CC::kHI, leave_at(pc)));
+        aj::Label spent = as_.newLabel();
+        keep(as_.subs(kSteps, kSteps, 1));
+        keep(as_.b(CC::kLT, spent));
+        cold_.push_back([this, spent, pc] {
+          as_.bind(spent);
+          keep(as_.add(kSteps, kSteps, 1));
+          write_back();
+          keep(as_.mov(A::x0, kCore));
+          keep(as_.add(A::x1, A::sp, base_var_));
+          keep(as_.mov(A::x2, addr(at(pc))));
+          call(calls_.step);
+          keep(as_.b(done_));  // kFaulted (or, if the budget was refilled meanwhile, where to go on)
+        });
         return next(pc);
       }
       case Op::ITER_NEXT: {

@@ -27,6 +27,9 @@ struct CallTargets {
   uint64_t st_iter = 0;      // pure_jit_st_iter
   uint64_t iter_refill = 0;  // pure_jit_iter_refill
   uint64_t iter_end = 0;     // pure_jit_iter_end
+  uint64_t text_free = 0;  // pure_jit_text_free
+  uint64_t map_row = 0;    // pure_jit_map_row
+  uint64_t int_text = 0;   // pure_jit_int_text
 };
 CallTargets runtime_call_targets();  // the real addresses in this process
 

@@ -15,10 +15,23 @@
 
 namespace pure::jit {
 
+bool runtime_work(const vm::Instr& in, bool row_known, bool a_text) {
+  switch (in.op) {
+    case vm::Op::INT_TEXT: return true;
+    case vm::Op::SEQ_GET: case vm::Op::SEQ_PUSH: return a_text;
+    case vm::Op::MAP_ENSURE: case vm::Op::MAP_GET_FIELD: case vm::Op::MAP_SET_FIELD: return !row_known;
+    default: return false;
+  }
+}
+
 double native_share(const BackendKind& backend, const vm::Function& function, const vm::LoopInfo& loop) {
   std::vector<bool> text(function.stack_need + 1u, false);
   for (uint16_t t : function.text_slots)
     if (t < text.size()) text[t] = true;
+  std::vector<bool> in_loop(function.code.size(), false);
+  for (uint32_t b : loop.blocks)
+    for (uint32_t pc = function.blocks[b].start_pc; pc < function.blocks[b].end_pc; ++pc) in_loop[pc] = true;
+  const std::vector<bool> known = backend.call_cost ? rows_known(function, in_loop) : std::vector<bool>();
   uint64_t total = 0, native = 0;
   for (uint32_t b : loop.blocks)
     for (uint32_t pc = function.blocks[b].start_pc; pc < function.blocks[b].end_pc; ++pc) {
@@ -38,10 +51,15 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
         ++native;
         continue;
       }
-      // a sequence of texts takes the pure_step path of these (they count references)
-      bool texts = (in.op == vm::Op::SEQ_PUSH || in.op == vm::Op::SEQ_GET || in.op == vm::Op::SEQ_SET) &&
-                   in.a < text.size() && text[in.a];
-      native += backend.lowering_of(in.op) == Lowering::Native && !texts;
+      // SEQ_SET of a text takes the pure_step path (it counts references); SEQ_GET and SEQ_PUSH
+      // of one take a runtime call that counts them (runtime_calls.h)
+      bool texts = in.op == vm::Op::SEQ_SET && in.a < text.size() && text[in.a];
+      bool is_native = backend.lowering_of(in.op) == Lowering::Native && !texts;
+      if (is_native && backend.call_cost && runtime_work(in, known[pc], in.a < text.size() && text[in.a])) {
+        total += backend.call_cost - 1;  // (the one above counted already)
+        is_native = false;
+      }
+      native += is_native;
     }
   return total ? static_cast<double>(native) / static_cast<double>(total) : 0.0;
 }
@@ -56,6 +74,55 @@ uint32_t iter_row_width(const std::vector<vm::Instr>& code, uint32_t pc) {
   if (width > 1 && body && body->op == vm::Op::ADDI_INT && body->a == in.b - 1 && body->b == in.b - 1 && body->imm == 1)
     --width;  // the position's slot
   return width;
+}
+
+static bool is_map_field_op(vm::Op op) {
+  return op == vm::Op::MAP_ENSURE || op == vm::Op::MAP_GET_FIELD || op == vm::Op::MAP_SET_FIELD;
+}
+
+// Instructions that touch no list and call nothing that could (their faults leave native code).
+static bool touches_no_list(vm::Op op) {
+  switch (op) {
+    case vm::Op::CONST: case vm::Op::MOVE: case vm::Op::TAKE:
+    case vm::Op::ADD_INT: case vm::Op::SUB_INT: case vm::Op::MUL_INT: case vm::Op::DIV_INT: case vm::Op::MOD_INT:
+    case vm::Op::ADDI_INT: case vm::Op::NEG_INT:
+    case vm::Op::AND_INT: case vm::Op::OR_INT: case vm::Op::XOR_INT: case vm::Op::BNOT_INT:
+    case vm::Op::SHL_INT: case vm::Op::SHR_INT:
+    case vm::Op::ADD_NUM: case vm::Op::SUB_NUM: case vm::Op::MUL_NUM: case vm::Op::DIV_NUM: case vm::Op::MOD_NUM:
+    case vm::Op::NEG_NUM:
+    case vm::Op::EQ_INT: case vm::Op::NE_INT: case vm::Op::LT_INT: case vm::Op::LE_INT:
+    case vm::Op::EQ_NUM: case vm::Op::NE_NUM: case vm::Op::LT_NUM: case vm::Op::LE_NUM:
+    case vm::Op::NOT: case vm::Op::INT_TO_NUM: case vm::Op::NUM_TO_INT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<bool> rows_known(const vm::Function& function, const std::vector<bool>& in_region) {
+  const std::vector<vm::Instr>& code = function.code;
+  std::vector<bool> target(code.size() + 1, false), known(code.size(), false);
+  for (uint32_t pc = 0; pc < code.size(); ++pc)
+    if (ir::op_jumps(code[pc].op)) {
+      int64_t to = static_cast<int64_t>(pc) + code[pc].imm;
+      if (to >= 0 && static_cast<uint64_t>(to) < code.size()) target[static_cast<size_t>(to)] = true;
+    }
+  for (uint32_t pc = 1; pc < code.size(); ++pc) {
+    const vm::Instr& in = code[pc];
+    if (!in_region[pc] || !is_map_field_op(in.op) || target[pc]) continue;
+    for (uint32_t p = pc - 1;; --p) {
+      const vm::Instr& before = code[p];
+      if (!in_region[p]) break;
+      if (is_map_field_op(before.op)) {
+        known[pc] = before.b == in.b && before.c == in.c;
+        break;
+      }
+      bool writes = before.a == in.b || before.a == in.c ||
+                    (before.op == vm::Op::TAKE && (before.b == in.b || before.b == in.c));
+      if (!touches_no_list(before.op) || writes || target[p] || p == 0) break;
+    }
+  }
+  return known;
 }
 
 namespace {

@@ -38,7 +38,23 @@ struct BackendKind {
   const char* name;                    // "llvm", "aarch64"
   Lowering (*lowering_of)(vm::Op op);  // the native-or-step decision, per op
   std::unique_ptr<Backend> (*make)();  // called on the compile thread at the first compile
+  // What an instruction whose native code does the runtime's work at every pass (runtime_work: a
+  // text made, counted or freed, a keyed-list row found) counts in the native share: 0, one
+  // native instruction; N > 0, N instructions none of them native. The saving of compiling such
+  // an instruction is an interpreter dispatch next to that work, so a backend whose compiles cost
+  // much (LLVM: 15-25 ms a loop on x86-64) loses on loops made of them: textbuild's (INT_TEXT
+  // and a push of the text) and both of textkeys' (reads and pushes of a `seq text`, rows found
+  // by text key) ran no faster compiled, and the compiles were lost (bench/run --clock cpu:
+  // 10-20 ms more a run). One whose compiles are cheap (asmjit: well under a millisecond) wins on
+  // them (bench/a64-icount: textkeys 0.76 of the interpreter's instructions).
+  uint32_t call_cost = 0;
 };
+
+// Whether the native code of `in` (slot A a text slot: a_text) does the runtime's work at every
+// pass: INT_TEXT (a new text), SEQ_GET and SEQ_PUSH of a text (a reference counted), MAP_ENSURE,
+// MAP_GET_FIELD and MAP_SET_FIELD that find their row (not those that reuse the row found
+// before: rows_known).
+bool runtime_work(const vm::Instr& in, bool row_known, bool a_text);
 
 // The backend this build has for its target (defined by the JIT library linked: jit-llvm on
 // x86-64, jit-aarch64 on AArch64). Only declared where PURE_HAVE_JIT is defined.
@@ -100,6 +116,16 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
 // iterator's width at every row and runs the instruction through pure_step if it differs, so a
 // wrong guess costs speed, never correctness. Both backends serve rows of this width inline.
 uint32_t iter_row_width(const std::vector<vm::Instr>& code, uint32_t pc);
+
+// Keyed-list rows found once and used again (`counts[w].n += 1` is MAP_ENSURE, MAP_GET_FIELD,
+// ADD_INT, MAP_SET_FIELD on one list and key): known[pc] is true when the MAP_ENSURE,
+// MAP_GET_FIELD or MAP_SET_FIELD at pc of the loop (`in_region`) finds the row that the previous
+// one of the same list slot and key slot found: between them only instructions that touch no list,
+// make no call into the VM and write neither slot, and none of them (nor pc) a jump target, so
+// control reaches pc only through that one. Native code then keeps the row (or 0, when that one
+// found none and ran through pure_step) instead of finding it again: rows do not move while a list
+// is unchanged, and only pure_step changes one.
+std::vector<bool> rows_known(const vm::Function& function, const std::vector<bool>& in_region);
 
 // ---- the switches pure-run (and any host) reads, the same for every backend ---------------------
 //  PURE_JIT            0/off/interp: the interpreter; 1/on (the default where a JIT is built), or

@@ -51,6 +51,29 @@ uint64_t pure_jit_seq_set_field(EventList* l, int64_t pos, int64_t field, uint64
 
 int64_t pure_jit_list_count(EventList* l) noexcept { return l->count(); }
 
+void pure_jit_text_free(pure::rt::Text* t) noexcept { pure::rt::text_free(t); }
+
+uint64_t pure_jit_map_row(EventList* l, uint64_t key) noexcept {
+  if (l->shape().key_count != 1) return 0;
+  Cell k = key;
+  // the hash index first: native code keeps the row it found for the instructions after, so the
+  // row found last (find's first guess) is seldom the one asked for here
+  if (Cell* row = l->find_indexed(&k)) return reinterpret_cast<uint64_t>(row);
+  return reinterpret_cast<uint64_t>(l->find(&k));
+}
+
+pure::jit::CellResult pure_jit_int_text(int64_t v, uint64_t old) noexcept {
+  char digits[20];
+  pure::rt::Text* t;
+  try {
+    t = pure::rt::text_new(std::string_view(digits, pure::numtext::format_int_to(digits, v)));
+  } catch (...) {
+    return {0, 0};
+  }
+  pure::rt::text_release(reinterpret_cast<pure::rt::Text*>(old));
+  return {reinterpret_cast<uint64_t>(t), 1};
+}
+
 double pure_jit_fmod(double a, double b) noexcept { return std::fmod(a, b); }
 
 // vm::st_iter is ST_ITER itself; a fault is kept as pure_step keeps one (vm/driver.cpp).

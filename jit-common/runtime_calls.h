@@ -17,6 +17,7 @@ struct CellResult {
 
 namespace pure::rt {
 class EventList;
+struct Text;
 }
 namespace pure::vm {
 struct VMCore;
@@ -30,6 +31,20 @@ pure::jit::CellResult pure_jit_seq_get_field(pure::rt::EventList* l, int64_t pos
 uint64_t pure_jit_seq_set(pure::rt::EventList* l, int64_t pos, uint64_t value) noexcept;
 uint64_t pure_jit_seq_set_field(pure::rt::EventList* l, int64_t pos, int64_t field, uint64_t value) noexcept;
 int64_t pure_jit_list_count(pure::rt::EventList* l) noexcept;
+// Texts and keyed lists (the loops of group-by: `for w in words { counts[w].n += 1 }`). Native code
+// reads and pushes a `seq text`'s cells in place and counts their references itself
+// (EventList::NativeLayout); a count that reaches zero frees the text here (rt::text_free).
+void pure_jit_text_free(pure::rt::Text* t) noexcept;
+// The row of keyed list l with this one-cell key, found as EventList::find finds it (the row found
+// last, the hash index, the tree), as a pointer to its cells; 0 when it is missing or the key has
+// more cells. Native code then reads or writes a field that is not text in place (the checks of
+// exec_MAP_GET_FIELD / exec_MAP_SET_FIELD) and keeps the pointer for the next instructions on the
+// same list and key while nothing else runs (a row found is where it stays until the list is
+// changed, which only pure_step does); a missing row is pure_step's (MAP_ENSURE inserts it).
+uint64_t pure_jit_map_row(pure::rt::EventList* l, uint64_t key) noexcept;
+// INT_TEXT: the decimal text of v, slot A's old text released: {text, 1}; {0, 0} when the memory
+// budget (or the system) refuses the text: pure_step then runs the instruction and faults.
+pure::jit::CellResult pure_jit_int_text(int64_t v, uint64_t old) noexcept;
 double pure_jit_fmod(double a, double b) noexcept;
 // Stored-list loops (vm/lists.cpp), called instead of pure_step:
 // ST_ITER at ip, whole: reads the key slots C.., writes slot A. 1 when done; 0 when it faulted,

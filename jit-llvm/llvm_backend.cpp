@@ -55,6 +55,11 @@ Lowering lowering_of(Op op) {
     // the common case inline through a runtime call, the rest through pure_step
     case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
     case Op::SEQ_PUSH:
+    // texts and keyed lists with a one-cell key: runtime calls for the common case, pure_step for the rest
+    case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD:
+    case Op::INT_TEXT:
+    // an inlined call's step and slot check (its depth check holds in native code: vm/driver.cpp)
+    case Op::CALL_INLINED:
     // the next row of a leaf run inline, a new run of a snapshot's rows through a runtime call,
     // the rest (the end of a run of another kind, a changed list, the budget) through pure_step
     case Op::ITER_NEXT:
@@ -83,9 +88,10 @@ SlotUse slot_use(Op op) {
   switch (op) {
     case Op::CONST: return {true, false, false};
     case Op::MOVE: case Op::TAKE: case Op::ADDI_INT: case Op::NEG_INT: case Op::NEG_NUM: case Op::NOT:
-    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH:
+    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH: case Op::INT_TEXT:
       return {true, true, false};
-    case Op::JUMP: case Op::LOOP: return {};
+    case Op::JUMP: case Op::LOOP: case Op::CALL_INLINED: return {};
+    case Op::MAP_ENSURE: return {false, true, true};
     case Op::ITER_NEXT: return {false, true, false};  // and the row's slots A.. (jit::iter_row_width)
     case Op::ITER_END: return {false, true, false};
     case Op::ST_ITER: return {true, false, false};    // its key slots C.. are stored for the call
@@ -134,6 +140,12 @@ class LoopLowering {
     st_iter_fn = runtime("pure_jit_st_iter", i64, {ptr, ptr, ptr});
     iter_refill_fn = runtime("pure_jit_iter_refill", cell_result, {ptr});
     iter_end_fn = runtime("pure_jit_iter_end", Type::getVoidTy(C), {ptr, i64});
+    text_free_fn = runtime("pure_jit_text_free", Type::getVoidTy(C), {ptr});
+    map_row_fn = runtime("pure_jit_map_row", i64, {ptr, i64});
+    int_text_fn = runtime("pure_jit_int_text", cell_result, {i64, i64});
+    text_slot_.assign(fn.stack_need + 1u, false);
+    for (uint16_t t : fn.text_slots)
+      if (t < text_slot_.size()) text_slot_[t] = true;
     // Type-based alias classes: frame slots, the VMCore, event-list headers and their rows' cells
     // never overlap, so a store to a cell keeps a list's count and rows pointer in registers.
     MDBuilder md(C);
@@ -147,6 +159,7 @@ class LoopLowering {
     list_tag_ = tag("event list header");
     cell_tag_ = tag("event list cell");
     iter_tag_ = tag("iterator");
+    text_tag_ = tag("text header");
     // The common cases (no fault, the fast path, budget left) are far the likelier: the register
     // allocator then keeps the slots in registers along them and spills on the slow paths.
     likely_ = md.createBranchWeights(2000, 1);
@@ -173,6 +186,9 @@ class LoopLowering {
     BasicBlock* entry = BasicBlock::Create(C, "entry", F);
     B.SetInsertPoint(entry);
     base_var_ = B.CreateAlloca(ptr, nullptr, "basevar");
+    row_var_ = B.CreateAlloca(i64, nullptr, "rowvar");
+    B.CreateStore(k(0), row_var_);
+    row_known_ = jit::rows_known(fn_, in_region_);
     for (uint32_t s = 0; s < used.size(); ++s)
       if (used[s]) {
         slots_[s] = B.CreateAlloca(i64, nullptr, "s" + std::to_string(s));
@@ -233,6 +249,11 @@ class LoopLowering {
   Value *core, *base;
   FunctionCallee step_fn, fmod_fn, seq_get_fn, seq_get_field_fn, seq_set_fn, seq_set_field_fn, list_count_fn;
   FunctionCallee st_iter_fn, iter_refill_fn, iter_end_fn;
+  FunctionCallee text_free_fn, map_row_fn, int_text_fn;
+  AllocaInst* row_var_ = nullptr;  // the keyed-list row the last MAP_* instruction found (jit::rows_known)
+  std::vector<bool> row_known_;
+  std::vector<bool> text_slot_;  // the frame's text slots (Function::text_slots)
+  bool is_text(uint32_t s) const { return s < text_slot_.size() && text_slot_[s]; }
   AllocaInst* base_var_ = nullptr;
   std::vector<AllocaInst*> slots_;
   std::vector<uint32_t> tracked_;
@@ -243,7 +264,7 @@ class LoopLowering {
   PHINode *leave_pc_, *budget_pc_;
   const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
   const vm::IteratorLayout iter_layout_ = vm::iterator_layout();
-  MDNode *slot_tag_, *core_tag_, *list_tag_, *cell_tag_, *iter_tag_;
+  MDNode *slot_tag_, *core_tag_, *list_tag_, *cell_tag_, *iter_tag_, *text_tag_;
   MDNode *likely_, *unlikely_;
   template <class I>
   I* tagged(I* i, MDNode* t) {
@@ -413,6 +434,21 @@ class LoopLowering {
         set(in.a, layout_.ok ? header(i64, list(in.b), layout_.count) : B.CreateCall(list_count_fn, {list(in.b)}));
         return next(pc);
       case Op::SEQ_GET: {
+        if (is_text(in.a) && layout_.ok) {
+          // a `seq text` (text1) in range: its cell in place, retained, slot A's old text released
+          // (exec_SEQ_GET's copy_row_out); else pure_step
+          Value* l = list(in.b);
+          Value* pos = get(in.c);
+          Value* ok = B.CreateAnd(B.CreateICmpNE(header(B.getInt8Ty(), l, layout_.text1), B.getInt8(0)),
+                                  B.CreateICmpULT(pos, header(i64, l, layout_.count)));
+          common_case(ok, pc);
+          Value* cell = tagged(B.CreateLoad(i64, B.CreateInBoundsGEP(i64, header(ptr, l, layout_.begin), pos)), cell_tag_);
+          Value* old = get(in.a);
+          retain_text(cell, pc);
+          release_text(old, pc);
+          set(in.a, cell);
+          return next(pc);
+        }
         if (layout_.ok && in.imm == 1) {  // lowered as a narrow list: its byte, read in place (EventList::get)
           Value* l = list(in.b);
           Value* pos = narrow_in_range(l, pc);
@@ -453,6 +489,24 @@ class LoopLowering {
         return next(pc);
       case Op::SEQ_PUSH: {
         if (!layout_.ok) return lower_step(pc);
+        if (is_text(in.a)) {
+          // exactly EventList::push of a `seq text` (text1) with room: the cell in place, retained;
+          // else pure_step
+          Value* l = list(in.b);
+          Value* count = header(i64, l, layout_.count);
+          Value* ok = B.CreateAnd(B.CreateICmpNE(header(B.getInt8Ty(), l, layout_.text1), B.getInt8(0)),
+                                  B.CreateICmpSLT(count, header(i64, l, layout_.cap_rows)));
+          common_case(ok, pc);
+          Value* v = get(in.a);
+          Value* begin = header(ptr, l, layout_.begin);
+          tagged(B.CreateStore(v, B.CreateInBoundsGEP(i64, begin, count)), cell_tag_);
+          Value* grown = B.CreateAdd(count, k(1));
+          tagged(B.CreateStore(grown, field(l, layout_.count)), list_tag_);
+          tagged(B.CreateStore(B.CreateInBoundsGEP(i64, begin, grown), field(l, layout_.end)), list_tag_);
+          tagged(B.CreateStore(B.CreateAdd(header(i64, l, layout_.version), k(1)), field(l, layout_.version)), list_tag_);
+          retain_text(v, pc);
+          return next(pc);
+        }
         // exactly EventList::push of a plain sequence with room (push_fits); else pure_step,
         // which grows the list (or faults) as the interpreter does
         Value* l = list(in.b);
@@ -551,6 +605,75 @@ class LoopLowering {
       case Op::SEQ_SET_FIELD:
         common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
         return next(pc);
+      // keyed lists, key in slot C (one cell): the row through pure_jit_map_row, or the one the
+      // instruction before found (jit::rows_known); a longer key, a missing row or a text field:
+      // pure_step (after which no row is known)
+      case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD: {
+        if (!layout_.ok || (in.op != Op::MAP_ENSURE && (in.imm < 0 || in.imm >= 64))) {
+          B.CreateStore(k(0), row_var_);
+          return lower_step(pc);
+        }
+        Value* l = list(in.b);
+        Value* row;
+        if (row_known_[pc]) {
+          Value* known = B.CreateLoad(i64, row_var_);
+          BasicBlock* from = B.GetInsertBlock();
+          BasicBlock* find = BasicBlock::Create(C, "find" + std::to_string(pc), F);
+          BasicBlock* have = BasicBlock::Create(C, "row" + std::to_string(pc), F);
+          B.CreateCondBr(B.CreateICmpNE(known, k(0)), have, find, likely_);
+          B.SetInsertPoint(find);
+          Value* found = B.CreateCall(map_row_fn, {l, get(in.c)});
+          B.CreateBr(have);
+          B.SetInsertPoint(have);
+          PHINode* phi = B.CreatePHI(i64, 2, "row");
+          phi->addIncoming(known, from);
+          phi->addIncoming(found, find);
+          row = phi;
+        } else {
+          row = B.CreateCall(map_row_fn, {l, get(in.c)});
+        }
+        Value* ok = B.CreateICmpNE(row, k(0));
+        if (in.op != Op::MAP_ENSURE)  // the field is not text (EventList::NativeLayout::text_cols)
+          ok = B.CreateAnd(ok, B.CreateICmpEQ(B.CreateAnd(header(i64, l, layout_.text_cols), k(int64_t{1} << in.imm)), k(0)));
+        {
+          BasicBlock* fast = BasicBlock::Create(C, "fast" + std::to_string(pc), F);
+          BasicBlock* slow = BasicBlock::Create(C, "slow" + std::to_string(pc), F);
+          B.CreateCondBr(ok, fast, slow, likely_);
+          B.SetInsertPoint(slow);
+          B.CreateStore(k(0), row_var_);
+          lower_step(pc);
+          B.SetInsertPoint(fast);
+        }
+        B.CreateStore(row, row_var_);
+        Value* at_field = B.CreateInBoundsGEP(i64, B.CreateIntToPtr(row, ptr), k(in.imm));
+        if (in.op == Op::MAP_GET_FIELD) set(in.a, tagged(B.CreateLoad(i64, at_field), cell_tag_));
+        if (in.op == Op::MAP_SET_FIELD) tagged(B.CreateStore(get(in.a), at_field), cell_tag_);
+        return next(pc);
+      }
+      case Op::INT_TEXT: {  // a new text and slot A's old one released (runtime call); else pure_step
+        Value* r = B.CreateCall(int_text_fn, {get(in.b), get(in.a)});
+        common_case(B.CreateExtractValue(r, 1), pc);
+        set(in.a, B.CreateExtractValue(r, 0));
+        return next(pc);
+      }
+      case Op::CALL_INLINED: {
+        // exec_CALL_INLINED: the slot check first (a failing one leaves before the step, and the
+        // interpreter spends it and faults), then the step as LOOP spends it
+        Value* stack_end = tagged(B.CreateLoad(ptr, B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStackEnd)), core_tag_);
+        Value* frame_end = B.CreateConstInBoundsGEP1_64(i64, base, in.b);
+        check(B.CreateICmpULE(B.CreatePtrToInt(frame_end, i64), B.CreatePtrToInt(stack_end, i64)), pc);
+        Value* steps_at = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStepsLeft);
+        Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
+        BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
+        BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
+        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent, likely_);
+        B.SetInsertPoint(spent);
+        budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
+        B.CreateBr(budget_bb_);
+        B.SetInsertPoint(cont);
+        tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+        return next(pc);
+      }
       default:
         B.CreateBr(leave_at(pc));  // not reached: lowering_of and this switch agree
         return;
@@ -579,6 +702,36 @@ class LoopLowering {
         tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
   }
   Value* list(uint32_t s) { return B.CreateIntToPtr(get(s), ptr); }
+  // text_retain / text_release of a text in a register (null, or a store text: not counted); a
+  // count that reaches zero frees the text through pure_jit_text_free
+  void retain_text(Value* t, uint32_t pc) { count_text(t, pc, true); }
+  void release_text(Value* t, uint32_t pc) { count_text(t, pc, false); }
+  void count_text(Value* t, uint32_t pc, bool up) {
+    std::string tag = std::to_string(pc) + (up ? "r" : "l");
+    BasicBlock* counted = BasicBlock::Create(C, "count" + tag, F);
+    BasicBlock* done = BasicBlock::Create(C, "counted" + tag, F);
+    Value* p = B.CreateIntToPtr(t, ptr);
+    BasicBlock* check = BasicBlock::Create(C, "vmtext" + tag, F);
+    B.CreateCondBr(B.CreateICmpNE(t, k(0)), check, done, likely_);
+    B.SetInsertPoint(check);
+    Value* flags = tagged(B.CreateLoad(B.getInt16Ty(), field(p, layout_.text_flags)), text_tag_);
+    B.CreateCondBr(B.CreateICmpEQ(B.CreateAnd(flags, B.getInt16(1)), B.getInt16(0)), counted, done, likely_);  // kTextStored
+    B.SetInsertPoint(counted);
+    Value* rc_at = field(p, layout_.text_rc);
+    Value* rc = tagged(B.CreateLoad(B.getInt32Ty(), rc_at), text_tag_);
+    Value* now = up ? B.CreateAdd(rc, B.getInt32(1)) : B.CreateSub(rc, B.getInt32(1));
+    tagged(B.CreateStore(now, rc_at), text_tag_);
+    if (up) {
+      B.CreateBr(done);
+    } else {
+      BasicBlock* gone = BasicBlock::Create(C, "free" + tag, F);
+      B.CreateCondBr(B.CreateICmpEQ(now, B.getInt32(0)), gone, done, unlikely_);
+      B.SetInsertPoint(gone);
+      B.CreateCall(text_free_fn, {p});
+      B.CreateBr(done);
+    }
+    B.SetInsertPoint(done);
+  }
   // A field of an EventList, at its byte offset (EventList::NativeLayout).
   Value* field(Value* l, uint32_t offset) { return B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), l, offset); }
   Value* header(Type* t, Value* l, uint32_t offset) { return tagged(B.CreateLoad(t, field(l, offset)), list_tag_); }
@@ -722,6 +875,9 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   symbols[state_->jit->mangleAndIntern("pure_jit_st_iter")] = {orc::ExecutorAddr::fromPtr(&pure_jit_st_iter), flags};
   symbols[state_->jit->mangleAndIntern("pure_jit_iter_refill")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_refill), flags};
   symbols[state_->jit->mangleAndIntern("pure_jit_iter_end")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_end), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_text_free")] = {orc::ExecutorAddr::fromPtr(&pure_jit_text_free), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_map_row")] = {orc::ExecutorAddr::fromPtr(&pure_jit_map_row), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_int_text")] = {orc::ExecutorAddr::fromPtr(&pure_jit_int_text), flags};
   if (Error e = state_->jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)))) {
     state_->setup_error = take_message(std::move(e));
     state_->jit.reset();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstring>
 #include <tuple>
 
@@ -42,8 +43,11 @@ EventList::EventList(const ListShape* shape)
     : shape_(shape), width_(shape->width()), dense_(!shape->sequence && shape->key_count == 1 && shape->cols[0] == ColType::Int),
       tree_(KeyLess{shape}), cap_rows_(width_ ? 0 : INT64_MAX),
       plain_(shape->sequence && width_ == 1 && !shape->has_text() && !shape->narrow()), narrow_(shape->narrow()),
-      indexed_(!shape->sequence && !dense_),
-      text_key_(shape->key_count == 1 && shape->cols[0] == ColType::Text) {}
+      text1_(width_ == 1 && shape->cols[0] == ColType::Text), indexed_(!shape->sequence && !dense_),
+      text_key_(shape->key_count == 1 && shape->cols[0] == ColType::Text) {
+  for (uint32_t i = 0; i < width_ && i < 64; ++i)
+    if (shape->cols[i] == ColType::Text) text_cols_ |= uint64_t{1} << i;
+}
 
 EventList::NativeLayout EventList::native_layout() {
   static const ListShape shape = [] {
@@ -65,6 +69,10 @@ EventList::NativeLayout EventList::native_layout() {
   n.cap_rows = at(&l.cap_rows_);
   n.version = at(&l.shape_version_);
   n.begin = at(&l.cells_);
+  n.text1 = at(&l.text1_);
+  n.text_cols = at(&l.text_cols_);
+  n.text_rc = static_cast<uint32_t>(offsetof(Text, rc));
+  n.text_flags = static_cast<uint32_t>(offsetof(Text, flags));
   n.end = n.begin + sizeof(Cell*);
   std::vector<Cell> v;
   v.reserve(4);
@@ -78,7 +86,8 @@ EventList::NativeLayout EventList::native_layout() {
   std::memcpy(byte_words, &b, sizeof(byte_words));
   n.ok = sizeof(v) == sizeof(words) && words[0] == v.data() && words[1] == v.data() + 1 && words[2] == v.data() + 4 &&
          sizeof(b) == sizeof(byte_words) && byte_words[0] == b.data() && sizeof(l.count_) == 8 &&
-         sizeof(l.cap_rows_) == 8 && sizeof(l.shape_version_) == 8 && sizeof(l.plain_) == 1 && sizeof(l.narrow_) == 1;
+         sizeof(l.cap_rows_) == 8 && sizeof(l.shape_version_) == 8 && sizeof(l.plain_) == 1 && sizeof(l.narrow_) == 1 && sizeof(l.text1_) == 1 &&
+         sizeof(l.text_cols_) == 8 && sizeof(Text::rc) == 4 && sizeof(Text::flags) == 2 && kTextStored == 1;
   return n;
 }
 
@@ -169,7 +178,9 @@ void EventList::release_fields(const Cell* row) const {
 void EventList::clear() {
   bool text = shape_->has_text();
   if (shape_->sequence) {
-    if (text)
+    if (text1_)
+      for (Cell c : cells_) text_release(reinterpret_cast<Text*>(c));
+    else if (text)
       for (int64_t i = 0; i < count_; ++i) release_row(at(i));
     cells_.clear();
     bytes_.clear();
@@ -197,7 +208,7 @@ void EventList::read_row(int64_t pos, Cell* out) const {
   else std::memcpy(out, at(pos), width_ * sizeof(Cell));
 }
 
-void EventList::push(const Cell* row) {
+void EventList::push_general(const Cell* row) {
   if (!push_fits()) grow_rows(static_cast<size_t>(count_) + 1);
   if (narrow_) {
     PURE_ASSERT(row[0] <= 1);
@@ -342,17 +353,36 @@ Cell* EventList::tree_locate(const Cell* key, bool& inserted) {
   uint32_t kc = shape_->key_count;
   // charged before anything changes: the tree entry, and the index's next table if it grows
   charge(tree_entry_bytes() + (indexed_ ? index_.growth_bytes() : 0));
+  // A key text that is a piece (made by a TextBatch: a word of a split) becomes a text of its own
+  // here: a row outlives the split's other pieces (counting words keeps a few thousand keys of
+  // millions of words), and would otherwise keep each piece's whole block alive. Its bytes then
+  // also sit with the other keys' instead of somewhere in the split's blocks.
+  std::vector<Cell> k(key, key + kc);
+  uint64_t copied = 0;  // bit i: key cell i is a copy this row owns (i < 64)
+  auto drop_copies = [&] {
+    for (uint32_t i = 0; i < kc && i < 64; ++i)
+      if (copied >> i & 1) text_release(reinterpret_cast<Text*>(k[i]));
+  };
   Tree::iterator it;
   try {
-    it = tree_.try_emplace(std::vector<Cell>(key, key + kc), std::vector<Cell>(width_, 0)).first;
+    for (uint32_t i = 0; i < kc && i < 64; ++i)
+      if (shape_->cols[i] == ColType::Text && (reinterpret_cast<const Text*>(k[i])->flags & kTextPiece)) {
+        const Text* piece = reinterpret_cast<const Text*>(k[i]);
+        Text* own = text_new(piece->view());
+        own->flags |= piece->flags & (kTextAscii | kTextNotAscii);
+        k[i] = reinterpret_cast<Cell>(own);
+        copied |= uint64_t{1} << i;
+      }
+    it = tree_.try_emplace(k, std::vector<Cell>(width_, 0)).first;
   } catch (...) {
+    drop_copies();
     settle();
     throw;
   }
   Cell* row = it->second.data();
-  std::memcpy(row, key, kc * sizeof(Cell));
+  std::memcpy(row, k.data(), kc * sizeof(Cell));
   for (uint32_t i = 0; i < kc; ++i)
-    if (shape_->cols[i] == ColType::Text) text_retain(reinterpret_cast<Text*>(row[i]));
+    if (shape_->cols[i] == ColType::Text && !(i < 64 && (copied >> i & 1))) text_retain(reinterpret_cast<Text*>(row[i]));
   ++count_;
   ++shape_version_;
   index_add(row);

@@ -104,7 +104,26 @@ class EventList {
     }
     cells_[static_cast<size_t>(pos) * width_ + col] = value;
   }
-  void push(const Cell* row);            // retains texts; grows by doubling (may throw, see below)
+  // Retains texts; grows by doubling (may throw, see below). Inline for the common one-cell row
+  // with room (an int, or a text whose count goes up).
+  void push(const Cell* row) {
+    if (width_ == 1 && !narrow_ && push_fits()) [[likely]] {
+      if (text1_) text_retain(reinterpret_cast<Text*>(row[0]));
+      cells_.push_back(row[0]);
+      ++count_;
+      ++shape_version_;
+      return;
+    }
+    push_general(row);
+  }
+  // A push of a one-cell row that takes the cell's reference (a new text: no count to add), into
+  // room made before (push_fits(), e.g. by reserve()).
+  void push_taken(Cell c) {
+    PURE_ASSERT(width_ == 1 && !narrow_ && push_fits());
+    cells_.push_back(c);
+    ++count_;
+    ++shape_version_;
+  }
   void push_copies(const Cell* row, int64_t n);  // n pushes of the same row, room made once
   bool push_fits() const { return count_ < cap_rows_; }  // push will not grow
   void reserve(int64_t rows);            // sequences: room for this many rows
@@ -182,6 +201,17 @@ class EventList {
     uint32_t version = 0;    // uint64_t shape version, one more per push
     uint32_t begin = 0;      // Cell*: the rows
     uint32_t end = 0;        // Cell*: one past the last row's cell
+    // Lists of texts and keyed lists (jit-common/runtime_calls.h): a sequence whose rows are one
+    // text (`text1`, bool), which native code reads and pushes in place counting the references
+    // as text_retain and text_release do (a Text's rc, a uint32_t at `text_rc`, and flags, a
+    // uint16_t at `text_flags`: kTextStored texts are not counted; a count that reaches zero
+    // goes to pure_jit_text_free); and which columns are text (`text_cols`, uint64_t, bit i for
+    // column i < 64), so that native code that holds a keyed list's row reads and writes a field
+    // that is not text in place.
+    uint32_t text1 = 0;
+    uint32_t text_cols = 0;
+    uint32_t text_rc = 0;
+    uint32_t text_flags = 0;
   };
   static NativeLayout native_layout();
 
@@ -204,6 +234,9 @@ class EventList {
   int64_t cap_rows_ = 0;              // sequences: rows cells_ holds without growing
   bool plain_ = false;                // a sequence of one non-text cell per row (NativeLayout)
   bool narrow_ = false;               // a sequence of one bool per row, kept in bytes_
+  bool text1_ = false;                // rows of one text cell (a `seq text`, or keys of one text)
+  uint64_t text_cols_ = 0;            // bit i: column i (< 64) is text (NativeLayout)
+  void push_general(const Cell* row);
 
   // A tree also keeps a hash index from key to row (runtime/key_index.h; rows never move in a
   // std::map). A list whose probes grow too long drops its index for good (indexed_ false) and
@@ -232,7 +265,7 @@ class EventList {
         const Text* t = reinterpret_cast<const Text*>(key[i]);
         h = hash_bytes(h, t->bytes, t->len);
       } else {
-        h = (h ^ key[i]) * 0xbf58476d1ce4e5b9ull;
+        h = (h ^ key[i]) * kHashMul;
       }
       h = hash_finish(h);
     }

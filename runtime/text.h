@@ -12,6 +12,12 @@
 // at, slice and len take O(1)). Stored and immortal texts get the answer when they are made (they
 // are read by many threads); a VM text when first asked (text_is_ascii), on its owner thread.
 // Neither bit set: not known yet. Appending in place (CONCAT) keeps the bits true.
+//
+// Pieces (kTextPiece) are VM texts made together by TextBatch (the pieces of one split, words or
+// lines): they share blocks of at most kPieceBlockBytes instead of one allocation each, and `pad`
+// holds a piece's offset from its block's start in 8-byte units. A block goes back to the system
+// when its last piece is freed. A piece is an ordinary VM text to everyone else (counted, retained
+// and released the same; never appended to in place, its capacity being its length).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,11 +31,12 @@ inline constexpr uint16_t kTextStored = 1;
 inline constexpr uint16_t kTextImmortal = 2;
 inline constexpr uint16_t kTextAscii = 4;     // known: every byte is below 0x80
 inline constexpr uint16_t kTextNotAscii = 8;  // known: some byte is not
+inline constexpr uint16_t kTextPiece = 16;    // one of the texts of a TextBatch block (see above)
 
 struct Text {
   uint32_t rc;     // references; meaning depends on the owner (see above)
   uint16_t flags;  // kTextStored
-  uint16_t pad;
+  uint16_t pad;    // a piece's offset in its block / 8; 0 for every other text
   uint32_t len;    // bytes used
   uint32_t cap;    // bytes allocated after the header
   char bytes[];    // len bytes of valid UTF-8
@@ -44,8 +51,45 @@ inline constexpr uint32_t kMaxTextBytes = limits::kTextBytes;
 
 Text* text_new(std::string_view s, uint32_t extra_capacity = 0);  // VM text, rc = 1
 Text* text_alloc(uint32_t len, uint32_t cap);                      // VM text with len bytes uninitialised
-void text_retain(Text* t);   // VM retain; no-op for store texts and null
-void text_release(Text* t);  // VM release; frees at zero; no-op for store texts and null
+void text_free(Text* t);     // gives a text back (its count reached zero): the release's slow path
+// VM retain; no-op for store texts and null. Inline: the interpreter and the lists count
+// references on every text they copy.
+inline void text_retain(Text* t) {
+  if (t && !t->stored()) ++t->rc;
+}
+// VM release; frees at zero; no-op for store texts and null.
+inline void text_release(Text* t) {
+  if (t && !t->stored() && --t->rc == 0) text_free(t);
+}
+
+// Makes many small VM texts that are born together (the pieces of one split) in shared blocks
+// (kTextPiece, see the top of the file): one allocation for up to kPieceBlockBytes of pieces, and
+// freeing a piece is a count down in its block. `bytes` is what piece_bytes() adds up to over the
+// pieces to come (the last block is made no larger than what is left of it). A piece longer than
+// kMaxPieceBytes is an ordinary text. Each block is charged to the memory meter when it is made
+// (make() may throw MemoryBudgetSpent or std::bad_alloc, having made nothing).
+class TextBatch {
+ public:
+  static constexpr uint32_t kPieceBlockBytes = 64 * 1024;
+  static constexpr uint32_t kMaxPieceBytes = 1024;
+  static uint64_t piece_bytes(size_t len) {  // what one piece of len bytes takes in a block
+    return len > kMaxPieceBytes ? 0 : sizeof(Text) + ((uint64_t{len} + 7) & ~uint64_t{7});
+  }
+  explicit TextBatch(uint64_t bytes) : left_(bytes) {}
+  ~TextBatch();
+  TextBatch(const TextBatch&) = delete;
+  TextBatch& operator=(const TextBatch&) = delete;
+  // A new VM text (rc 1) holding s, with `flags` (kTextAscii or 0) set.
+  Text* make(std::string_view s, uint16_t flags);
+
+ private:
+  char* block_ = nullptr;  // the block being filled: a header (live pieces, bytes), then pieces
+  char* next_ = nullptr;
+  char* end_ = nullptr;
+  uint64_t left_;          // piece bytes still to come, as announced
+  void next_block(uint64_t need);
+  void let_go();           // drops the batch's hold on the block being filled
+};
 
 // The store's side. text_store_copy returns a store-owned text equal to t (t itself, retained,
 // when t is already stored). Release on the owner thread only.

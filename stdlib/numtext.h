@@ -2,6 +2,8 @@
 // Depends only on <charconv> (exact, locale-free conversions); never on printf/strtod or the C locale.
 #pragma once
 
+#include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +16,11 @@ namespace pure::numtext {
 std::string format_num(double value);
 
 std::string format_int(int64_t value);
+// The same digits written to `out` (room for 20 bytes); returns their count. No std::string: the
+// VM's INT_TEXT and the JITs' make a text of them directly.
+inline size_t format_int_to(char* out, int64_t value) {
+  return static_cast<size_t>(std::to_chars(out, out + 20, value).ptr - out);
+}
 
 // An int in at least `width` characters, zeros after the sign ("0042", "-0042" for width 5),
 // like C's "%0*lld" without the locale; a longer number is never cut. width must be in

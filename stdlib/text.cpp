@@ -157,10 +157,6 @@ std::size_t end_without_white_space(std::string_view text) {
   return position;
 }
 
-bool is_ascii_white_space(char byte) {
-  return byte == ' ' || byte == '\t' || byte == '\n' || byte == '\v' || byte == '\f' || byte == '\r';
-}
-
 template <class Part>
 std::string join_parts(const std::vector<Part>& parts, std::string_view separator) {
   std::size_t total = parts.empty() ? 0 : separator.size() * (parts.size() - 1);
@@ -240,36 +236,10 @@ int compare(std::string_view left, std::string_view right) {
 
 // --- splitting and joining -----------------------------------------------------------------------
 
-void split_each(std::string_view text, std::string_view separator, const std::function<void(std::string_view)>& each) {
-  if (separator.empty()) {
-    for (std::size_t position = 0; position < text.size();) {
-      std::string_view one = code_point_view(text, position);
-      each(one);
-      position += one.size();
-    }
-    return;
-  }
-  std::size_t start = 0;
-  for (std::size_t match; (match = text.find(separator, start)) != npos; start = match + separator.size())
-    each(text.substr(start, match - start));
-  each(text.substr(start));
-}
-
 std::vector<std::string> split(std::string_view text, std::string_view separator) {
   std::vector<std::string> fields;
   split_each(text, separator, [&](std::string_view field) { fields.emplace_back(field); });
   return fields;
-}
-
-void split_whitespace_each(std::string_view text, const std::function<void(std::string_view)>& each) {
-  std::size_t position = 0;
-  while (true) {
-    while (position < text.size() && is_ascii_white_space(text[position])) ++position;
-    if (position == text.size()) return;
-    std::size_t start = position;
-    while (position < text.size() && !is_ascii_white_space(text[position])) ++position;
-    each(text.substr(start, position - start));
-  }
 }
 
 std::vector<std::string> split_whitespace(std::string_view text) {

@@ -2,8 +2,10 @@
 // Depends only on stdlib/utf8.h and the C++ standard library (the VM wraps these as builtins).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -53,9 +55,12 @@ std::vector<std::string> split(std::string_view text, std::string_view separator
 // Fields separated by runs of ASCII whitespace (space \t \n \v \f \r), no empty fields (Python's str.split()).
 std::vector<std::string> split_whitespace(std::string_view text);
 // The same fields, handed one at a time to `each` (views into `text`) instead of built into a
-// vector: a caller that keeps them elsewhere holds them only once.
-void split_each(std::string_view text, std::string_view separator, const std::function<void(std::string_view)>& each);
-void split_whitespace_each(std::string_view text, const std::function<void(std::string_view)>& each);
+// vector: a caller that keeps them elsewhere holds them only once. Templates, so that the VM's
+// split calls `each` inline (no std::function per field).
+template <class Each>
+void split_each(std::string_view text, std::string_view separator, Each&& each);
+template <class Each>
+void split_whitespace_each(std::string_view text, Each&& each);
 std::string join(const std::vector<std::string_view>& parts, std::string_view separator);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
@@ -117,5 +122,68 @@ class IndexedText {
   bool ascii_ = true;
   std::vector<uint32_t> checkpoints_;  // checkpoints_[k] = byte offset of code point k * stride
 };
+
+
+// ---- the templates above ------------------------------------------------------------------------
+namespace detail {
+// The first byte equal to c in [p, end), or end: eight bytes at a time (a zero byte of w ^ c*0x01..
+// marks a match; the lowest such byte is exact on a little-endian machine, which x86-64 and
+// AArch64 Linux both are), so the short fields of a split take no call.
+inline const char* find_byte(const char* p, const char* end, char c) {
+  static_assert(std::endian::native == std::endian::little);
+  const uint64_t pattern = 0x0101010101010101ull * static_cast<unsigned char>(c);
+  for (; end - p >= 8; p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    uint64_t x = w ^ pattern;
+    uint64_t hit = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
+    if (hit) return p + (__builtin_ctzll(hit) >> 3);
+  }
+  for (; p < end; ++p)
+    if (*p == c) return p;
+  return end;
+}
+inline bool ascii_white_space(char byte) {
+  return byte == ' ' || byte == '\t' || byte == '\n' || byte == '\v' || byte == '\f' || byte == '\r';
+}
+}  // namespace detail
+
+template <class Each>
+void split_each(std::string_view text, std::string_view separator, Each&& each) {
+  if (separator.empty()) {
+    for (std::size_t position = 0; position < text.size();) {
+      std::size_t n = static_cast<std::size_t>(sequence_length(static_cast<unsigned char>(text[position])));
+      each(text.substr(position, n));
+      position += n;
+    }
+    return;
+  }
+  if (separator.size() == 1) {
+    const char* p = text.data();
+    const char* end = p + text.size();
+    while (true) {
+      const char* hit = detail::find_byte(p, end, separator[0]);
+      each(std::string_view(p, static_cast<std::size_t>(hit - p)));
+      if (hit == end) return;
+      p = hit + 1;
+    }
+  }
+  std::size_t start = 0;
+  for (std::size_t match; (match = text.find(separator, start)) != std::string_view::npos; start = match + separator.size())
+    each(text.substr(start, match - start));
+  each(text.substr(start));
+}
+
+template <class Each>
+void split_whitespace_each(std::string_view text, Each&& each) {
+  std::size_t position = 0;
+  while (true) {
+    while (position < text.size() && detail::ascii_white_space(text[position])) ++position;
+    if (position == text.size()) return;
+    std::size_t start = position;
+    while (position < text.size() && !detail::ascii_white_space(text[position])) ++position;
+    each(text.substr(start, position - start));
+  }
+}
 
 }  // namespace pure::text

@@ -17,6 +17,7 @@
 #include "ir/ir.h"
 #include "runtime/store.h"
 #include "stdlib/utf8.h"
+#include "tools/allocator.h"
 #include "tools/compile_module.h"
 #include "tools/run_data.h"
 #include "vm/vm.h"

@@ -26,34 +26,55 @@ rt::Text* ascii_text(const Instr* ip, std::string_view s) {
   return t;
 }
 
-// A `seq text` built piece by piece, so that a huge result runs into the list limit or the memory
-// budget while it grows (and is let go whole) instead of being built elsewhere first.
-class TextListBuilder {
- public:
-  TextListBuilder(VM& vm, const Instr* ip) : ip_(ip), list_(new rt::EventList(vm.prog.shapes[0].get())) {}  // shape 0 is `seq text`
-  ~TextListBuilder() { rt::list_release(list_); }
-  void add(std::string_view piece) {
-    if (list_->count() >= rt::kMaxListRows) list_too_long(ip_);
-    rt::Text* t = rt::text_new(piece);
-    rt::Cell c = reinterpret_cast<rt::Cell>(t);
-    try {
-      list_->push(&c);
-    } catch (...) {
-      rt::text_release(t);
-      throw;
-    }
-    rt::text_release(t);
+// A `seq text` of the pieces that `cut` hands out. `cut(each)` calls each(piece) for every piece in
+// order, and is called twice: first to count and measure the pieces, then to make them, so that
+// the list is made its final size at once and the pieces share blocks (rt::TextBatch) instead of
+// one allocation each. Too many pieces are the list limit's error, too many bytes the memory
+// budget's, before any piece is made. `flags`: kTextAscii when the pieces are known to be.
+template <class Cut>
+rt::EventList* text_pieces(VM& vm, const Instr* ip, uint16_t flags, Cut cut) {
+  uint64_t n = 0, bytes = 0;
+  cut([&](std::string_view p) {
+    ++n;
+    bytes += rt::TextBatch::piece_bytes(p.size());
+  });
+  if (n > static_cast<uint64_t>(rt::kMaxListRows)) list_too_long(ip);
+  auto* l = new rt::EventList(vm.prog.shapes[0].get());  // shape 0 is `seq text`
+  try {
+    l->reserve(static_cast<int64_t>(n));
+    rt::TextBatch batch(bytes);
+    cut([&](std::string_view p) { l->push_taken(reinterpret_cast<rt::Cell>(batch.make(p, flags))); });
+  } catch (...) {
+    rt::list_release(l);
+    throw;
   }
-  rt::EventList* take() {
-    rt::EventList* l = list_;
-    list_ = nullptr;
-    return l;
-  }
+  return l;
+}
 
- private:
-  const Instr* ip_;
-  rt::EventList* list_;
-};
+// The pieces of an all-ASCII text are too (a flag only ever cached, never computed here).
+uint16_t piece_flags(const rt::Text* t) { return t->flags & rt::kTextAscii; }
+
+// n bytes from src to out, without a call for the short pieces a join mostly copies.
+inline char* copy_bytes(char* out, const char* src, size_t n) {
+  if (n >= 8 && n <= 16) {
+    uint64_t x, y;
+    std::memcpy(&x, src, 8);
+    std::memcpy(&y, src + n - 8, 8);
+    std::memcpy(out, &x, 8);
+    std::memcpy(out + n - 8, &y, 8);
+  } else if (n >= 4 && n < 8) {
+    uint32_t x, y;
+    std::memcpy(&x, src, 4);
+    std::memcpy(&y, src + n - 4, 4);
+    std::memcpy(out, &x, 4);
+    std::memcpy(out + n - 4, &y, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; ++i) out[i] = src[i];
+  } else {
+    std::memcpy(out, src, n);
+  }
+  return out + n;
+}
 
 // Faults now if a result of about `bytes` could not fit in the memory budget, before building it.
 void need_memory(const Instr* ip, uint64_t bytes) {
@@ -321,6 +342,29 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::LJoin: {
         // an event list comes as the first argument; a stored list is named by C instead
         uint32_t first_arg = ip->c & 1 ? 0 : 1;
+        if (!(ip->c & 1) && a[0].l->shape().sequence && !a[0].l->narrow()) {
+          // a sequence's texts in place: measured, then copied (no list of their views)
+          const rt::EventList* l = a[0].l;
+          int64_t n = l->count();
+          std::string_view separator = sv(a[1]);
+          uint64_t length = n > 0 ? separator.size() * static_cast<uint64_t>(n - 1) : 0;
+          for (int64_t i = 0; i < n; ++i) length += reinterpret_cast<const rt::Text*>(l->at(i)[0])->len;
+          if (length > rt::kMaxTextBytes)
+            fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is 1 GiB)");
+          rt::Text* r = rt::text_alloc(static_cast<uint32_t>(length), static_cast<uint32_t>(length));
+          char* out = r->bytes;
+          for (int64_t i = 0; i < n; ++i) {
+            if (i > 0) {
+              if (separator.size() == 1) *out++ = separator[0];
+              else out = copy_bytes(out, separator.data(), separator.size());
+            }
+            const rt::Text* t = reinterpret_cast<const rt::Text*>(l->at(i)[0]);
+            out = copy_bytes(out, t->bytes, t->len);
+          }
+          for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
+          a[0].t = r;
+          return;
+        }
         RowWalker walk(vm, a, ip);
         std::vector<std::string_view> parts;
         uint64_t length = 0;
@@ -379,7 +423,14 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       }
       case Builtin::RandNum: a[0].n = static_cast<double>(mix(a[0].u) >> 11) * 0x1.0p-53; return;
-      case Builtin::Char: a[0].t = make_text(ip, text::from_code_point(a[0].i)); return;
+      case Builtin::Char:
+        if (a[0].i >= 0 && a[0].i < 0x80) {  // one ASCII byte: no std::string on the way
+          char c = static_cast<char>(a[0].i);
+          a[0].t = ascii_text(ip, std::string_view(&c, 1));
+          return;
+        }
+        a[0].t = make_text(ip, text::from_code_point(a[0].i));
+        return;
       case Builtin::Zpad: {
         int64_t w = a[1].i;
         if (w < 0 || w > numtext::kMaxWidth) fault(ip, "zpad: width " + std::to_string(w) + " is outside 0..100");
@@ -420,32 +471,31 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::TStartsWith: { bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TEndsWith: { bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TSplit: {
-        TextListBuilder parts(vm, ip);
-        text::split_each(sv(a[0]), sv(a[1]), [&](std::string_view p) { parts.add(p); });
+        std::string_view t = sv(a[0]), separator = sv(a[1]);
+        rt::EventList* l = text_pieces(vm, ip, piece_flags(a[0].t), [&](auto&& each) { text::split_each(t, separator, each); });
         a[1].u = 0;
-        a[0].l = parts.take();
+        a[0].l = l;
         return;
       }
       case Builtin::TWords: {
-        TextListBuilder parts(vm, ip);
-        text::split_whitespace_each(sv(a[0]), [&](std::string_view p) { parts.add(p); });
-        a[0].l = parts.take();
+        std::string_view t = sv(a[0]);
+        a[0].l = text_pieces(vm, ip, piece_flags(a[0].t), [&](auto&& each) { text::split_whitespace_each(t, each); });
         return;
       }
       case Builtin::TLines: {
-        TextListBuilder lines(vm, ip);
         std::string_view t = sv(a[0]);
-        size_t start = 0;
-        while (start < t.size()) {
-          size_t nl = t.find('\n', start);
-          size_t end = nl == std::string_view::npos ? t.size() : nl;
-          std::string_view line = t.substr(start, end - start);
-          // "\r\n" ends a line; a '\r' not followed by '\n' (one ending the text included) is kept
-          if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-          lines.add(line);
-          start = end + 1;
-        }
-        a[0].l = lines.take();
+        a[0].l = text_pieces(vm, ip, piece_flags(a[0].t), [&](auto&& each) {
+          size_t start = 0;
+          while (start < t.size()) {
+            size_t nl = t.find('\n', start);
+            size_t end = nl == std::string_view::npos ? t.size() : nl;
+            std::string_view line = t.substr(start, end - start);
+            // "\r\n" ends a line; a '\r' not followed by '\n' (one ending the text included) is kept
+            if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
+            each(line);
+            start = end + 1;
+          }
+        });
         return;
       }
       case Builtin::TReplace: {

@@ -195,7 +195,11 @@ const Instr* tier_up(VM& vm, Slot*& s, const Instr* ip, uint32_t index) {
   const uint32_t loop = index - fn.loops.front().index;
   PURE_ASSERT(loop < fn.loops.size() && fn.loops[loop].index == index && heads_loop(fn, *ip, loop));
   const LoopInfo& L = fn.loops[loop];
-  if (NativeLoop native = L.entry.load(std::memory_order_acquire)) {
+  // Native code is entered only while the call stack has room for one more call: it makes no
+  // calls, so the depth check of a CALL_INLINED inside it (exec_CALL_INLINED) then always passes and
+  // only its slot check is made there. A full stack runs the loop here, which faults as it should.
+  NativeLoop native = L.entry.load(std::memory_order_acquire);
+  if (native && !vm.calls.full()) {
     if (L.hits.load(std::memory_order_relaxed) != kLoopNative) L.hits.store(kLoopNative, std::memory_order_relaxed);
     const Instr* next = native(&vm.core, s, ip);
     if (next == kFaulted) rethrow_pending(vm);

@@ -216,7 +216,11 @@ EXEC(CONCAT) {
   if (r != a || !in_place) set_text(s[ip->a], r);
   return ip + 1;
 }
-EXEC(INT_TEXT) { set_text(s[ip->a], new_text(ip, numtext::format_int(s[ip->b].i))); return ip + 1; }
+EXEC(INT_TEXT) {
+  char digits[20];
+  set_text(s[ip->a], new_text(ip, std::string_view(digits, numtext::format_int_to(digits, s[ip->b].i))));
+  return ip + 1;
+}
 EXEC(NUM_TEXT) { set_text(s[ip->a], new_text(ip, numtext::format_num(s[ip->b].n))); return ip + 1; }
 EXEC(BOOL_TEXT) { set_text(s[ip->a], vm.prog.texts[s[ip->b].i ? 1 : 0]); return ip + 1; }
 EXEC(JOIN_TEXT) {

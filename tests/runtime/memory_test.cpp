@@ -229,3 +229,86 @@ TEST_CASE("MeterNoThrow counts past the limit instead of throwing") {
   text_release(t);
   CHECK_FALSE(memory_over());
 }
+
+TEST_CASE("a TextBatch's pieces share blocks, are charged by the block and given back with the last piece") {
+  MemoryMeter meter(1 << 24);
+  MeterScope scope(meter);
+  int64_t live = text_live_count();
+  std::vector<std::string> words;
+  uint64_t bytes = 0;
+  for (int i = 0; i < 5000; ++i) {
+    words.push_back(std::string(static_cast<size_t>(i % 13), static_cast<char>('a' + i % 26)) + std::to_string(i));
+    bytes += TextBatch::piece_bytes(words.back().size());
+  }
+  words.push_back(std::string(3000, 'z'));  // longer than a piece may be: a text of its own
+  bytes += TextBatch::piece_bytes(words.back().size());
+  CHECK(TextBatch::piece_bytes(3000) == 0);
+  std::vector<Text*> pieces;
+  {
+    TextBatch batch(bytes);
+    for (const std::string& w : words) pieces.push_back(batch.make(w, kTextAscii));
+  }
+  CHECK(text_live_count() == live + static_cast<int64_t>(words.size()));
+  for (size_t i = 0; i < words.size(); ++i) {
+    CHECK(pieces[i]->view() == words[i]);
+    CHECK(pieces[i]->rc == 1);
+    CHECK((pieces[i]->flags & kTextAscii) != 0);
+    CHECK(((pieces[i]->flags & kTextPiece) != 0) == (i + 1 < words.size()));
+  }
+  // the blocks hold the pieces with at most a block's worth to spare (the last block is cut to fit)
+  int64_t charged = meter.used();
+  CHECK(charged >= static_cast<int64_t>(bytes));
+  CHECK(charged <= static_cast<int64_t>(bytes + charged_size(sizeof(Text) + 3000) + TextBatch::kPieceBlockBytes));
+  // a piece kept alive keeps its block; the others go as their counts reach zero
+  text_retain(pieces[17]);
+  for (Text* t : pieces) text_release(t);
+  CHECK(text_live_count() == live + 1);
+  CHECK(meter.used() > 0);
+  CHECK(meter.used() <= static_cast<int64_t>(charged_size(TextBatch::kPieceBlockBytes)));
+  CHECK(pieces[17]->view() == words[17]);
+  text_release(pieces[17]);
+  CHECK(text_live_count() == live);
+  CHECK(meter.used() == 0);
+}
+
+TEST_CASE("a keyed list keeps its own copy of a key that is a piece, not the piece's block") {
+  MemoryMeter meter(1 << 24);
+  MeterScope scope(meter);
+  ListShape s = shape(false, {ColType::Text, ColType::Int}, 1);
+  int64_t live = text_live_count();
+  {
+    EventList counts(&s);
+    std::vector<Text*> pieces;
+    {
+      TextBatch batch(TextBatch::piece_bytes(5) * 300);
+      for (int i = 0; i < 300; ++i) pieces.push_back(batch.make("w" + std::to_string(1000 + i % 7), 0));
+    }
+    for (Text* t : pieces) {
+      Cell key = reinterpret_cast<Cell>(t);
+      Cell* row = counts.ensure(&key);
+      row[1] += 1;
+    }
+    CHECK(counts.count() == 7);
+    int64_t with_pieces = meter.used();
+    for (Text* t : pieces) text_release(t);
+    // the pieces' blocks are gone: only the list and its 7 keys of its own are left
+    CHECK(text_live_count() == live + 7);
+    CHECK(meter.used() < with_pieces);
+    EventList::Walk w;
+    int64_t total = 0;
+    for (const Cell* row = counts.walk_next(w, nullptr, 0, false, 0, 0); row; row = counts.walk_next(w, nullptr, 0, false, 0, 0)) {
+      const Text* k = reinterpret_cast<const Text*>(row[0]);
+      CHECK((k->flags & kTextPiece) == 0);
+      CHECK(k->view().substr(0, 4) == "w100");
+      total += static_cast<int64_t>(row[1]);
+    }
+    CHECK(total == 300);
+    Text* probe = text_new("w1003");
+    Cell key = reinterpret_cast<Cell>(probe);
+    REQUIRE(counts.find(&key) != nullptr);
+    CHECK(counts.find(&key)[1] == 43);
+    text_release(probe);
+  }
+  CHECK(text_live_count() == live);
+  CHECK(meter.used() == 0);
+}
