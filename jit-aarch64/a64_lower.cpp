@@ -532,6 +532,28 @@ class Lowerer {
     }
     keep(as_.b(done_));  // elsewhere: the frame is current, resume there
   }
+  // exactly EventList::push of one cell onto a sequence with room (push_fits): slot A's value
+  // (returned: its home register or x12) stored at `count`, count, end and version advanced; no
+  // room goes to slow. Uses x10, x11 and x13.
+  A::Gp push_cell(const Instr& in, A::Gp l, aj::Label slow) {
+    const A::Gp s2 = A::x10, s3 = A::x11;
+    keep(as_.ldr(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+    keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.cap_rows))));
+    keep(as_.cmp(s2, s3));
+    keep(as_.b(CC::kGE, slow));
+    keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
+    A::Gp v = gp_in(in.a, A::x12);
+    keep(as_.str(v, aj::arm::ptr(s3, s2, aj::arm::lsl(3))));
+    keep(as_.add(s2, s2, 1));
+    keep(as_.str(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+    keep(as_.add(s3, s3, s2, aj::arm::lsl(3)));
+    keep(as_.str(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.end))));
+    keep(as_.ldr(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+    keep(as_.add(A::x13, A::x13, 1));
+    keep(as_.str(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+    return v;
+  }
+
   // The instruction's common case did not apply: run it through pure_step out of line.
   aj::Label slow_path(uint32_t pc) {
     aj::Label l = as_.newLabel();
@@ -985,20 +1007,7 @@ class Lowerer {
           A::Gp l = gp_in(in.b, s1);
           keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.text1))));
           keep(as_.cbz(A::w11, slow));
-          keep(as_.ldr(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
-          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.cap_rows))));
-          keep(as_.cmp(s2, s3));
-          keep(as_.b(CC::kGE, slow));
-          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
-          A::Gp v = gp_in(in.a, A::x12);
-          keep(as_.str(v, aj::arm::ptr(s3, s2, aj::arm::lsl(3))));
-          keep(as_.add(s2, s2, 1));
-          keep(as_.str(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
-          keep(as_.add(s3, s3, s2, aj::arm::lsl(3)));
-          keep(as_.str(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.end))));
-          keep(as_.ldr(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
-          keep(as_.add(A::x13, A::x13, 1));
-          keep(as_.str(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+          A::Gp v = push_cell(in, l, slow);
           if (v.id() != 12) keep(as_.mov(A::x12, v));
           count_text(A::x12, true);
           return next(pc);
@@ -1011,20 +1020,7 @@ class Lowerer {
           keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
           keep(as_.cbz(A::w11, slow));
         }
-        keep(as_.ldr(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
-        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.cap_rows))));
-        keep(as_.cmp(s2, s3));
-        keep(as_.b(CC::kGE, slow));
-        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
-        A::Gp v = gp_in(in.a, A::x12);
-        keep(as_.str(v, aj::arm::ptr(s3, s2, aj::arm::lsl(3))));
-        keep(as_.add(s2, s2, 1));
-        keep(as_.str(s2, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
-        keep(as_.add(s3, s3, s2, aj::arm::lsl(3)));
-        keep(as_.str(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.end))));
-        keep(as_.ldr(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
-        keep(as_.add(A::x13, A::x13, 1));
-        keep(as_.str(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
+        push_cell(in, l, slow);
         return next(pc);
       }
       case Op::SEQ_GET_FIELD: case Op::SEQ_SET_FIELD: {

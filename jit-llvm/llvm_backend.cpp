@@ -314,6 +314,20 @@ class LoopLowering {
     const Instr& in = fn_.code[pc];
     B.CreateCondBr(cond, target(pc + static_cast<uint32_t>(in.imm)), target(pc + 1));
   }
+  // exec_LOOP's step: one step spent, or (none left) the budget exit at pc, where the interpreter
+  // spends it and faults with its own message.
+  void spend_step(uint32_t pc, const Instr& in) {
+    Value* steps_at = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStepsLeft);
+    Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
+    BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
+    BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
+    B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent, likely_);
+    B.SetInsertPoint(spent);
+    budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
+    B.CreateBr(budget_bb_);
+    B.SetInsertPoint(cont);
+    tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+  }
   // Goes on at the next instruction when ok, else leaves at pc.
   void check(Value* ok, uint32_t pc) {
     BasicBlock* cont = BasicBlock::Create(C, "ok" + std::to_string(pc), F);
@@ -418,16 +432,7 @@ class LoopLowering {
       case Op::JNLE_NUM: return branch(B.CreateFCmpUGT(num(in.b), num(in.c)), pc);
       case Op::LOOP: {
         // exactly exec_LOOP: spend one step; below zero, the interpreter's own fault
-        Value* steps_at = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStepsLeft);
-        Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
-        BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
-        BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
-        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent, likely_);
-        B.SetInsertPoint(spent);
-        budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
-        B.CreateBr(budget_bb_);
-        B.SetInsertPoint(cont);
-        tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+        spend_step(pc, in);
         return next(pc);
       }
       case Op::LIST_COUNT:  // EventList::count(), whatever the list's kind
@@ -662,16 +667,7 @@ class LoopLowering {
         Value* stack_end = tagged(B.CreateLoad(ptr, B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStackEnd)), core_tag_);
         Value* frame_end = B.CreateConstInBoundsGEP1_64(i64, base, in.b);
         check(B.CreateICmpULE(B.CreatePtrToInt(frame_end, i64), B.CreatePtrToInt(stack_end, i64)), pc);
-        Value* steps_at = B.CreateConstInBoundsGEP1_64(Type::getInt8Ty(C), core, vm::kCoreStepsLeft);
-        Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
-        BasicBlock* spent = BasicBlock::Create(C, "spent" + std::to_string(pc), F);
-        BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
-        B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent, likely_);
-        B.SetInsertPoint(spent);
-        budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
-        B.CreateBr(budget_bb_);
-        B.SetInsertPoint(cont);
-        tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+        spend_step(pc, in);
         return next(pc);
       }
       default:

@@ -22,6 +22,7 @@
 #include "tools/run_data.h"
 #include "vm/vm.h"
 #include "jit-common/jit.h"
+#include "tools/jit_env.h"
 
 namespace {
 
@@ -172,18 +173,8 @@ int main(int argc, char** argv) {
   }
   // PURE_JIT, PURE_JIT_THRESHOLD, PURE_JIT_MIN_SHARE, PURE_JIT_STATS: the same switches for every
   // JIT backend (jit-common/jit.h)
-#ifdef PURE_HAVE_JIT
-  const bool jit_available = true;
-  const char* jit_name = pure::jit::native_backend().name;
-#else
-  const bool jit_available = false;
-  const char* jit_name = nullptr;
-#endif
   pure::jit::EnvSettings jit_env;
-  if (std::string jit_error; !pure::jit::read_env(jit_available, jit_name, jit_env, jit_error)) {
-    std::fprintf(stderr, "pure-run: %s\n", jit_error.c_str());
-    return kExitUsage;
-  }
+  if (!pure::tools::read_jit_env("pure-run", jit_env)) return kExitUsage;
   std::string text, why;
   if (!read_file(path, text, why)) {
     std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());

@@ -18,6 +18,7 @@
 #include "host/owner.h"
 #include "ir/ir.h"
 #include "jit-common/jit.h"
+#include "tools/jit_env.h"
 #include "tools/compile_module.h"
 #include "tools/serve/api.h"
 #include "tools/serve/http.h"
@@ -134,18 +135,8 @@ int main(int argc, char** argv) {
   }
 
   // PURE_JIT and friends: the same switches as pure-run (jit-common/jit.h)
-#ifdef PURE_HAVE_JIT
-  const bool jit_available = true;
-  const char* jit_name = pure::jit::native_backend().name;
-#else
-  const bool jit_available = false;
-  const char* jit_name = nullptr;
-#endif
   pure::jit::EnvSettings jit_env;
-  if (std::string jit_error; !pure::jit::read_env(jit_available, jit_name, jit_env, jit_error)) {
-    std::fprintf(stderr, "pure-serve: %s\n", jit_error.c_str());
-    return kExitUsage;
-  }
+  if (!pure::tools::read_jit_env("pure-serve", jit_env)) return kExitUsage;
 
   pure::serve::HttpOptions http;
   if (!parse_listen(listen, http.address, http.port)) {
@@ -230,7 +221,7 @@ int main(int argc, char** argv) {
   // its native code goes before their programs do; the owners that use it close (close_all) first.
   std::unique_ptr<pure::jit::Jit> jit;
   if (jit_env.use_jit) jit = std::make_unique<pure::jit::Jit>(pure::jit::native_backend(), jit_env.options);
-  const std::string jit_field = jit ? jit_name : "off";
+  const std::string jit_field = jit ? pure::tools::jit_backend_name() : "off";
 #else
   const std::string jit_field = "off";
 #endif
