@@ -554,6 +554,24 @@ class Lowerer {
     return v;
   }
 
+  // exec_LOOP's step: one spent; below zero, the interpreter's own fault through pure_step out of
+  // line (the step given back first, for pure_step spends it again).
+  void spend_step(uint32_t pc) {
+    aj::Label spent = as_.newLabel();
+    keep(as_.subs(kSteps, kSteps, 1));
+    keep(as_.b(CC::kLT, spent));
+    cold_.push_back([this, spent, pc] {
+      as_.bind(spent);
+      keep(as_.add(kSteps, kSteps, 1));
+      write_back();
+      keep(as_.mov(A::x0, kCore));
+      keep(as_.add(A::x1, A::sp, base_var_));
+      keep(as_.mov(A::x2, addr(at(pc))));
+      call(calls_.step);
+      keep(as_.b(done_));  // kFaulted (or, if the budget was refilled meanwhile, where to go on)
+    });
+  }
+
   // The instruction's common case did not apply: run it through pure_step out of line.
   aj::Label slow_path(uint32_t pc) {
     aj::Label l = as_.newLabel();
@@ -895,21 +913,8 @@ class Lowerer {
         return branch(cc, pc);
       }
       case Op::LOOP: {
-        // exactly exec_LOOP: spend one step; below zero, the interpreter's own fault through
-        // pure_step (the step given back first, for pure_step spends it again)
-        aj::Label spent = as_.newLabel();
-        keep(as_.subs(kSteps, kSteps, 1));
-        keep(as_.b(CC::kLT, spent));
-        cold_.push_back([this, spent, pc] {
-          as_.bind(spent);
-          keep(as_.add(kSteps, kSteps, 1));
-          write_back();
-          keep(as_.mov(A::x0, kCore));
-          keep(as_.add(A::x1, A::sp, base_var_));
-          keep(as_.mov(A::x2, addr(at(pc))));
-          call(calls_.step);
-          keep(as_.b(done_));  // kFaulted (or, if the budget was refilled meanwhile, where to go on)
-        });
+        // exactly exec_LOOP
+        spend_step(pc);
         return next(pc);
       }
       case Op::LIST_COUNT: {
@@ -1121,19 +1126,7 @@ class Lowerer {
         keep(as_.add(s2, kBase, s2));
         keep(as_.cmp(s2, s1));
         keep(as_.b(CC::kHI, leave_at(pc)));
-        aj::Label spent = as_.newLabel();
-        keep(as_.subs(kSteps, kSteps, 1));
-        keep(as_.b(CC::kLT, spent));
-        cold_.push_back([this, spent, pc] {
-          as_.bind(spent);
-          keep(as_.add(kSteps, kSteps, 1));
-          write_back();
-          keep(as_.mov(A::x0, kCore));
-          keep(as_.add(A::x1, A::sp, base_var_));
-          keep(as_.mov(A::x2, addr(at(pc))));
-          call(calls_.step);
-          keep(as_.b(done_));  // kFaulted (or, if the budget was refilled meanwhile, where to go on)
-        });
+        spend_step(pc);
         return next(pc);
       }
       case Op::ITER_NEXT: {
