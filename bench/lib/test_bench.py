@@ -168,5 +168,45 @@ class EndToEndTest(unittest.TestCase):
         self.assertIn("skipping pure", done.stderr)
 
 
+class ExamplesTest(unittest.TestCase):
+    """bench/examples: both engines over a folder of examples, with stand-in pure-run scripts."""
+
+    def run_examples(self, script, runs="2"):
+        with tempfile.TemporaryDirectory() as directory:
+            examples = os.path.join(directory, "examples")
+            os.mkdir(examples)
+            for name in ("a", "b"):
+                with open(os.path.join(examples, name + ".pure"), "w") as stream:
+                    stream.write("fn main() {}\n")
+            with open(os.path.join(examples, "b.args"), "w") as stream:
+                stream.write("x\ny\n")
+            program = os.path.join(directory, "pure-run")
+            with open(program, "w") as stream:
+                stream.write("#!/bin/sh\n" + script + "\n")
+            os.chmod(program, os.stat(program).st_mode | stat.S_IXUSR)
+            return subprocess.run([sys.executable, os.path.join(BENCH, "examples"), "--pure-run", program,
+                                   "--examples", examples, "--runs", runs], capture_output=True, text=True)
+
+    def test_two_systems_and_a_ratio(self):
+        done = self.run_examples('echo "$@"; exit 3')  # same bytes and exit code on both engines
+        self.assertEqual(done.returncode, 0, done.stderr)
+        lines = [json.loads(text) for text in done.stdout.splitlines()]
+        self.assertEqual([line["system"] for line in lines], ["pure", "pure-jit"])
+        for line in lines:
+            self.assertEqual((line["bench"], line["runs"], line["examples"], line["clock"]), ("examples", 2, 2, "cpu"))
+        self.assertEqual(lines[0]["check"], lines[1]["check"])
+        self.assertEqual(lines[1]["ratio_to"], "pure")
+        self.assertIn("ratio", lines[1])
+
+    def test_engines_that_disagree_fail(self):
+        done = self.run_examples('echo "$PURE_JIT"')
+        self.assertEqual(done.returncode, 1)
+        self.assertIn("differs", done.stderr)
+
+    def test_a_run_that_changes_fails(self):
+        done = self.run_examples('date +%N', runs="1")  # differs from one run to the next
+        self.assertEqual(done.returncode, 1)
+
+
 if __name__ == "__main__":
     unittest.main()
