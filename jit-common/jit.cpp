@@ -201,6 +201,11 @@ struct Jit::Impl {
       guard.unlock();
       compile(job);
       guard.lock();
+      if (queue.empty() && backend && !stopping) {
+        guard.unlock();
+        backend->idle();  // nothing queued: the backend may give back what only compiling needs
+        guard.lock();
+      }
       busy = false;
       if (queue.empty()) idle.notify_all();
     }

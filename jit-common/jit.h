@@ -31,6 +31,9 @@ class Backend {
   // with `error` set. Gives up soon (null, error "cancelled") once *cancel is set.
   virtual vm::NativeLoop compile(const vm::Function& function, uint32_t loop, std::string& error,
                                  const std::atomic<bool>* cancel) = 0;
+  // Called on the compile thread when the queue has run dry after a compile: a backend may give
+  // back memory it needs only while compiling (the LLVM engine: its code pages).
+  virtual void idle() {}
 };
 
 // What the tier knows of a backend before any compile.

@@ -1,12 +1,153 @@
-// jit-llvm/jit.cpp — the LLVM backend as the shared tier sees it (jit-common/jit.h): its name,
-// its native-or-step decision and how to make it. No LLVM here.
+// jit-llvm/jit.cpp — the LLVM backend as the shared tier sees it (jit-common/jit.h): its name, its
+// native-or-step decision and how to make it: by loading the engine, libpure_llvm_engine.so (all of
+// LLVM and llvm_backend.cpp), on the compile thread at the first compile. No LLVM here.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
 #include "jit-llvm/backend.h"
+#include "runtime/event_list.h"
 
 namespace pure::jit {
 
+using vm::Op;
+
+Lowering lowering_of(Op op) {
+  switch (op) {
+    case Op::CONST: case Op::MOVE: case Op::TAKE:
+    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
+    case Op::ADDI_INT: case Op::NEG_INT:
+    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: case Op::NEG_NUM:
+    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
+    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM:
+    case Op::NOT: case Op::INT_TO_NUM: case Op::NUM_TO_INT:
+    case Op::JUMP: case Op::JUMP_IF: case Op::JUMP_IFNOT:
+    case Op::JLT_INT: case Op::JGE_INT: case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
+    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
+    case Op::LOOP:
+    // the common case inline through a runtime call, the rest through pure_step
+    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
+    case Op::SEQ_PUSH:
+    // texts and keyed lists with a one-cell key: runtime calls for the common case, pure_step for the rest
+    case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD:
+    case Op::INT_TEXT:
+    // an inlined call's step and slot check (its depth check holds in native code: vm/driver.cpp)
+    case Op::CALL_INLINED:
+    // the next row of a leaf run inline, a new run of a snapshot's rows through a runtime call,
+    // the rest (the end of a run of another kind, a changed list, the budget) through pure_step
+    case Op::ITER_NEXT:
+    // stored-list loops' start and end: runtime calls running the VM's own code (runtime_calls.h)
+    case Op::ST_ITER: case Op::ITER_END:
+      return Lowering::Native;
+    case Op::CALL: case Op::RET: case Op::FAIL:
+      return Lowering::Exit;
+    default:
+      // calls (CALL_PLAIN too) and returns change the frame: always leave to the interpreter
+      return ir::op_changes_frame(op) ? Lowering::Exit : Lowering::Step;
+  }
+}
+
+// What the engine takes from the program, by name, when it is loaded: referenced here so that the
+// linker keeps each of them in every program that links this library (exported there by
+// --export-dynamic, CMakeLists.txt). A name missing from this list fails the load with dlopen's
+// "undefined symbol" message, printed at the first hot loop (and every JIT test then fails).
+[[gnu::used]] const void* const engine_imports[] = {
+    reinterpret_cast<const void*>(&pure_step),
+    reinterpret_cast<const void*>(&pure_jit_seq_get),
+    reinterpret_cast<const void*>(&pure_jit_seq_get_field),
+    reinterpret_cast<const void*>(&pure_jit_seq_set),
+    reinterpret_cast<const void*>(&pure_jit_seq_set_field),
+    reinterpret_cast<const void*>(&pure_jit_list_count),
+    reinterpret_cast<const void*>(&pure_jit_text_free),
+    reinterpret_cast<const void*>(&pure_jit_map_row),
+    reinterpret_cast<const void*>(&pure_jit_int_text),
+    reinterpret_cast<const void*>(&pure_jit_fmod),
+    reinterpret_cast<const void*>(&pure_jit_st_iter),
+    reinterpret_cast<const void*>(&pure_jit_iter_refill),
+    reinterpret_cast<const void*>(&pure_jit_iter_end),
+    reinterpret_cast<const void*>(&rt::EventList::native_layout),
+    reinterpret_cast<const void*>(&vm::iterator_layout),
+    reinterpret_cast<const void*>(&vm::kFaulted),
+    reinterpret_cast<const void*>(&rows_known),
+    reinterpret_cast<const void*>(&iter_row_width),
+};
+
+namespace {
+
+// A backend that could not be made: every compile fails with the reason, so the tier rejects each
+// hot loop and the interpreter goes on running it (the same bytes, only slower). The reason is
+// printed once, when the first loop gets hot.
+class Unavailable final : public Backend {
+ public:
+  explicit Unavailable(std::string why) : why_(std::move(why)) {
+    std::fprintf(stderr, "pure-jit: %s; hot loops stay interpreted\n", why_.c_str());
+  }
+  vm::NativeLoop compile(const vm::Function&, uint32_t, std::string& error, const std::atomic<bool>*) override {
+    error = why_;
+    return nullptr;
+  }
+
+ private:
+  std::string why_;
+};
+
+// The folder of the running program (/proc/self/exe), or "".
+std::string program_folder() {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return "";
+  std::string s(path, static_cast<size_t>(n));
+  size_t slash = s.rfind('/');
+  return slash == std::string::npos ? "" : s.substr(0, slash);
+}
+
+constexpr const char* kEngineFile = "libpure_llvm_engine.so";
+
+// PURE_JIT_ENGINE=PATH if set; else the engine beside the program (an installed pure-run), then the
+// one this build made (programs run from the build tree, tests in other folders).
+std::unique_ptr<Backend> load_engine() {
+  std::vector<std::string> candidates;
+  const char* named = std::getenv("PURE_JIT_ENGINE");
+  if (named && *named) {
+    candidates.push_back(named);
+  } else {
+    std::string folder = program_folder();
+    if (!folder.empty()) candidates.push_back(folder + "/" + kEngineFile);
+#ifdef PURE_LLVM_ENGINE_BUILD_PATH
+    if (candidates.empty() || candidates.back() != PURE_LLVM_ENGINE_BUILD_PATH) candidates.push_back(PURE_LLVM_ENGINE_BUILD_PATH);
+#endif
+  }
+  std::string looked;
+  for (const std::string& path : candidates) {
+    if (access(path.c_str(), F_OK) != 0) {
+      looked += (looked.empty() ? "" : ", ") + path;
+      continue;
+    }
+    // never closed: the native code it makes lives in it until the process ends
+    void* engine = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!engine) return std::make_unique<Unavailable>(std::string("cannot load the LLVM engine: ") + dlerror());
+    auto abi = reinterpret_cast<uint64_t (*)()>(dlsym(engine, "pure_llvm_engine_abi"));
+    auto make = reinterpret_cast<Backend* (*)()>(dlsym(engine, "pure_llvm_engine_make"));
+    if (!abi || !make) return std::make_unique<Unavailable>(path + " is not Pure's LLVM engine");
+    if (abi() != kLlvmEngineAbi)
+      return std::make_unique<Unavailable>(path + " is from another build of Pure (rebuild it with this one)");
+    return std::unique_ptr<Backend>(make());
+  }
+  return std::make_unique<Unavailable>("the LLVM engine " + std::string(kEngineFile) + " is not there (looked for " + looked +
+                                       "; PURE_JIT_ENGINE=PATH names it, PURE_JIT=0 runs without the JIT)");
+}
+
+}  // namespace
+
 const BackendKind& native_backend() {
   // the runtime's work counts as 4 instructions, none native (BackendKind::call_cost, measured there)
-  static const BackendKind kind{"llvm", &lowering_of, [] { return std::unique_ptr<Backend>(std::make_unique<LlvmBackend>()); }, 4};
+  static const BackendKind kind{"llvm", &lowering_of, &load_engine, 4};
   return kind;
 }
 

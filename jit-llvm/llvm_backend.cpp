@@ -10,6 +10,10 @@
 // to int out of range), which the interpreter executes again and faults on with the same message.
 // A spent budget at a LOOP runs that LOOP through pure_step, which raises the interpreter's own
 // fault (returning the LOOP's pc would enter this native code again at once).
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -38,41 +42,6 @@ namespace pure::jit {
 
 using vm::Instr;
 using vm::Op;
-
-Lowering lowering_of(Op op) {
-  switch (op) {
-    case Op::CONST: case Op::MOVE: case Op::TAKE:
-    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
-    case Op::ADDI_INT: case Op::NEG_INT:
-    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: case Op::NEG_NUM:
-    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
-    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM:
-    case Op::NOT: case Op::INT_TO_NUM: case Op::NUM_TO_INT:
-    case Op::JUMP: case Op::JUMP_IF: case Op::JUMP_IFNOT:
-    case Op::JLT_INT: case Op::JGE_INT: case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
-    case Op::LOOP:
-    // the common case inline through a runtime call, the rest through pure_step
-    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
-    case Op::SEQ_PUSH:
-    // texts and keyed lists with a one-cell key: runtime calls for the common case, pure_step for the rest
-    case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD:
-    case Op::INT_TEXT:
-    // an inlined call's step and slot check (its depth check holds in native code: vm/driver.cpp)
-    case Op::CALL_INLINED:
-    // the next row of a leaf run inline, a new run of a snapshot's rows through a runtime call,
-    // the rest (the end of a run of another kind, a changed list, the budget) through pure_step
-    case Op::ITER_NEXT:
-    // stored-list loops' start and end: runtime calls running the VM's own code (runtime_calls.h)
-    case Op::ST_ITER: case Op::ITER_END:
-      return Lowering::Native;
-    case Op::CALL: case Op::RET: case Op::FAIL:
-      return Lowering::Exit;
-    default:
-      // calls (CALL_PLAIN too) and returns change the frame: always leave to the interpreter
-      return ir::op_changes_frame(op) ? Lowering::Exit : Lowering::Step;
-  }
-}
 
 namespace {
 
@@ -820,7 +789,22 @@ struct LlvmBackend::State {
   std::unique_ptr<TargetMachine> machine;  // for the optimiser's cost model
   std::string setup_error;
   uint64_t next_id = 0;
+  void* kept_next = nullptr;  // see ~LlvmBackend
 };
+
+// The engine is a shared object loaded at the first compile, so its static objects (LLVM's command
+// line options and registries among them) are made after, and destroyed at exit before, any
+// tier made earlier: a Jit that is itself a static object (tests/jit's) outlives them. Such a
+// late backend keeps its LLVM state instead of tearing it down among destroyed statics, on a
+// chain of plain pointers (no destructor; reachable, so no leak report) the process's end frees.
+namespace {
+std::atomic<bool> engine_statics_alive{false};
+struct EngineStatics {
+  EngineStatics() { engine_statics_alive.store(true); }
+  ~EngineStatics() { engine_statics_alive.store(false); }
+} engine_statics;
+void* kept_at_exit = nullptr;  // the last State kept, its kept_next the one before
+}  // namespace
 
 static std::string take_message(Error e) {
   std::string s;
@@ -880,7 +864,38 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   }
 }
 
-LlvmBackend::~LlvmBackend() = default;
+namespace {
+// The page-aligned range of the executable segment of the object this function is in (the engine).
+int find_engine_text(dl_phdr_info* info, size_t, void* data) {
+  auto* range = static_cast<std::pair<uintptr_t, uintptr_t>*>(data);
+  const auto here = reinterpret_cast<uintptr_t>(&find_engine_text);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || (ph.p_flags & PF_W)) continue;
+    uintptr_t start = info->dlpi_addr + ph.p_vaddr, end = start + ph.p_memsz;
+    if (here < start || here >= end) continue;
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    *range = {(start + page - 1) & ~(page - 1), end & ~(page - 1)};  // whole pages inside the segment
+    return 1;
+  }
+  return 0;
+}
+}  // namespace
+
+void LlvmBackend::idle() {
+  std::pair<uintptr_t, uintptr_t> range{0, 0};
+  if (!dl_iterate_phdr(&find_engine_text, &range) || range.second <= range.first) return;
+  // Read-only, file-backed and private: dropping the pages loses nothing (no text relocations in
+  // a position-independent object), and this thread, the only one that runs LLVM, is here.
+  madvise(reinterpret_cast<void*>(range.first), range.second - range.first, MADV_DONTNEED);
+}
+
+LlvmBackend::~LlvmBackend() {
+  if (engine_statics_alive.load()) return;  // state_ goes with the usual teardown
+  State* kept = state_.release();
+  kept->kept_next = kept_at_exit;
+  kept_at_exit = kept;
+}
 
 vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop, std::string& error,
                                 const std::atomic<bool>* cancel) {
@@ -942,3 +957,9 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
 }
 
 }  // namespace pure::jit
+
+// The engine's two entry points (jit-llvm/engine.h): the only symbols the shared object exports
+// besides this file's own (LLVM's are hidden by --exclude-libs). Everything else it uses (pure_step,
+// the runtime calls, lowering_of, kFaulted) it takes from the program that loads it.
+extern "C" PURE_LLVM_ENGINE_EXPORT uint64_t pure_llvm_engine_abi() { return pure::jit::kLlvmEngineAbi; }
+extern "C" PURE_LLVM_ENGINE_EXPORT pure::jit::Backend* pure_llvm_engine_make() { return new pure::jit::LlvmBackend(); }

@@ -130,13 +130,18 @@ int main(int argc, char** argv) {
       ->needs(data_option);
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_JIT
+#ifdef PURE_HAVE_LLVM_JIT
+#define PURE_RUN_ENGINE_HELP "\nPURE_JIT_ENGINE=PATH: the LLVM engine to load at the first compile (default: libpure_llvm_engine.so\nbeside pure-run, then the one this build made)."
+#else
+#define PURE_RUN_ENGINE_HELP ""
+#endif
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "Environment: PURE_JIT=0 forces the interpreter; PURE_JIT=1 (the default) compiles hot loops to\n"
              "machine code on a background thread (LLVM on x86-64, asmjit on AArch64). PURE_JIT_THRESHOLD=N: loop\n"
              "passes before a loop is compiled (default 1000; 0 = on first entry). PURE_JIT_STATS=1 prints to\n"
              "stderr at exit the loops compiled and rejected, the share of their instructions compiled natively\n"
              "and the compile milliseconds. PURE_JIT_MIN_SHARE=S (default 0.8): compile only loops with at least\n"
-             "that share of native instructions.");
+             "that share of native instructions." PURE_RUN_ENGINE_HELP);
 #else
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "PURE_JIT=0 forces the interpreter (the only engine in this build).");
