@@ -44,9 +44,11 @@ struct Registry {
 };
 
 class Session : public std::enable_shared_from_this<Session> {
+  using Clock = std::chrono::steady_clock;
+
  public:
   Session(tcp::socket&& socket, Api& api, const HttpOptions& options, Registry& registry)
-      : stream_(std::move(socket)), timer_(stream_.get_executor()), api_(api), options_(options), registry_(registry) {
+      : socket_(std::move(socket)), timer_(socket_.get_executor()), api_(api), options_(options), registry_(registry) {
     ++api_.connections();
   }
   ~Session() {
@@ -60,7 +62,9 @@ class Session : public std::enable_shared_from_this<Session> {
       std::lock_guard<std::mutex> lock(registry_.mu);
       registry_.sessions.emplace(this, weak_from_this());
     }
-    net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+    beast::error_code ignored;
+    socket_.non_blocking(true, ignored);  // write() tries each reply synchronously first
+    net::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_request(); });
   }
 
   // On the strand: shutting down. An idle or half-read connection closes now; one whose event
@@ -72,7 +76,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  net::any_io_executor executor() { return stream_.get_executor(); }
+  net::any_io_executor executor() { return socket_.get_executor(); }
 
  private:
   enum class State : uint8_t { Reading, Handling, Writing, Lingering, Closed };
@@ -84,15 +88,8 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
     parser_->body_limit(options_.body_limit);
-    stream_.expires_never();
-    timer_.expires_after(options_.request_timeout);
-    timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-      if (ec || self->state_ != State::Reading) return;
-      self->timed_out_ = true;
-      beast::error_code ignored;
-      self->stream_.socket().cancel(ignored);
-    });
-    http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    arm(Clock::now() + options_.request_timeout);
+    http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
       self->on_header(ec);
     });
   }
@@ -105,7 +102,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (expect != req.end() && beast::iequals(expect->value(), "100-continue") && !parser_->is_done()) {
       // The client waits for this before it sends the body.
       continue_.emplace(http::status::continue_, 11);
-      http::async_write(stream_, *continue_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      http::async_write(socket_, *continue_, [self = shared_from_this()](beast::error_code ec, size_t) {
         if (ec) return self->close();
         self->read_body();
       });
@@ -124,13 +121,12 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void read_body() {
-    http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+    http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
       self->on_body(ec);
     });
   }
 
   void on_read_error(beast::error_code ec) {
-    timer_.cancel();
     if (state_ != State::Reading) return;
     bool got_some = parser_->got_some() || buffer_.size() > 0;
     if (timed_out_) {
@@ -158,8 +154,7 @@ class Session : public std::enable_shared_from_this<Session> {
     // request must not run then, or an event would commit with no one to tell.
     if (state_ == State::Closed) return;
     if (ec) return on_read_error(ec);
-    timer_.cancel();
-    state_ = State::Handling;
+    state_ = State::Handling;  // no deadline while the request runs (the timer, if it fires, lapses)
     auto& req = parser_->get();
     keep_alive_ = req.keep_alive();
     Request request;
@@ -170,10 +165,18 @@ class Session : public std::enable_shared_from_this<Session> {
       request.authorization = std::string_view(auth->value().data(), auth->value().size());
     if (auto tag = req.find(http::field::if_none_match); tag != req.end())
       request.if_none_match = std::string_view(tag->value().data(), tag->value().size());
+    in_handle_ = true;
     api_.handle(request, [self = shared_from_this()](Response r) {
       // From the owner's thread for events, inline for the rest: onto the strand either way.
       net::dispatch(self->executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r), false); });
     });
+    in_handle_ = false;
+    // A reply written inline (not an event's) left the next read to here: the request's views
+    // into the parser stay valid until handle returns.
+    if (read_after_handle_) {
+      read_after_handle_ = false;
+      read_request();
+    }
   }
 
   void reply_error(http::status status, const std::string& message, Route route) {
@@ -211,13 +214,54 @@ class Session : public std::enable_shared_from_this<Session> {
     } else {
       out_ += "\r\n";
     }
-    stream_.expires_after(options_.write_timeout);
-    net::async_write(stream_, net::buffer(out_), [self = shared_from_this(), keep, close_after](beast::error_code ec, size_t) {
-      if (ec) return self->close();
-      if (keep) return self->read_request();
-      if (close_after) return self->linger();
-      self->close();
-    });
+    // Most replies fit the socket's send buffer: written here at once, with no asynchronous
+    // operation and no completion to schedule. The rest (or all, if the buffer is full) goes
+    // through async_write under the write deadline.
+    beast::error_code ec;
+    size_t n = socket_.write_some(net::buffer(out_), ec);
+    if (!ec && n == out_.size()) return written(keep, close_after);
+    if (ec && ec != net::error::would_block && ec != net::error::try_again) return close();
+    if (ec) n = 0;
+    arm(Clock::now() + options_.write_timeout);
+    net::async_write(socket_, net::buffer(out_.data() + n, out_.size() - n),
+                     [self = shared_from_this(), keep, close_after](beast::error_code ec, size_t) {
+                       if (ec) return self->close();
+                       self->written(keep, close_after);
+                     });
+  }
+
+  void written(bool keep, bool close_after) {
+    if (keep) {
+      if (in_handle_) {
+        read_after_handle_ = true;
+        return;
+      }
+      return read_request();
+    }
+    if (close_after) return linger();
+    close();
+  }
+
+  // One timer per session, armed lazily: each read, asynchronous write or linger sets the
+  // deadline; the timer is re-armed only when it fires early or must fire sooner, so a request
+  // that arrives in time costs no timer operation. When it fires past the deadline in a state
+  // that has one, the socket's operations are cancelled (a read then answers 408 or closes).
+  void arm(Clock::time_point deadline) {
+    deadline_ = deadline;
+    if (timer_armed_ && timer_.expiry() <= deadline) return;
+    timer_armed_ = true;
+    timer_.expires_at(deadline);  // cancels a later wait, whose handler then returns
+    timer_.async_wait([self = shared_from_this()](beast::error_code ec) { self->on_timer(ec); });
+  }
+
+  void on_timer(beast::error_code ec) {
+    if (ec) return;  // cancelled: re-armed sooner, or closed
+    timer_armed_ = false;
+    if (state_ == State::Closed || state_ == State::Handling) return;
+    if (Clock::now() < deadline_) return arm(deadline_);
+    if (state_ == State::Reading) timed_out_ = true;
+    beast::error_code ignored;
+    socket_.cancel(ignored);
   }
 
   // After an error reply: stop sending, read and discard what the client still sends for a
@@ -226,13 +270,13 @@ class Session : public std::enable_shared_from_this<Session> {
   void linger() {
     state_ = State::Lingering;
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(std::chrono::seconds(1));
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    arm(Clock::now() + std::chrono::seconds(1));
     discard();
   }
 
   void discard() {
-    stream_.async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+    socket_.async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
       self->discarded_ += n;
       if (ec || self->discarded_ > (8u << 20)) return self->close();
       self->discard();
@@ -243,12 +287,16 @@ class Session : public std::enable_shared_from_this<Session> {
     state_ = State::Closed;
     timer_.cancel();
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
   }
 
-  beast::tcp_stream stream_;
+  tcp::socket socket_;
   net::steady_timer timer_;
+  Clock::time_point deadline_{};
+  bool timer_armed_ = false;
+  bool in_handle_ = false;          // inside api_.handle (on_body)
+  bool read_after_handle_ = false;  // a reply written inside it: read the next request after it
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string out_;  // the reply being written
