@@ -36,6 +36,111 @@ namespace {
 
 class Session;
 
+// ---- the fast path: a plain request parsed by hand -------------------------------------------
+//
+// Most requests are plain: a request line, a few headers, a Content-Length body. parse_plain
+// reads exactly those from the bytes received so far; anything else (chunked bodies, Expect,
+// obsolete line folding, bytes outside printable ASCII, a repeated header, a head or body over the
+// limits, a lowercase method, ...) is left to Beast's parser, which answers it as before (the
+// errors, 100-continue, the limits). So the fast path decides nothing Beast would decide
+// differently; it only skips Beast's parser and its composed reads for the common case.
+
+struct PlainRequest {
+  std::string_view method, target, body, authorization, if_none_match;
+  bool keep_alive = true;
+  size_t size = 0;  // bytes of the request, head and body
+};
+
+enum class Plain : uint8_t { Complete, NeedMore, NotPlain };
+
+inline bool is_tchar(unsigned char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-': case '.':
+    case '^': case '_': case '`': case '|': case '~': return true;
+    default: return false;
+  }
+}
+
+inline bool iequal(std::string_view a, std::string_view lower) {
+  if (a.size() != lower.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(a[i]);
+    if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + 32);
+    if (c != static_cast<unsigned char>(lower[i])) return false;
+  }
+  return true;
+}
+
+Plain parse_plain(std::string_view in, size_t header_limit, size_t body_limit, PlainRequest& out) {
+  size_t head_end = in.find("\r\n\r\n");
+  if (head_end == std::string_view::npos) return in.size() < header_limit ? Plain::NeedMore : Plain::NotPlain;
+  if (head_end + 4 > header_limit) return Plain::NotPlain;
+  const char* p = in.data();
+  const char* end = p + head_end + 2;  // through the last header line's CRLF
+  // request line: METHOD SP TARGET SP HTTP/1.x CRLF
+  const char* m = p;
+  while (p < end && *p >= 'A' && *p <= 'Z') ++p;
+  if (p == m || p - m > 16 || p >= end || *p != ' ') return Plain::NotPlain;
+  out.method = std::string_view(m, static_cast<size_t>(p - m));
+  const char* t = ++p;
+  while (p < end && static_cast<unsigned char>(*p) > 0x20 && static_cast<unsigned char>(*p) < 0x7f) ++p;
+  if (p == t || *t != '/' || p >= end || *p != ' ') return Plain::NotPlain;
+  out.target = std::string_view(t, static_cast<size_t>(p - t));
+  ++p;
+  if (end - p < 10 || std::string_view(p, 7) != "HTTP/1." || (p[7] != '1' && p[7] != '0') || p[8] != '\r' || p[9] != '\n')
+    return Plain::NotPlain;
+  bool http11 = p[7] == '1';
+  p += 10;
+  bool have_length = false, have_connection = false, have_auth = false, have_tag = false;
+  uint64_t length = 0;
+  out.keep_alive = http11;
+  while (p < end) {
+    const char* n = p;
+    while (p < end && is_tchar(static_cast<unsigned char>(*p))) ++p;
+    if (p == n || p >= end || *p != ':') return Plain::NotPlain;
+    std::string_view name(n, static_cast<size_t>(p - n));
+    ++p;
+    while (p < end && (*p == ' ' || *p == '\t')) ++p;
+    const char* v = p;
+    while (p < end && ((static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x7f) || *p == '\t')) ++p;
+    if (p + 2 > end || p[0] != '\r' || p[1] != '\n') return Plain::NotPlain;
+    const char* ve = p;
+    while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t')) --ve;
+    std::string_view value(v, static_cast<size_t>(ve - v));
+    p += 2;
+    if (iequal(name, "content-length")) {
+      if (have_length || value.empty() || value.size() > 9) return Plain::NotPlain;
+      for (char c : value)
+        if (c < '0' || c > '9') return Plain::NotPlain;
+      for (char c : value) length = length * 10 + static_cast<uint64_t>(c - '0');
+      have_length = true;
+    } else if (iequal(name, "connection")) {
+      if (have_connection) return Plain::NotPlain;
+      have_connection = true;
+      if (iequal(value, "close")) out.keep_alive = false;
+      else if (iequal(value, "keep-alive")) out.keep_alive = true;
+      else return Plain::NotPlain;
+    } else if (iequal(name, "authorization")) {
+      if (have_auth) return Plain::NotPlain;
+      have_auth = true;
+      out.authorization = value;
+    } else if (iequal(name, "if-none-match")) {
+      if (have_tag) return Plain::NotPlain;
+      have_tag = true;
+      out.if_none_match = value;
+    } else if (iequal(name, "transfer-encoding") || iequal(name, "expect") || iequal(name, "upgrade")) {
+      return Plain::NotPlain;
+    }
+  }
+  if (length > body_limit) return Plain::NotPlain;
+  size_t body_at = head_end + 4;
+  if (in.size() - body_at < length) return Plain::NeedMore;
+  out.body = std::string_view(in.data() + body_at, static_cast<size_t>(length));
+  out.size = body_at + static_cast<size_t>(length);
+  return Plain::Complete;
+}
+
 // The sessions alive, so that shutdown can close the idle ones.
 struct Registry {
   std::mutex mu;
@@ -85,10 +190,46 @@ class Session : public std::enable_shared_from_this<Session> {
     if (registry_.draining.load()) return close();
     state_ = State::Reading;
     timed_out_ = false;
+    parser_.reset();
+    arm(Clock::now() + options_.request_timeout);
+    read_plain();
+  }
+
+  // The fast path: what has arrived, parsed by hand when plain (parse_plain); more read straight
+  // from the socket while it may still be; else Beast's parser from the same buffer.
+  void read_plain() {
+    PlainRequest req;
+    std::string_view in(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    switch (in.empty() ? Plain::NeedMore : parse_plain(in, options_.header_limit, options_.body_limit, req)) {
+      case Plain::Complete: return on_plain(req);
+      case Plain::NotPlain: return read_with_beast();
+      case Plain::NeedMore: break;
+    }
+    socket_.async_read_some(buffer_.prepare(16384), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (self->state_ == State::Closed) return;
+      self->buffer_.commit(n);
+      if (ec) return self->on_read_error(ec == net::error::eof ? beast::error_code(http::error::end_of_stream) : ec);
+      self->read_plain();
+    });
+  }
+
+  void on_plain(const PlainRequest& plain) {
+    state_ = State::Handling;
+    keep_alive_ = plain.keep_alive;
+    Request request;
+    request.method = plain.method;
+    request.target = plain.target;
+    request.body = plain.body;
+    request.authorization = plain.authorization;
+    request.if_none_match = plain.if_none_match;
+    size_t used = plain.size;
+    handle(request, [this, used] { buffer_.consume(used); });
+  }
+
+  void read_with_beast() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
     parser_->body_limit(options_.body_limit);
-    arm(Clock::now() + options_.request_timeout);
     http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
       self->on_header(ec);
     });
@@ -128,7 +269,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_read_error(beast::error_code ec) {
     if (state_ != State::Reading) return;
-    bool got_some = parser_->got_some() || buffer_.size() > 0;
+    bool got_some = (parser_ && parser_->got_some()) || buffer_.size() > 0;
     if (timed_out_) {
       if (!got_some) return close();  // an idle keep-alive connection
       return reply_error(http::status::request_timeout, "the request did not arrive whole within " +
@@ -165,12 +306,19 @@ class Session : public std::enable_shared_from_this<Session> {
       request.authorization = std::string_view(auth->value().data(), auth->value().size());
     if (auto tag = req.find(http::field::if_none_match); tag != req.end())
       request.if_none_match = std::string_view(tag->value().data(), tag->value().size());
+    handle(request, [] {});
+  }
+
+  // Runs the request; after_handle (the request's bytes are done with) runs before the next read.
+  template <class AfterHandle>
+  void handle(const Request& request, AfterHandle after_handle) {
     in_handle_ = true;
     api_.handle(request, [self = shared_from_this()](Response r) {
       // From the owner's thread for events, inline for the rest: onto the strand either way.
       net::dispatch(self->executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r), false); });
     });
     in_handle_ = false;
+    after_handle();
     // A reply written inline (not an event's) left the next read to here: the request's views
     // into the parser stay valid until handle returns.
     if (read_after_handle_) {
