@@ -576,6 +576,10 @@ class BadInput(ServeTest):
                 out = self.raw(head)
                 self.assertTrue(out.startswith(b"HTTP/1.1 200 "), out[:100])
                 self.assertIn(b"Connection: close", out)
+        # many pipelined requests at once (answered inline, a few through the queue)
+        c.send_raw(b"GET /health HTTP/1.1\r\n\r\n" * 500)
+        for _ in range(500):
+            self.assertEqual(c.read_response()[0], 200)
         # HTTP/1.0 with keep-alive stays open
         k = self.conn()
         for _ in range(2):

@@ -207,6 +207,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     socket_.async_read_some(buffer_.prepare(16384), [self = shared_from_this()](beast::error_code ec, size_t n) {
       if (self->state_ == State::Closed) return;
+      self->inline_reads_ = 0;
       self->buffer_.commit(n);
       if (ec) return self->on_read_error(ec == net::error::eof ? beast::error_code(http::error::end_of_stream) : ec);
       self->read_plain();
@@ -321,9 +322,13 @@ class Session : public std::enable_shared_from_this<Session> {
     after_handle();
     // A reply written inline (not an event's) left the next read to here: the request's views
     // into the parser stay valid until handle returns.
+    // Pipelined requests already in the buffer are answered one inside the other's call chain;
+    // every 16th goes through the strand's queue so that the stack stays shallow.
     if (read_after_handle_) {
       read_after_handle_ = false;
-      read_request();
+      if (++inline_reads_ < 16) return read_request();
+      inline_reads_ = 0;
+      net::post(socket_.get_executor(), [self = shared_from_this()] { self->read_request(); });
     }
   }
 
@@ -445,6 +450,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool timer_armed_ = false;
   bool in_handle_ = false;          // inside api_.handle (on_body)
   bool read_after_handle_ = false;  // a reply written inside it: read the next request after it
+  uint32_t inline_reads_ = 0;       // requests read since the last asynchronous read
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::string out_;  // the reply being written
