@@ -760,6 +760,9 @@ class Durable(unittest.TestCase):
             self.assertEqual(server.log("module_ready"), [])
             self.assertTrue(wait_until(lambda: c.json("GET", "/health")[0] == 200, 60))
             self.assertEqual(c.json("POST", "/v1/slow/done", {}), (200, {"result": 12}))
+            # the line is written before the module serves, but the reader thread may not have
+            # taken it from the pipe yet
+            self.assertTrue(wait_until(lambda: server.log("recovered"), 10))
             recovered = server.log("recovered")[0]
             self.assertEqual(recovered["records_replayed"], 12)
             self.assertEqual(recovered["sequence"], 12)
