@@ -553,6 +553,39 @@ class BadInput(ServeTest):
         self.assertEqual((s1, s2, s3), (200, 200, 200))
         self.assertEqual(json.loads(b2), {"result": 1})
 
+    def test_plain_and_beast_parsed_requests_agree(self):
+        # pure-serve parses plain requests by hand and leaves the rest to Beast: both must answer alike
+        c = self.conn()
+        body = b'{"name":"paths"}'
+        plain = b"POST /v1/shop/hit HTTP/1.1\r\nhost: x\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+        chunked = (b"POST /v1/shop/hit HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n"
+                   % (len(body), body))
+        c.send_raw(plain + chunked)
+        self.assertEqual(c.read_response()[0], 200)
+        self.assertEqual(c.read_response()[0], 200)
+        # a request that arrives a byte at a time
+        for i in range(len(plain)):
+            c.send_raw(plain[i:i + 1])
+            time.sleep(0.001)
+        self.assertEqual(c.read_response()[0], 200)
+        status, _, raw = c.request("POST", "/v1/shop/count", '{"name":"paths"}')
+        self.assertEqual((status, json.loads(raw)), (200, {"result": 3}))
+        # HTTP/1.0 and Connection: close end the connection after the reply
+        for head in [b"GET /health HTTP/1.0\r\n\r\n", b"GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"]:
+            with self.subTest(head=head):
+                out = self.raw(head)
+                self.assertTrue(out.startswith(b"HTTP/1.1 200 "), out[:100])
+                self.assertIn(b"Connection: close", out)
+        # many pipelined requests at once (answered inline, a few through the queue)
+        c.send_raw(b"GET /health HTTP/1.1\r\n\r\n" * 500)
+        for _ in range(500):
+            self.assertEqual(c.read_response()[0], 200)
+        # HTTP/1.0 with keep-alive stays open
+        k = self.conn()
+        for _ in range(2):
+            k.send_raw(b"GET /health HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            self.assertEqual(k.read_response()[0], 200)
+
     def test_expect_100_continue(self):
         c = self.conn()
         body = json.dumps({"t": "x" * 5000}).encode()
@@ -727,6 +760,9 @@ class Durable(unittest.TestCase):
             self.assertEqual(server.log("module_ready"), [])
             self.assertTrue(wait_until(lambda: c.json("GET", "/health")[0] == 200, 60))
             self.assertEqual(c.json("POST", "/v1/slow/done", {}), (200, {"result": 12}))
+            # the line is written before the module serves, but the reader thread may not have
+            # taken it from the pipe yet
+            self.assertTrue(wait_until(lambda: server.log("recovered"), 10))
             recovered = server.log("recovered")[0]
             self.assertEqual(recovered["records_replayed"], 12)
             self.assertEqual(recovered["sequence"], 12)
