@@ -1159,17 +1159,27 @@ class Lowerer {
         }
         keep(as_.subs(kSteps, kSteps, 1));
         keep(as_.b(CC::kLT, slow));
-        keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        // run and run_left side by side: one ldp and one stp (x13 = run, x12 = run_left)
+        bool pair = iter_.run_left == iter_.run + 8 && iter_.run % 8 == 0 && iter_.run <= 504;
+        if (pair) {
+          keep(as_.ldp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        } else {
+          keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        }
         keep(as_.cbz(A::x12, refill));
-        keep(as_.ldr(A::w13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
-        keep(as_.cmp(A::w13, width));
+        keep(as_.ldr(A::w10, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
+        keep(as_.cmp(A::w10, width));
         keep(as_.b(CC::kNE, slow));
-        keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        if (!pair) keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
         copy_row(in, width, A::x13);
         keep(as_.add(A::x13, A::x13, 8 * width));
-        keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
         keep(as_.sub(A::x12, A::x12, 1));
-        keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        if (pair) {
+          keep(as_.stp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        } else {
+          keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+          keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        }
         next(pc);
         cold_.push_back([this, refill, slow, pc, width, v = version_] {
           // the run is empty: for an iterator whose rows come in runs of this width (vm/lists.cpp
@@ -1181,6 +1191,9 @@ class Lowerer {
           keep(as_.ldr(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.width))));
           keep(as_.cmp(A::w13, width));
           keep(as_.b(CC::kNE, slow));
+          // the whole walk was one run (a flat form's prefix): done, as take_leaf_run would say
+          keep(as_.ldrb(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.one_run))));
+          keep(as_.cbnz(A::w13, target(jump_target(pc))));
           keep(as_.mov(A::x0, A::x9));
           call_c(calls_.iter_refill);
           keep(as_.cbz(A::x1, target(jump_target(pc))));

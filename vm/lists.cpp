@@ -320,6 +320,7 @@ const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
         it.prefix_len = 1;
         it.run = first;
         it.run_left = n;
+        it.one_run = true;
         if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
         return ip + 1;
       }
@@ -338,6 +339,7 @@ const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
         // (take_leaf_run then ends the loop); the same rows, steps and faults as the cursor's
         it.run = first;
         it.run_left = n;
+        it.one_run = true;
       } else {
         it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
       }
@@ -353,7 +355,7 @@ const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
 
 const rt::Cell* take_leaf_run(Iterator& it) {
   PURE_ASSERT(it.from_snapshot && !it.list && !it.shape->any_text);
-  if (!it.cursor) return nullptr;  // a flat form's run was the whole prefix (st_iter)
+  if (!it.cursor) return nullptr;  // a flat form's run was the whole prefix (st_iter: one_run)
   const rt::Cell* first;
   size_t n = it.cursor->take_run(&first, SIZE_MAX);
   if (n == 0) return nullptr;
