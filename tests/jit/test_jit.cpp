@@ -1100,7 +1100,7 @@ TEST_CASE("jit: nested, broken-off and returned-from prefix walks of a query ove
   CHECK(r.output == tree.output);
   CHECK(r.compiled >= 3);
   int spent = 0, finished = 0;
-  for (uint64_t budget = 100; budget < 4000; budget += 97) {
+  for (uint64_t budget = 100; budget < 4000; budget += 193) {
     CAPTURE(budget);
     Config b;
     b.max_steps = budget;
