@@ -1138,39 +1138,62 @@ class Lowerer {
         // and message
         uint32_t width = iter_row_width(fn_.code, pc);
         if (!width) return step(pc);
-        aj::Label slow = slow_path(pc);
+        // the step is spent first (subs: below zero, given back out of line before pure_step,
+        // which spends it again and faults); every way on from here but the slow one keeps it
+        aj::Label slow = as_.newLabel();
+        cold_.push_back([this, slow, pc, v = version_] {
+          as_.bind(slow);
+          version_ = v;
+          keep(as_.add(kSteps, kSteps, 1));
+          step(pc);
+        });
         aj::Label refill = as_.newLabel();
         keep(as_.ldr(s1, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreIters))));
         A::Gp index = gp_in(in.b, s2);
-        keep(as_.mov(s3, static_cast<uint64_t>(iter_.size)));
-        keep(as_.mul(s3, index, s3));
-        keep(as_.add(s1, s1, s3));  // the iterator
-        keep(as_.cmp(kSteps, 0));
-        keep(as_.b(CC::kLE, slow));
-        keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        if ((iter_.size & (iter_.size - 1)) == 0) {
+          keep(as_.add(s1, s1, index, aj::arm::lsl(static_cast<uint32_t>(__builtin_ctz(iter_.size)))));  // the iterator
+        } else {
+          keep(as_.mov(s3, static_cast<uint64_t>(iter_.size)));
+          keep(as_.mul(s3, index, s3));
+          keep(as_.add(s1, s1, s3));  // the iterator
+        }
+        keep(as_.subs(kSteps, kSteps, 1));
+        keep(as_.b(CC::kLT, slow));
+        // run and run_left side by side: one ldp and one stp (x13 = run, x12 = run_left)
+        bool pair = iter_.run_left == iter_.run + 8 && iter_.run % 8 == 0 && iter_.run <= 504;
+        if (pair) {
+          keep(as_.ldp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        } else {
+          keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        }
         keep(as_.cbz(A::x12, refill));
-        keep(as_.ldr(A::w13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
-        keep(as_.cmp(A::w13, width));
+        keep(as_.ldr(A::w10, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
+        keep(as_.cmp(A::w10, width));
         keep(as_.b(CC::kNE, slow));
-        keep(as_.sub(kSteps, kSteps, 1));
-        keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        if (!pair) keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
         copy_row(in, width, A::x13);
         keep(as_.add(A::x13, A::x13, 8 * width));
-        keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
         keep(as_.sub(A::x12, A::x12, 1));
-        keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        if (pair) {
+          keep(as_.stp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+        } else {
+          keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+          keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+        }
         next(pc);
         cold_.push_back([this, refill, slow, pc, width, v = version_] {
           // the run is empty: for an iterator whose rows come in runs of this width (vm/lists.cpp
-          // st_iter), spend the step, then the next run (x0 = its first row, x1 = 0 when the
-          // rows are done; the iterator's run is set for the rest)
+          // st_iter), the step spent, the next run (x0 = its first row, x1 = 0 when the rows are
+          // done; the iterator's run is set for the rest)
           as_.bind(refill);
           version_ = v;
           const Instr& in = fn_.code[pc];
           keep(as_.ldr(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.width))));
           keep(as_.cmp(A::w13, width));
           keep(as_.b(CC::kNE, slow));
-          keep(as_.sub(kSteps, kSteps, 1));
+          // the whole walk was one run (a flat form's prefix): done, as take_leaf_run would say
+          keep(as_.ldrb(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.one_run))));
+          keep(as_.cbnz(A::w13, target(jump_target(pc))));
           keep(as_.mov(A::x0, A::x9));
           call_c(calls_.iter_refill);
           keep(as_.cbz(A::x1, target(jump_target(pc))));

@@ -147,8 +147,8 @@ IteratorLayout iterator_layout() {
   auto at = [&](const void* field) {
     return static_cast<uint32_t>(static_cast<const char*>(field) - reinterpret_cast<const char*>(&it));
   };
-  static_assert(sizeof(it.run_left) == 8 && sizeof(it.width) == 4);
-  return IteratorLayout{static_cast<uint32_t>(sizeof(Iterator)), at(&it.run), at(&it.run_left), at(&it.width)};
+  static_assert(sizeof(it.run_left) == 8 && sizeof(it.width) == 4 && sizeof(it.one_run) == 1);
+  return IteratorLayout{static_cast<uint32_t>(sizeof(Iterator)), at(&it.run), at(&it.run_left), at(&it.width), at(&it.one_run)};
 }
 
 void release_iterators(VM& vm, uint32_t down_to) {

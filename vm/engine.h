@@ -46,9 +46,10 @@ inline constexpr size_t kCoreIters = offsetof(VMCore, iters);
 // Where native code finds the leaf run an ITER_NEXT serves inline (vm/exec.h), in bytes within
 // an Iterator; iterator i is at core.iters + i * size. While run_left > 0, the next row is the
 // `width` cells at `run`: ITER_NEXT copies them to its slots A.., advances run by width cells
-// and counts run_left down. Anything else (run_left == 0) is ITER_NEXT's out-of-line path.
+// and counts run_left down. Anything else (run_left == 0) is ITER_NEXT's out-of-line path, where a
+// nonzero byte at one_run says the rows are done.
 struct IteratorLayout {
-  uint32_t size, run, run_left, width;
+  uint32_t size, run, run_left, width, one_run;
 };
 IteratorLayout iterator_layout();
 

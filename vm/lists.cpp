@@ -297,21 +297,49 @@ static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip) {
 const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
   try {
     uint32_t li = ip->b;
+    const Slot* key = s + ip->c;
+    // The common loop of a query, `for e in edges[v]` over text-free rows of the snapshot's flat
+    // form, without begin_stored_iterator's cases: the same iterator (reading the query's
+    // snapshot, the whole prefix one run, no cursor) with no call out but prefix_rows. The flat
+    // form is asked once either way (it counts the seeks that decide when it is built): when it
+    // is not ready, the general path below goes on with that answer.
+    bool asked = false;
+    const rt::ListShape* shape = vm.prog.stored_shapes[li].get();
+    if (ip->imm == 1 && vm.snapshot && !shape->any_text && vm.iters.size() < vm.iters.capacity()) {
+      const rt::ListReader& reader = vm.snapshot->list(li);
+      const rt::Cell* first;
+      size_t n;
+      asked = true;
+      if (reader.prefix_rows(key[0].u, &first, &n)) {
+        s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+        Iterator& it = push_iterator(vm);  // within capacity: allocates nothing
+        it.stored = li;
+        it.shape = shape;
+        it.from_snapshot = true;
+        it.width = shape->width();
+        it.prefix_len = 1;
+        it.run = first;
+        it.run_left = n;
+        it.one_run = true;
+        if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
+        return ip + 1;
+      }
+    }
     const rt::ListReader* from = nullptr;
     Iterator& it = begin_stored_iterator(vm, s, ip, li, from);
     // rows that will come in leaf runs have their width known from the start (native code
     // relies on it: an ITER_NEXT of such an iterator writes exactly its slots A..A+width-1)
     if (it.from_snapshot && !it.shape->any_text) it.width = it.shape->width();
-    const Slot* key = s + ip->c;
     if (ip->imm > 0) {
       it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
       const rt::Cell* first;
       size_t n;
-      if (it.width && it.prefix_len == 1 && from->prefix_rows(key[0].u, &first, &n)) {
+      if (it.width && it.prefix_len == 1 && !asked && from->prefix_rows(key[0].u, &first, &n)) {
         // the snapshot's flat form (docs/store.md): the whole prefix is one run, and no cursor
         // (take_leaf_run then ends the loop); the same rows, steps and faults as the cursor's
         it.run = first;
         it.run_left = n;
+        it.one_run = true;
       } else {
         it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
       }
@@ -327,7 +355,7 @@ const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
 
 const rt::Cell* take_leaf_run(Iterator& it) {
   PURE_ASSERT(it.from_snapshot && !it.list && !it.shape->any_text);
-  if (!it.cursor) return nullptr;  // a flat form's run was the whole prefix (st_iter)
+  if (!it.cursor) return nullptr;  // a flat form's run was the whole prefix (st_iter: one_run)
   const rt::Cell* first;
   size_t n = it.cursor->take_run(&first, SIZE_MAX);
   if (n == 0) return nullptr;

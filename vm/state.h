@@ -47,6 +47,9 @@ struct alignas(256) Iterator {
   const rt::Cell* run = nullptr;
   size_t run_left = 0;
   uint32_t width = 0;
+  // The whole walk is the one run st_iter set from a flat form (there is no cursor): once it is
+  // empty the rows are done, with no call to take_leaf_run (native code reads it at one_run).
+  bool one_run = false;
   // A slice (SLICE_ITER) of an event list walks with slice_next; slice.prefix points into prefix.
   bool sliced = false;
   bool reverse = false;            // the cursor or walk goes backwards

@@ -340,26 +340,28 @@ TEST_CASE("a64: ITER_NEXT takes the next row of a leaf run inline, when budget i
   REQUIRE(it.run_left % 8 == 0);
   REQUIRE(it.width % 4 == 0);
   constexpr uint32_t kLE = 0xD;
+  REQUIRE(it.size == 256);
+  REQUIRE(it.run_left == it.run + 8);
+  REQUIRE(it.run <= 504);
+  constexpr uint32_t kLT = 0xB;
+  // ldp/stp x13, x12, [x9, #run] (signed offset, 64-bit): imm7 = run / 8
+  const uint32_t ldp = 0xA9400000u | (it.run / 8) << 15 | 12u << 10 | 9u << 5 | 13u;
+  const uint32_t stp = 0xA9000000u | (it.run / 8) << 15 | 12u << 10 | 9u << 5 | 13u;
   CHECK(contains(e.words, {
                               W{ldr_x(9, 19, static_cast<uint32_t>(pure::vm::kCoreIters))},  // ldr x9, [x19, #iters]
-                              W{0xD2800000u | it.size << 5 | 11},  // mov x11, #size
-                              W{0x9b0b7f2b},                       // mul x11, x25, x11
-                              W{0x8b0b0129},                       // add x9, x9, x11: the iterator
-                              W{0xf10002bf},                       // cmp x21, #0
-                              b_cond(kLE),                         // b.le <pure_step: the budget is spent>
-                              W{ldr_x(12, 9, it.run_left)},        // ldr x12, [x9, #run_left]
+                              W{0x8b192129},                       // add x9, x9, x25, lsl #8: the iterator
+                              W{0xf10006b5},                       // subs x21, x21, #1: the step
+                              b_cond(kLT),                         // b.lt <pure_step, the step given back: the budget is spent>
+                              W{ldp},                              // ldp x13, x12, [x9, #run]: run, run_left
                               W{0xB400000C, 0xFF00001F},           // cbz x12 <the refill: a new run or the end>
-                              W{ldr_w(13, 9, it.width)},           // ldr w13, [x9, #width]
-                              W{0x710009bf},                       // cmp w13, #2
+                              W{ldr_w(10, 9, it.width)},           // ldr w10, [x9, #width]
+                              W{0x7100095f},                       // cmp w10, #2
                               b_cond(kNE),                         // b.ne <pure_step: another width>
-                              W{0xd10006b5},                       // sub x21, x21, #1: the step
-                              W{ldr_x(13, 9, it.run)},             // ldr x13, [x9, #run]
                               W{0xf94001b8},                       // ldr x24, [x13]: s0
                               W{0xf94005b6},                       // ldr x22, [x13, #8]: s1
                               W{0x910041ad},                       // add x13, x13, #16
-                              W{str_x(13, 9, it.run)},             // str x13, [x9, #run]
                               W{0xd100058c},                       // sub x12, x12, #1
-                              W{str_x(12, 9, it.run_left)},        // str x12, [x9, #run_left]
+                              W{stp},                              // stp x13, x12, [x9, #run]
                               W{0xab1602f7},                       // adds x23, x23, x22: the body
                           }));
   // the uncommon cases run the whole instruction through pure_step (at its stand-in address)
@@ -401,6 +403,9 @@ TEST_CASE("a64: ST_ITER and ITER_END are their runtime calls, and an empty run i
   CHECK(contains(e.words, {W{0xAA1603E1},              // mov x1, x22: down_to, slot B
                            W{0xAA1303E0},              // mov x0, x19
                            call_to(0x8000)[0], call_to(0x8000)[1]}));
+  // the run empty: a flat form's one run (one_run set) is the end of the rows, without a call
+  CHECK(contains(e.words, {W{0x39400000u | pure::vm::iterator_layout().one_run << 10 | 9u << 5 | 13u},  // ldrb w13, [x9, #one_run]
+                           W{0x3500000D, 0xFF00001F}}));  // cbnz w13 <the rows are done>
   CHECK(contains(e.words, {W{0xAA0903E0},              // mov x0, x9: the iterator
                            call_to(0x7000)[0], call_to(0x7000)[1],
                            W{0xB4000001, 0xFF00001F},  // cbz x1 <the rows are done>
