@@ -339,7 +339,6 @@ TEST_CASE("a64: ITER_NEXT takes the next row of a leaf run inline, when budget i
   REQUIRE(it.run % 8 == 0);
   REQUIRE(it.run_left % 8 == 0);
   REQUIRE(it.width % 4 == 0);
-  constexpr uint32_t kLE = 0xD;
   REQUIRE(it.size == 256);
   REQUIRE(it.run_left == it.run + 8);
   REQUIRE(it.run <= 504);
