@@ -178,8 +178,7 @@ void EventList::release_fields(const Cell* row) const {
 void EventList::clear() {
   bool text = shape_->has_text();
   if (shape_->sequence) {
-    if (text1_)
-      for (Cell c : cells_) text_release(reinterpret_cast<Text*>(c));
+    if (text1_) text_release_each(cells_.data(), cells_.size());
     else if (text)
       for (int64_t i = 0; i < count_; ++i) release_row(at(i));
     cells_.clear();
