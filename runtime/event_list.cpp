@@ -178,8 +178,7 @@ void EventList::release_fields(const Cell* row) const {
 void EventList::clear() {
   bool text = shape_->has_text();
   if (shape_->sequence) {
-    if (text1_)
-      for (Cell c : cells_) text_release(reinterpret_cast<Text*>(c));
+    if (text1_) text_release_each(cells_.data(), cells_.size());
     else if (text)
       for (int64_t i = 0; i < count_; ++i) release_row(at(i));
     cells_.clear();
@@ -312,7 +311,8 @@ void EventList::index_add(Cell* row) {
   if (!indexed_) return;
   bool added;
   try {
-    added = index_.add(hash_key(row), row);
+    KeyWords w = key_words(row);
+    added = index_.add(hash_key(row, w), w, row);
   } catch (const std::bad_alloc&) {
     added = false;
   }
@@ -325,24 +325,34 @@ void EventList::index_add(Cell* row) {
 Cell* EventList::find_indexed(const Cell* key) const {
   if (!indexed_) return nullptr;
   bool too_long;
-  Cell* row = index_.find(hash_key(key), [&](const Cell* r) { return same_key(r, key); }, too_long);
-  if (row) last_ = row;
+  KeyWords w = key_words(key);
+  Cell* row = index_.find(hash_key(key, w), w, [&](const Cell* r) { return same_key(r, key); }, too_long);
+  if (row) {
+    last_ = row;
+    last_words_ = w;
+  }
   return row;
 }
 
 Cell* EventList::tree_find(const Cell* key) const {
   if (last_ && same_key(last_, key)) return const_cast<Cell*>(last_);
   Cell* row = nullptr;
+  KeyWords w;
   if (indexed_) {
     bool too_long;
-    row = index_.find(hash_key(key), [&](const Cell* r) { return same_key(r, key); }, too_long);
+    w = key_words(key);
+    row = index_.find(hash_key(key, w), w, [&](const Cell* r) { return same_key(r, key); }, too_long);
     if (too_long) index_drop();
   }
   if (!indexed_) {
+    w = KeyWords{};  // not exact: find_fast compares the row's key
     auto it = tree_.find(Probe{key, shape_->key_count});
     if (it != tree_.end()) row = const_cast<Cell*>(it->second.data());
   }
-  if (row) last_ = row;
+  if (row) {
+    last_ = row;
+    last_words_ = w;
+  }
   return row;
 }
 
@@ -387,6 +397,7 @@ Cell* EventList::tree_locate(const Cell* key, bool& inserted) {
   ++shape_version_;
   index_add(row);
   last_ = row;
+  last_words_ = indexed_ ? key_words(row) : KeyWords{};
   inserted = true;
   return row;
 }

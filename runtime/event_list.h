@@ -135,8 +135,17 @@ class EventList {
   // The VM's hot path, inline: the row with this key when it is the row found or inserted last
   // (so the read and the write of `xs[k].f += 1` find it again at once) or when the hash index
   // finds it; nullptr when the row is missing or the index cannot tell (then call find/ensure).
+  // A short text key is compared with the words kept of the row found last (last_words_), so
+  // that the row's key text is not read.
   Cell* find_fast(const Cell* key) const {
-    if (last_ && same_key(last_, key)) [[likely]] return const_cast<Cell*>(last_);
+    if (last_) [[likely]] {
+      if (last_words_.exact && text_key_) {
+        const Text* t = reinterpret_cast<const Text*>(key[0]);
+        if (t->len == last_words_.len && text_key_words(t->bytes, t->len) == last_words_) return const_cast<Cell*>(last_);
+      } else if (same_key(last_, key)) {
+        return const_cast<Cell*>(last_);
+      }
+    }
     return find_indexed(key);
   }
   Cell* find_indexed(const Cell* key) const;
@@ -246,6 +255,7 @@ class EventList {
   mutable bool indexed_ = false;
   bool text_key_ = false;               // the key is one text
   mutable const Cell* last_ = nullptr;  // the row found or inserted last (tree rows only)
+  mutable KeyWords last_words_;         // its key's words when found by them (else not exact)
 
   uint64_t footprint() const;         // what the list should have charged now
   uint64_t tree_entry_bytes() const;  // one tree entry: node, key and row arrays
@@ -254,10 +264,27 @@ class EventList {
   void grow_rows(size_t rows);        // sequences: capacity for at least this many rows
   bool dense_fits(int64_t key) const;
   void go_sparse();
+  // What the index keeps of a key (KeyWords): a text's words, an int's value, nothing of a
+  // composite key.
+  KeyWords key_words(const Cell* key) const {
+    if (text_key_) {
+      const Text* t = reinterpret_cast<const Text*>(key[0]);
+      return text_key_words(t->bytes, t->len);
+    }
+    if (shape_->key_count == 1 && shape_->cols[0] != ColType::Text) return int_key_words(key[0]);
+    return KeyWords{};
+  }
+  uint64_t hash_key(const Cell* key, const KeyWords& w) const {
+    if (text_key_) {
+      const Text* t = reinterpret_cast<const Text*>(key[0]);
+      return text_key_hash(t->bytes, t->len, w);
+    }
+    return hash_key(key);
+  }
   uint64_t hash_key(const Cell* key) const {
     if (text_key_) {
       const Text* t = reinterpret_cast<const Text*>(key[0]);
-      return hash_finish(hash_bytes(0, t->bytes, t->len));
+      return text_key_hash(t->bytes, t->len);
     }
     uint64_t h = 0;
     for (uint32_t i = 0; i < shape_->key_count; ++i) {

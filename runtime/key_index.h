@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/limits.h"
 #include "runtime/store.h"
 
 namespace pure::rt {
@@ -75,23 +76,76 @@ inline uint64_t hash_finish(uint64_t h) {
   return h ^ h >> 29;
 }
 
+// What the index keeps of a key beside its row (KeyIndex::Entry), so that most probes compare
+// the entry alone and touch neither the row nor its key text. For a text of up to 16 bytes it is
+// the text itself: its length and its bytes as two words read the way hash_bytes reads a tail
+// (overlapping words; below 4 bytes the first, middle and last byte), so that two such texts of
+// one length are equal exactly when their words are (`exact`). For one int it is the int
+// (exact). Longer texts keep their length and first 16 bytes, composite keys nothing: equal words
+// then only say "maybe", and the owner compares the row's key.
+struct KeyWords {
+  uint64_t w0 = 0, w1 = 0;
+  uint32_t len = 0;
+  bool exact = false;
+  bool operator==(const KeyWords& o) const { return w0 == o.w0 && w1 == o.w1 && len == o.len; }
+};
+
+inline KeyWords text_key_words(const char* p, uint32_t n) {
+  KeyWords w;
+  w.len = n;
+  w.exact = n <= 16;
+  if (n >= 8) {
+    w.w0 = load_u64(p);
+    w.w1 = n > 16 ? load_u64(p + 8) : load_u64(p + n - 8);
+  } else if (n >= 4) {
+    w.w0 = load_u32(p) | load_u32(p + n - 4) << 32;
+  } else if (n > 0) {
+    w.w0 = uint64_t{static_cast<uint8_t>(p[0])} << 16 | uint64_t{static_cast<uint8_t>(p[n >> 1])} << 8 |
+           static_cast<uint8_t>(p[n - 1]);
+  }
+  return w;
+}
+
+inline KeyWords int_key_words(uint64_t k) {
+  KeyWords w;
+  w.w0 = k;
+  w.exact = true;
+  return w;
+}
+
+// The hash of a one-text key: a short one (exact words) from its words alone, a longer one by
+// hash_bytes.
+inline uint64_t text_key_hash(const char* p, uint32_t n, const KeyWords& w) {
+  if (!w.exact) return hash_finish(hash_bytes(0, p, n));
+  uint64_t h = (w.w0 ^ n) * kHashMul;
+  h ^= h >> 29;
+  return hash_finish((h ^ w.w1) * kHashMul);
+}
+inline uint64_t text_key_hash(const char* p, uint32_t n) { return text_key_hash(p, n, text_key_words(p, n)); }
+
 // Open addressing with linear probing over a power-of-two table kept at most half full; an
 // entry with row == nullptr is empty. Removal moves later entries of the run back (no
-// tombstones). Rows are addressed by pointer: the owner guarantees they do not move.
+// tombstones). Rows are addressed by pointer: the owner guarantees they do not move. An entry
+// (32 bytes, two to a cache line) holds the hash's low 32 bits (a table has at most 2^29 entries:
+// limits::kListRows) and the key's words (KeyWords), which answer for short keys without the row.
 class KeyIndex {
  public:
   static constexpr size_t kMaxProbe = 64;
 
-  // The row whose hash is `hash` and for which same(row) holds, or nullptr. too_long is set
-  // when the search went past kMaxProbe entries (the answer is then unknown).
+  // The row whose hash is `hash`, whose words are `words` and (unless words.exact) for which
+  // same(row) holds, or nullptr. too_long is set when the search went past kMaxProbe entries
+  // (the answer is then unknown).
   template <class Same>
-  Cell* find(uint64_t hash, Same same, bool& too_long) const {
+  Cell* find(uint64_t hash, const KeyWords& words, Same same, bool& too_long) const {
     too_long = false;
     if (entries_.empty()) return nullptr;
     size_t mask = entries_.size() - 1;
     size_t probe = 0;
+    uint32_t h32 = static_cast<uint32_t>(hash);
     for (size_t i = hash & mask; entries_[i].row; i = (i + 1) & mask) {
-      if (entries_[i].hash == hash && same(entries_[i].row)) return entries_[i].row;
+      const Entry& e = entries_[i];
+      if (e.hash == h32 && e.len == words.len && e.w0 == words.w0 && e.w1 == words.w1 && (words.exact || same(e.row)))
+        return e.row;
       if (++probe > kMaxProbe) {
         too_long = true;
         return nullptr;
@@ -101,15 +155,15 @@ class KeyIndex {
   }
 
   // Adds a row not yet present. False when its probe went past kMaxProbe (nothing added).
-  bool add(uint64_t hash, Cell* row) {
+  bool add(uint64_t hash, const KeyWords& words, Cell* row) {
     if ((used_ + 1) * 2 > entries_.size()) {
-      std::vector<Entry> old(std::max<size_t>(16, entries_.size() * 2), Entry{0, nullptr});
+      std::vector<Entry> old(std::max<size_t>(16, entries_.size() * 2), Entry{});
       old.swap(entries_);
       used_ = 0;
       for (const Entry& e : old)
-        if (e.row && !place(e.hash, e.row)) return false;
+        if (e.row && !place(e)) return false;
     }
-    return place(hash, row);
+    return place(Entry{static_cast<uint32_t>(hash), words.len, row, words.w0, words.w1});
   }
 
   void remove(uint64_t hash, const Cell* row) {
@@ -150,19 +204,23 @@ class KeyIndex {
   }
 
  private:
-  struct Entry {
-    uint64_t hash;
-    Cell* row;
+  struct alignas(32) Entry {
+    uint32_t hash = 0;  // the low 32 bits
+    uint32_t len = 0;   // KeyWords
+    Cell* row = nullptr;
+    uint64_t w0 = 0, w1 = 0;
   };
+  static_assert(sizeof(Entry) == 32);
+  static_assert(limits::kListRows <= int64_t{1} << 30, "table positions fit the 32 bits of hash kept");
   std::vector<Entry> entries_;
   size_t used_ = 0;
 
-  bool place(uint64_t hash, Cell* row) {
+  bool place(const Entry& e) {
     size_t mask = entries_.size() - 1;
-    size_t i = hash & mask;
+    size_t i = e.hash & mask;
     for (size_t probe = 0; entries_[i].row; i = (i + 1) & mask)
       if (++probe > kMaxProbe) return false;
-    entries_[i] = Entry{hash, row};
+    entries_[i] = e;
     ++used_;
     return true;
   }

@@ -46,10 +46,10 @@ Text* text_new(std::string_view s, uint32_t extra_capacity) {
 
 // A block of pieces (TextBatch): this header, then the pieces, each at a multiple of 8 bytes.
 struct PieceBlock {
-  uint32_t live;   // pieces not yet freed, plus one while a batch fills the block
+  uint32_t live;   // pieces not yet freed, plus one while a batch fills the block (first: TextBatch::make)
   uint32_t bytes;  // the block's size (charged as one allocation)
 };
-static_assert(sizeof(PieceBlock) == 8);
+static_assert(sizeof(PieceBlock) == 8 && offsetof(PieceBlock, live) == 0);
 
 static void piece_block_drop(PieceBlock* b) {
   if (--b->live == 0) {
@@ -68,24 +68,19 @@ void text_free(Text* t) {
   std::free(t);
 }
 
-// n bytes from `from` to `to`, reading and writing only those: overlapping words for the short
-// texts pieces mostly are (no call).
-static inline void copy_short(char* to, const char* from, size_t n) {
-  if (n >= 8) {
-    size_t i = 0;
-    for (; i + 8 < n; i += 8) std::memcpy(to + i, from + i, 8);
-    std::memcpy(to + n - 8, from + n - 8, 8);
-  } else if (n >= 4) {
-    uint32_t x, y;
-    std::memcpy(&x, from, 4);
-    std::memcpy(&y, from + n - 4, 4);
-    std::memcpy(to, &x, 4);
-    std::memcpy(to + n - 4, &y, 4);
-  } else if (n > 0) {
-    to[0] = from[0];
-    to[n >> 1] = from[n >> 1];
-    to[n - 1] = from[n - 1];
+void text_release_each(const uint64_t* texts, size_t n) {
+  int64_t pieces_freed = 0;
+  for (size_t i = 0; i < n; ++i) {
+    Text* t = reinterpret_cast<Text*>(texts[i]);
+    if (!t || t->stored() || --t->rc != 0) continue;
+    if (t->flags & kTextPiece) {
+      ++pieces_freed;
+      piece_block_drop(reinterpret_cast<PieceBlock*>(reinterpret_cast<char*>(t) - (uint64_t{t->pad} << 3)));
+    } else {
+      text_free(t);
+    }
   }
+  g_live_texts -= pieces_freed;
 }
 
 // The next block: what is left of the announced bytes, at most a block's worth, at least `need`.
@@ -105,26 +100,15 @@ __attribute__((noinline)) void TextBatch::next_block(uint64_t need) {
   end_ = block_ + size;
 }
 
-Text* TextBatch::make(std::string_view s, uint16_t flags) {
+Text* TextBatch::make_slow(std::string_view s, uint16_t flags) {
   uint64_t need = piece_bytes(s.size());
   if (need == 0) {  // a long piece: a text of its own
     Text* t = text_new(s);
     t->flags |= flags;
     return t;
   }
-  if (static_cast<uint64_t>(end_ - next_) < need) next_block(need);
-  Text* t = reinterpret_cast<Text*>(next_);
-  t->rc = 1;
-  t->flags = static_cast<uint16_t>(kTextPiece | flags);
-  t->pad = static_cast<uint16_t>((next_ - block_) >> 3);
-  t->len = t->cap = static_cast<uint32_t>(s.size());
-  copy_short(t->bytes, s.data(), s.size());
-  next_ += need;
-  left_ = left_ > need ? left_ - need : 0;
-  ++reinterpret_cast<PieceBlock*>(block_)->live;
-  ++g_live_texts;
-  g_bytes_allocated += t->cap;
-  return t;
+  next_block(need);
+  return make(s, flags);
 }
 
 void TextBatch::let_go() {
@@ -132,7 +116,11 @@ void TextBatch::let_go() {
   block_ = next_ = end_ = nullptr;
 }
 
-TextBatch::~TextBatch() { let_go(); }
+TextBatch::~TextBatch() {
+  let_go();
+  g_live_texts += made_;
+  g_bytes_allocated += made_bytes_;
+}
 
 bool bytes_are_ascii(std::string_view s) {
   const char* p = s.data();

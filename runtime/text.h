@@ -21,6 +21,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "base/limits.h"
@@ -61,6 +62,9 @@ inline void text_retain(Text* t) {
 inline void text_release(Text* t) {
   if (t && !t->stored() && --t->rc == 0) text_free(t);
 }
+// text_release of each of n texts (a `seq text` let go): a piece whose count reaches zero is
+// counted down in its block without a call, and the thread's count of live texts is updated once.
+void text_release_each(const uint64_t* texts, size_t n);
 
 // Makes many small VM texts that are born together (the pieces of one split) in shared blocks
 // (kTextPiece, see the top of the file): one allocation for up to kPieceBlockBytes of pieces, and
@@ -79,14 +83,54 @@ class TextBatch {
   ~TextBatch();
   TextBatch(const TextBatch&) = delete;
   TextBatch& operator=(const TextBatch&) = delete;
-  // A new VM text (rc 1) holding s, with `flags` (kTextAscii or 0) set.
-  Text* make(std::string_view s, uint16_t flags);
+  // A new VM text (rc 1) holding s, with `flags` (kTextAscii or 0) set. Inline while the piece
+  // fits the block being filled (a bump and a copy); the pieces made are added to the thread's
+  // text counts (text_live_count, text_bytes_allocated) when the batch ends.
+  Text* make(std::string_view s, uint16_t flags) {
+    uint64_t need = piece_bytes(s.size());
+    if (need == 0 || static_cast<uint64_t>(end_ - next_) < need) [[unlikely]] return make_slow(s, flags);
+    Text* t = reinterpret_cast<Text*>(next_);
+    t->rc = 1;
+    t->flags = static_cast<uint16_t>(kTextPiece | flags);
+    t->pad = static_cast<uint16_t>((next_ - block_) >> 3);
+    t->len = t->cap = static_cast<uint32_t>(s.size());
+    copy_short(t->bytes, s.data(), s.size());
+    next_ += need;
+    left_ = left_ > need ? left_ - need : 0;
+    ++*reinterpret_cast<uint32_t*>(block_);  // the block's live pieces (PieceBlock, text.cpp)
+    ++made_;
+    made_bytes_ += s.size();
+    return t;
+  }
+
+  // n bytes from `from` to `to`, reading and writing only those: overlapping words for the short
+  // texts pieces mostly are (no call).
+  static void copy_short(char* to, const char* from, size_t n) {
+    if (n >= 8) {
+      size_t i = 0;
+      for (; i + 8 < n; i += 8) std::memcpy(to + i, from + i, 8);
+      std::memcpy(to + n - 8, from + n - 8, 8);
+    } else if (n >= 4) {
+      uint32_t x, y;
+      std::memcpy(&x, from, 4);
+      std::memcpy(&y, from + n - 4, 4);
+      std::memcpy(to, &x, 4);
+      std::memcpy(to + n - 4, &y, 4);
+    } else if (n > 0) {
+      to[0] = from[0];
+      to[n >> 1] = from[n >> 1];
+      to[n - 1] = from[n - 1];
+    }
+  }
 
  private:
   char* block_ = nullptr;  // the block being filled: a header (live pieces, bytes), then pieces
   char* next_ = nullptr;
   char* end_ = nullptr;
   uint64_t left_;          // piece bytes still to come, as announced
+  int64_t made_ = 0;       // pieces made in blocks, not yet added to the thread's counts
+  uint64_t made_bytes_ = 0;
+  Text* make_slow(std::string_view s, uint16_t flags);  // a long piece, or a new block first
   void next_block(uint64_t need);
   void let_go();           // drops the batch's hold on the block being filled
 };

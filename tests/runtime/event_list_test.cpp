@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -235,7 +236,7 @@ class Run {
 };
 
 // The hash the list gives a one-text key (as EventList::hash_key computes it).
-uint64_t text_key_hash(const std::string& s) { return hash_finish(hash_bytes(0, s.data(), static_cast<uint32_t>(s.size()))); }
+uint64_t key_hash(const std::string& s) { return text_key_hash(s.data(), static_cast<uint32_t>(s.size())); }
 
 }  // namespace
 
@@ -307,7 +308,7 @@ TEST_CASE("keys chosen to collide in the hash index drop it; the list stays righ
   std::vector<std::string> keys;
   for (uint64_t i = 0; keys.size() < 2 * KeyIndex::kMaxProbe; ++i) {
     std::string s = "k" + std::to_string(i);
-    if ((text_key_hash(s) & 0xFFF) == 0) keys.push_back(s);
+    if ((key_hash(s) & 0xFFF) == 0) keys.push_back(s);
   }
   int64_t before = text_live_count();
   MemoryMeter meter(uint64_t{1} << 30);
@@ -362,14 +363,71 @@ TEST_CASE("the key hash reads every byte of a text and nothing past it") {
   // Texts that differ in any one byte, for every length up to 40, hash apart.
   for (uint32_t len = 0; len <= 40; ++len) {
     std::string base(len, 'a');
-    uint64_t h = text_key_hash(base);
+    uint64_t h = key_hash(base);
     for (uint32_t i = 0; i < len; ++i) {
       std::string other = base;
       other[i] = 'b';
-      CHECK(text_key_hash(other) != h);
+      CHECK(key_hash(other) != h);
       CHECK_FALSE(bytes_equal(base.data(), other.data(), len));
     }
     CHECK(bytes_equal(base.data(), std::string(base).data(), len));
-    CHECK(text_key_hash(base + "a") != h);
+    CHECK(key_hash(base + "a") != h);
+  }
+}
+
+TEST_CASE("a key's words tell short texts apart exactly, and read nothing past them") {
+  // For every length up to 40: the words of equal texts agree; texts of up to 16 bytes that
+  // differ in any one byte, or in length, have different words (exact); longer ones are not exact.
+  for (uint32_t len = 0; len <= 40; ++len) {
+    std::string base(len, 'a');
+    // the text sits at the very end of its buffer, so a read past it would show under ASan
+    std::vector<char> tail(base.begin(), base.end());
+    KeyWords w = text_key_words(tail.data(), len);
+    CHECK(w.exact == (len <= 16));
+    CHECK(w.len == len);
+    CHECK(text_key_words(std::string(base).data(), len) == w);
+    CHECK_FALSE(text_key_words((base + "a").data(), len + 1) == w);
+    for (uint32_t i = 0; i < len; ++i) {
+      std::string other = base;
+      other[i] = 'b';
+      if (len <= 16) CHECK_FALSE(text_key_words(other.data(), len) == w);
+    }
+  }
+  CHECK(int_key_words(7).exact);
+  CHECK_FALSE(int_key_words(7) == int_key_words(8));
+}
+
+TEST_CASE("the key index agrees with a model when hashes collide and words decide") {
+  // Rows are cells holding their key; every key hashes to one of four values, so runs are long
+  // and entries of one hash are told apart by their words (exact) or by same() (not exact).
+  std::mt19937_64 rng(seed_from_env() + 7);
+  for (bool exact : {true, false}) {
+    KeyIndex index;
+    std::map<uint64_t, Cell*> model;
+    std::vector<std::unique_ptr<Cell>> cells;
+    auto words = [&](uint64_t k) {
+      KeyWords w = int_key_words(exact ? k : 0);
+      w.exact = exact;
+      return w;
+    };
+    auto hash = [](uint64_t k) { return (k % 4) * 0x10001ull; };
+    for (int step = 0; step < 3000; ++step) {
+      uint64_t k = rng() % 60;
+      auto same = [&](const Cell* r) { return *r == k; };
+      bool too_long;
+      Cell* found = index.find(hash(k), words(k), same, too_long);
+      REQUIRE_FALSE(too_long);
+      auto it = model.find(k);
+      CHECK(found == (it == model.end() ? nullptr : it->second));
+      if (rng() % 3 == 0 && it != model.end()) {
+        index.remove(hash(k), it->second);
+        model.erase(it);
+      } else if (it == model.end()) {
+        cells.push_back(std::make_unique<Cell>(k));
+        REQUIRE(index.add(hash(k), words(k), cells.back().get()));
+        model[k] = cells.back().get();
+      }
+      CHECK(index.size() == model.size());
+    }
   }
 }

@@ -134,7 +134,7 @@ TEST_CASE("a keyed list's hash index is charged with its tree, and given back") 
       l.ensure(&key);
     }
     REQUIRE(l.indexed());
-    CHECK(KeyIndex::bytes_for(1000) == 2048 * 16);  // at most half full
+    CHECK(KeyIndex::bytes_for(1000) == 2048 * 32);  // at most half full
     CHECK(l.charged_bytes() == 1000 * entry + KeyIndex::bytes_for(1000));
     CHECK(static_cast<int64_t>(l.charged_bytes()) + texts_used == meter.used());
     key = reinterpret_cast<Cell>(keys[7]);
