@@ -39,39 +39,14 @@ namespace aj = asmjit;
 namespace A = asmjit::a64;
 using CC = asmjit::arm::CondCode;
 
+// The shared decision (jit-common: shared_lowering), and the int bitwise ops natively here
+// (LLVM runs them through pure_step).
 Lowering lowering_of(Op op) {
   switch (op) {
-    case Op::CONST: case Op::MOVE: case Op::TAKE:
-    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
-    case Op::ADDI_INT: case Op::NEG_INT:
     case Op::AND_INT: case Op::OR_INT: case Op::XOR_INT: case Op::BNOT_INT: case Op::SHL_INT: case Op::SHR_INT:
-    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: case Op::NEG_NUM:
-    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
-    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM:
-    case Op::NOT: case Op::INT_TO_NUM: case Op::NUM_TO_INT:
-    case Op::JUMP: case Op::JUMP_IF: case Op::JUMP_IFNOT:
-    case Op::JLT_INT: case Op::JGE_INT: case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
-    case Op::LOOP:
-    // plain sequences in place (bounds checked), other rows through a runtime call or pure_step
-    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
-    case Op::SEQ_PUSH:
-    // texts and keyed lists with a one-cell key: runtime calls for the common case, pure_step for the rest
-    case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD:
-    case Op::INT_TEXT:
-    // an inlined call's step and slot check (its depth check holds in native code: vm/driver.cpp)
-    case Op::CALL_INLINED:
-    // the next row of a leaf run inline, a new run through pure_jit_iter_refill, the rest (the
-    // budget spent, another kind of iterator) through pure_step
-    case Op::ITER_NEXT:
-    // stored-list loops' start and end: pure_jit_st_iter and pure_jit_iter_end
-    case Op::ST_ITER: case Op::ITER_END:
       return Lowering::Native;
-    case Op::CALL: case Op::RET: case Op::FAIL:
-      return Lowering::Exit;
     default:
-      // calls (CALL_PLAIN too) and returns change the frame: always leave to the interpreter
-      return ir::op_changes_frame(op) ? Lowering::Exit : Lowering::Step;
+      return shared_lowering(op);
   }
 }
 

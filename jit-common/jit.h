@@ -22,6 +22,11 @@ enum class Lowering : uint8_t {
   Exit,    // leave to the interpreter at the instruction (calls, returns, fail)
 };
 
+// The decision both backends make alike: what each compiles natively (jit-llvm/, jit-aarch64/
+// and their READMEs say how), what leaves to the interpreter, and the rest through pure_step. A
+// backend's own lowering_of starts from it and says where it differs (AArch64: the bitwise ops).
+Lowering shared_lowering(vm::Op op);
+
 // Turns one loop into machine code. A backend is made on the compile thread at the first compile
 // (LLVM's set-up is costly) and used from that thread only.
 class Backend {
