@@ -260,6 +260,15 @@ Jit::Jit(const BackendKind& backend, const Options& options) : impl_(std::make_u
 
 Jit::~Jit() { stop(); }
 
+bool Jit::cancel() {
+  std::lock_guard<std::mutex> guard(impl_->lock);
+  impl_->stopping = true;
+  impl_->queue.clear();
+  impl_->cancel.store(true, std::memory_order_relaxed);
+  impl_->wake.notify_all();
+  return impl_->busy;
+}
+
 void Jit::stop() {
   {
     std::lock_guard<std::mutex> guard(impl_->lock);

@@ -105,6 +105,11 @@ class Jit final : public vm::Tier {
   // and waits for it; hot() queues nothing after it. A run that ends as a loop gets hot does not
   // wait for its compile. Published code stays valid until the Jit is destroyed.
   void stop();
+  // stop() without the wait: cancels as stop() does and answers whether a compile is still in
+  // flight (its thread busy: in LLVM's set-up, which cannot be cancelled, or a phase). A program
+  // at its very end may then leave without waiting for it (pure-run: _exit after its output);
+  // anything else must call stop() before the Jit or a compiled program goes.
+  bool cancel();
   Stats stats() const;
   const BackendKind& backend() const;
 
