@@ -263,20 +263,14 @@ Jit::~Jit() { stop(); }
 bool Jit::cancel() {
   std::lock_guard<std::mutex> guard(impl_->lock);
   impl_->stopping = true;
-  impl_->queue.clear();
+  impl_->queue.clear();  // compiles nobody will use
   impl_->cancel.store(true, std::memory_order_relaxed);
   impl_->wake.notify_all();
   return impl_->busy;
 }
 
 void Jit::stop() {
-  {
-    std::lock_guard<std::mutex> guard(impl_->lock);
-    impl_->stopping = true;
-    impl_->queue.clear();  // compiles nobody will use
-    impl_->cancel.store(true, std::memory_order_relaxed);
-  }
-  impl_->wake.notify_all();
+  cancel();
   if (impl_->worker.joinable()) impl_->worker.join();
 }
 

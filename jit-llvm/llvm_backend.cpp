@@ -790,6 +790,7 @@ struct LlvmBackend::State {
   std::string setup_error;
   uint64_t next_id = 0;
   void* kept_next = nullptr;  // see ~LlvmBackend
+  std::pair<uintptr_t, uintptr_t> text{0, 0};  // the engine's executable pages (idle)
 };
 
 // The engine is a shared object loaded at the first compile, so its static objects (LLVM's command
@@ -806,6 +807,24 @@ struct EngineStatics {
 void* kept_at_exit = nullptr;  // the last State kept, its kept_next the one before
 }  // namespace
 
+namespace {
+// The page-aligned range of the executable segment of the object this function is in (the engine).
+int find_engine_text(dl_phdr_info* info, size_t, void* data) {
+  auto* range = static_cast<std::pair<uintptr_t, uintptr_t>*>(data);
+  const auto here = reinterpret_cast<uintptr_t>(&find_engine_text);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || (ph.p_flags & PF_W)) continue;
+    uintptr_t start = info->dlpi_addr + ph.p_vaddr, end = start + ph.p_memsz;
+    if (here < start || here >= end) continue;
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    *range = {(start + page - 1) & ~(page - 1), end & ~(page - 1)};  // whole pages inside the segment
+    return 1;
+  }
+  return 0;
+}
+}  // namespace
+
 static std::string take_message(Error e) {
   std::string s;
   raw_string_ostream os(s);
@@ -814,6 +833,7 @@ static std::string take_message(Error e) {
 }
 
 LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
+  dl_iterate_phdr(&find_engine_text, &state_->text);  // fixed while the engine is loaded
   static std::once_flag once;
   std::call_once(once, [] {
     InitializeNativeTarget();
@@ -864,30 +884,12 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   }
 }
 
-namespace {
-// The page-aligned range of the executable segment of the object this function is in (the engine).
-int find_engine_text(dl_phdr_info* info, size_t, void* data) {
-  auto* range = static_cast<std::pair<uintptr_t, uintptr_t>*>(data);
-  const auto here = reinterpret_cast<uintptr_t>(&find_engine_text);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || (ph.p_flags & PF_W)) continue;
-    uintptr_t start = info->dlpi_addr + ph.p_vaddr, end = start + ph.p_memsz;
-    if (here < start || here >= end) continue;
-    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    *range = {(start + page - 1) & ~(page - 1), end & ~(page - 1)};  // whole pages inside the segment
-    return 1;
-  }
-  return 0;
-}
-}  // namespace
-
 void LlvmBackend::idle() {
-  std::pair<uintptr_t, uintptr_t> range{0, 0};
-  if (!dl_iterate_phdr(&find_engine_text, &range) || range.second <= range.first) return;
+  const auto [first, end] = state_->text;
+  if (end <= first) return;
   // Read-only, file-backed and private: dropping the pages loses nothing (no text relocations in
   // a position-independent object), and this thread, the only one that runs LLVM, is here.
-  madvise(reinterpret_cast<void*>(range.first), range.second - range.first, MADV_DONTNEED);
+  madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
 LlvmBackend::~LlvmBackend() {

@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
   if (jit) {
     // Cancels queued compiles. One still in flight (the engine's set-up cannot be cancelled) is
     // left to die with the process below, not waited for: a short run whose loop got hot near
-    // its end would otherwise wait for LLVM (examples/collatz: 12 ms interpreted, 24 with that wait).
+    // its end would otherwise wait for LLVM's loading and compile (examples/collatz).
     compile_in_flight = jit->cancel();
     if (!compile_in_flight) jit->stop();
     if (jit_env.stats) {
