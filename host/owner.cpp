@@ -183,16 +183,28 @@ void Owner::run() {
   }
 }
 
+std::string Owner::report_unhealthy(const std::string& reason) {
+  std::lock_guard<std::mutex> guard(report_mu_);
+  if (!reported_) {
+    reported_ = true;
+    reported_reason_ = reason.empty() ? std::string("the log failed") : reason;
+    if (options_.on_unhealthy) options_.on_unhealthy(reported_reason_);
+  }
+  return reported_reason_;
+}
+
 void Owner::on_durable(uint64_t sequence, bool poisoned, const std::string& reason) {
   std::vector<Waiting> ready;
-  std::string newly_unhealthy;
+  // Reported first: the log thread and the owner thread (a refused append) can both learn of the
+  // failure, and whichever publishes the poison, the callback has returned by then, so it is
+  // ordered before every Unavailable reply the failure causes.
+  std::string why = poisoned ? report_unhealthy(reason) : std::string();
   {
     std::lock_guard<std::mutex> lock(waiting_mu_);
     if (poisoned) {
       if (!poisoned_.load(std::memory_order_relaxed)) {
-        poison_reason_ = reason.empty() ? std::string("the log failed") : reason;
+        poison_reason_ = why;
         poisoned_.store(true, std::memory_order_release);
-        newly_unhealthy = poison_reason_;
       }
       // Batches not yet durable will never be acknowledged.
       for (Waiting& w : waiting_) {
@@ -209,7 +221,6 @@ void Owner::on_durable(uint64_t sequence, bool poisoned, const std::string& reas
     }
     collect_ready(ready);
   }
-  if (!newly_unhealthy.empty() && options_.on_unhealthy) options_.on_unhealthy(newly_unhealthy);
   deliver(ready);
 }
 

@@ -129,7 +129,9 @@ struct OwnerOptions {
   // A JIT's tier-up hook (vm/engine.h) for the events and queries this owner runs; null: interpret.
   // It must outlive the owner's runs (close() first) and be safe to call from several threads.
   vm::Tier* tier = nullptr;
-  // Called once, on the thread that learns it, when the log fails and the module turns unhealthy.
+  // Called once, on the thread that learns it, when the log fails and the module turns unhealthy;
+  // it returns before any event is answered Unavailable because of that failure, and before
+  // healthy() turns false.
   std::function<void(const std::string& reason)> on_unhealthy;
 };
 
@@ -195,6 +197,9 @@ class Owner {
 
   void run();
   void on_durable(uint64_t sequence, bool poisoned, const std::string& reason);
+  // The first caller fixes the reason and runs options_.on_unhealthy; every caller returns that
+  // reason, and only once the callback has returned (so it happens before the poison is published).
+  std::string report_unhealthy(const std::string& reason);
   // Moves batches that are durable out of waiting_ (with waiting_mu_ held), publishing the last
   // snapshot among them.
   void collect_ready(std::vector<Waiting>& out);
@@ -212,6 +217,11 @@ class Owner {
   std::condition_variable queue_cv_;
   std::vector<Pending> queue_;
   bool stopping_ = false;
+
+  // Taken before waiting_mu_, never while holding it.
+  std::mutex report_mu_;
+  bool reported_ = false;
+  std::string reported_reason_;
 
   mutable std::mutex waiting_mu_;
   std::deque<Waiting> waiting_;
