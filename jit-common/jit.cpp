@@ -137,6 +137,19 @@ static bool touches_no_list(vm::Op op) {
   }
 }
 
+EntryConstants entry_constants(const vm::Function& function) {
+  EntryConstants out;
+  const size_t n = static_cast<size_t>(function.stack_need) + 1;
+  out.constant.assign(n, false);
+  out.value.assign(n, 0);
+  for (auto [s, value] : function.entry_constants)
+    if (s < n) {
+      out.constant[s] = true;
+      out.value[s] = value;
+    }
+  return out;
+}
+
 std::vector<bool> rows_known(const vm::Function& function, const std::vector<bool>& in_region) {
   const std::vector<vm::Instr>& code = function.code;
   std::vector<bool> target(code.size() + 1, false), known(code.size(), false);

@@ -140,6 +140,17 @@ uint32_t iter_row_width(const std::vector<vm::Instr>& code, uint32_t pc);
 // is unchanged, and only pure_step changes one.
 std::vector<bool> rows_known(const vm::Function& function, const std::vector<bool>& in_region);
 
+// vm::Function::entry_constants by slot: the slots that hold one value wherever the function's
+// loops run (`2` in spectralnorm's `ij * (ij + 1) / 2`, the loader's constant of an inlined leaf).
+// value[s] is the constant when constant[s]. Native code may use the value where the loop reads
+// the slot, and need not store it back or reload it: no instruction writes it.
+struct EntryConstants {
+  std::vector<bool> constant;  // per slot, sized stack_need + 1
+  std::vector<int64_t> value;
+  bool is(uint32_t s) const { return s < constant.size() && constant[s]; }
+};
+EntryConstants entry_constants(const vm::Function& function);
+
 // ---- the switches pure-run (and any host) reads, the same for every backend ---------------------
 //  PURE_JIT            0/off/interp: the interpreter; 1/on (the default where a JIT is built), or
 //                      the backend's name: the JIT; sync: the JIT compiling on the running thread

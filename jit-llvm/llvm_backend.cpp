@@ -158,10 +158,14 @@ class LoopLowering {
     row_var_ = B.CreateAlloca(i64, nullptr, "rowvar");
     B.CreateStore(k(0), row_var_);
     row_known_ = jit::rows_known(fn_, in_region_);
+    consts_ = jit::entry_constants(fn_);
     for (uint32_t s = 0; s < used.size(); ++s)
       if (used[s]) {
         slots_[s] = B.CreateAlloca(i64, nullptr, "s" + std::to_string(s));
-        tracked_.push_back(s);
+        // an entry constant is the same in the frame wherever the loop runs: its value, never
+        // stored back or reloaded (LLVM then folds it: `/ 2` becomes a shift)
+        if (consts_.is(s)) B.CreateStore(k(consts_.value[s]), slots_[s]);
+        else tracked_.push_back(s);
       }
     B.CreateStore(base, base_var_);
     reload();
@@ -221,6 +225,7 @@ class LoopLowering {
   FunctionCallee text_free_fn, map_row_fn, int_text_fn;
   AllocaInst* row_var_ = nullptr;  // the keyed-list row the last MAP_* instruction found (jit::rows_known)
   std::vector<bool> row_known_;
+  jit::EntryConstants consts_;  // slots that are constants in the loop (jit::entry_constants)
   std::vector<bool> text_slot_;  // the frame's text slots (Function::text_slots)
   bool is_text(uint32_t s) const { return s < text_slot_.size() && text_slot_[s]; }
   AllocaInst* base_var_ = nullptr;
@@ -743,7 +748,8 @@ class LoopLowering {
     std::vector<uint32_t> some;
     if (only)
       for (uint32_t s : *only)
-        if (s < slots_.size() && slots_[s] && std::find(some.begin(), some.end(), s) == some.end()) some.push_back(s);
+        if (s < slots_.size() && slots_[s] && !consts_.is(s) && std::find(some.begin(), some.end(), s) == some.end())
+          some.push_back(s);
     auto store = [&](bool in_some) {
       for (uint32_t s : tracked_)
         if ((std::find(some.begin(), some.end(), s) != some.end()) == in_some)

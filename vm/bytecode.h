@@ -116,6 +116,12 @@ struct Function {
   // A plain function owns no counted references (no text or list slots, results, or params)
   // and is not an event or query: calls to it take the short path in vm/exec.h.
   bool plain = false;
+  // Slots that hold one value wherever the function's loops run: the literals the compiler
+  // computes once in the entry block (ir/lower.cpp, constant()) and the constants of inlined
+  // leaves the loader put there (load.cpp, inline_leaves). Each is set by its one CONST in the
+  // entry block and written by no other instruction (checked at load); engines may use the value
+  // where a loop reads the slot, and need not store it back.
+  std::vector<std::pair<uint16_t, int64_t>> entry_constants;
   uint32_t stack_need = 0;          // frame_slots + call_area: every slot the code uses
   // What a call of this function checks the slot stack for: stack_need without the slots of
   // inlined calls (at most limits::kInlineSlots, which the slot stack keeps spare past its end),

@@ -549,6 +549,30 @@ static bool load_function(const ir::Function& original, const ir::Program& progr
   out.param_names = f.param_names;
   out.param_types = f.param_types;
   out.result_type = f.result_type;
+  // Block 0 of the IR holds only the literals loops use (CONST, CONST_TEXT: ir/lower.cpp,
+  // lower_function and constant()) and a jump; the CONSTs are the entry constants. No other
+  // instruction may write their slots (a single slot written, or a plain call's result sent to
+  // one: ir/ops.def).
+  if (!f.blocks.empty())
+    for (const ir::Inst& in : f.blocks[0].insts) {
+      PURE_ASSERT(in.op == Op::CONST || in.op == Op::CONST_TEXT || in.op == Op::JUMP);
+      if (in.op == Op::CONST) out.entry_constants.push_back({slot(in.a), in.imm});
+    }
+  if (!out.entry_constants.empty()) {
+    std::vector<uint32_t> writes(static_cast<size_t>(frame) + f.scratch_slots + 1, 0);
+    auto written = [&](uint32_t s) {
+      if (s < writes.size()) ++writes[s];
+    };
+    for (const Instr& in : out.code) {
+      const uint16_t operands[3] = {in.a, in.b, in.c};
+      for (int i = 0; i < 3; ++i)
+        if (ir::op_mode(in.op, i) == ir::OperandMode::Write || ir::op_mode(in.op, i) == ir::OperandMode::Modify)
+          written(operands[i]);
+      if (in.op == Op::CALL_PLAIN && ((static_cast<uint64_t>(in.imm) >> 34) & 1))
+        written(static_cast<uint32_t>(static_cast<uint64_t>(in.imm) >> 48));
+    }
+    for (auto [s, value] : out.entry_constants) PURE_ASSERT(s >= f.param_slots && writes[s] == 1);
+  }
   out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
   out.overflow_need = lowered_need;
   PURE_ASSERT(out.overflow_need <= out.stack_need && out.stack_need - out.overflow_need <= limits::kInlineSlots);

@@ -228,6 +228,107 @@ fn main() {
   CHECK(r.compiled >= 2);
 }
 
+// A caller's constants hoisted into its entry block, and an inlined leaf's hoisted into the call
+// area (vm/load.cpp), are entry constants (jit::entry_constants): native code uses their values
+// (LLVM folds `/ 2` into a shift, `% 50` into a multiply) and neither stores nor reloads them.
+const char* kEntryConstants = R"(fn half_plus(i: int, j: int) -> int {
+  let ij = i + j
+  return ij * (ij + 1) / 2 + i % 3 - 7
+}
+fn zero_div(a: int) -> int {
+  let z = 0
+  return a / z
+}
+fn deep(x: int) -> int {
+  if x <= 0 { return 1 }
+  return half_plus(x, 1) % 1000 + deep(x - 1) % 5
+}
+fn leaves_only(n: int, far: int) -> int {
+  var t = 0
+  for i in 0 .. n {
+    t += half_plus(i, far) % 1000003
+    if far < -1 and i == n - 2 { t += zero_div(i) }
+  }
+  return t
+}
+fn main(args: seq text) {
+  var best = 5
+  var total = 0
+  let far = parse_int(args[0])
+  for i in 0 .. 300 {
+    total += half_plus(i, far) - best
+    if i % 50 == 0 { best = deep(i % 7) }
+    if i == 280 and far == -1 { total += zero_div(i) }
+  }
+  print("{total} {best} {leaves_only(400, far)}")
+}
+)";
+
+TEST_CASE("jit: entry constants: which slots, and native code using their values gives the interpreter's bytes") {
+  using namespace pure;
+  std::unique_ptr<vm::Program> program = test::compile_module(kEntryConstants, "t.pure");
+  auto function = [&](const std::string& name) -> const vm::Function& {
+    for (const vm::Function& f : program->functions)
+      if (f.name == name) return f;
+    FAIL("no function " << name);
+    return program->functions.front();
+  };
+  // the slots CONST writes in the entry block, each checked against the analysis: constant unless
+  // something else writes it
+  for (const char* name : {"main", "leaves_only"}) {
+    const vm::Function& f = function(name);
+    jit::EntryConstants c = jit::entry_constants(f);
+    REQUIRE(c.constant.size() == f.stack_need + 1u);
+    uint32_t found = 0;
+    for (uint32_t s = 0; s < c.constant.size(); ++s) {
+      if (!c.is(s)) continue;
+      ++found;
+      uint32_t writes = 0;
+      for (uint32_t pc = 0; pc < f.code.size(); ++pc)
+        if (f.code[pc].a == s && ir::op_mode(f.code[pc].op, 0) == ir::OperandMode::Write) {
+          ++writes;
+          CHECK(f.code[pc].op == vm::Op::CONST);
+          CHECK(pc < f.blocks[0].end_pc);
+          CHECK(f.code[pc].imm == c.value[s]);
+        }
+      CHECK(writes == 1);
+      CHECK(s >= f.param_slots);
+    }
+    CHECK_MESSAGE(found >= 3, name);  // main: 50, 0, 7, 280; leaves_only: the leaves' 2, 3, 0
+  }
+  // main's `best` is set in the loop (a plain call's result), its loop constants inside the loop:
+  // none of those slots is an entry constant
+  const vm::Function& main_fn = function("main");
+  jit::EntryConstants c = jit::entry_constants(main_fn);
+  for (uint32_t pc = main_fn.blocks[0].end_pc; pc < main_fn.code.size(); ++pc)
+    if (ir::op_mode(main_fn.code[pc].op, 0) == ir::OperandMode::Write) CHECK_FALSE(c.is(main_fn.code[pc].a));
+  // the leaf-only function's hoisted constants live in its call area
+  const vm::Function& leaves = function("leaves_only");
+  jit::EntryConstants lc = jit::entry_constants(leaves);
+  bool in_call_area = false;
+  for (uint32_t s = leaves.frame_slots; s < lc.constant.size(); ++s) in_call_area |= lc.is(s) && lc.value[s] == 2;
+  CHECK(in_call_area);
+
+  // far: the run's end; both loops compiled natively when it is reached, and the first to fault
+  //   3            ends well (main's and leaves_only's loops)
+  //   -1           main's loop: zero_div's `a / z` divides by its constant 0
+  //   -2           leaves_only's loop: the same, with the leaf's constants hoisted to the call area
+  //   3037000499   main's loop, its second pass: `ij * (ij + 1)` overflows before the `/ 2`
+  struct Case {
+    const char* far;
+    uint32_t compiled;
+    bool failed;
+  };
+  for (const Case& k : {Case{"3", 2, false}, Case{"-1", 1, true}, Case{"-2", 2, true}, Case{"3037000499", 1, true}}) {
+    CAPTURE(k.far);
+    Config config;
+    config.args = {k.far};
+    Run r = both(kEntryConstants, config);
+    CHECK(r.compiled == k.compiled);
+    CHECK(r.failed == k.failed);
+  }
+}
+
 TEST_CASE("jit: runtime errors inside compiled loops stop at the same instruction with the same message") {
   const char* programs[] = {
       // int overflow of +, *, -, unary - and / inside loops
