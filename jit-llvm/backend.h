@@ -21,12 +21,14 @@
 
 namespace pure::jit {
 
-// What the program and the engine it loads must agree on: the layouts native code reads and the
-// op numbering. The loader refuses an engine whose pure_llvm_engine_abi() answers otherwise (one
-// from another build of the project).
+// What the program and the engine it loads must agree on: the layouts native code reads, the
+// function record the lowering reads, and the op numbering. The loader refuses an engine whose
+// pure_llvm_engine_abi() answers otherwise (one from another build of the project).
+static_assert(static_cast<uint64_t>(vm::Op::Count) < (1u << 8) && sizeof(vm::Function) < (1u << 16) &&
+              sizeof(vm::VMCore) < (1u << 16));
 inline constexpr uint64_t kLlvmEngineAbi =
     (uint64_t{1} << 56) | (uint64_t{sizeof(vm::Instr)} << 48) | (uint64_t{sizeof(vm::Slot)} << 40) |
-    (uint64_t{sizeof(vm::VMCore)} << 24) | static_cast<uint64_t>(vm::Op::Count);
+    (uint64_t{sizeof(vm::VMCore)} << 24) | (uint64_t{sizeof(vm::Function)} << 8) | static_cast<uint64_t>(vm::Op::Count);
 
 // How the LLVM lowering handles one instruction of a loop.
 Lowering lowering_of(vm::Op op);
