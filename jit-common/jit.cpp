@@ -150,6 +150,33 @@ EntryConstants entry_constants(const vm::Function& function) {
   return out;
 }
 
+std::vector<bool> written_in(const vm::Function& function, const std::vector<bool>& in_region) {
+  const size_t n = static_cast<size_t>(function.stack_need) + 1;
+  std::vector<bool> out(n, false);
+  auto from = [&](size_t first, size_t end) {
+    for (size_t s = first; s < end && s < n; ++s) out[s] = true;
+  };
+  for (uint32_t pc = 0; pc < function.code.size(); ++pc) {
+    if (pc >= in_region.size() || !in_region[pc]) continue;
+    const vm::Instr& in = function.code[pc];
+    const uint16_t operands[3] = {in.a, in.b, in.c};
+    for (int i = 0; i < 3; ++i) {
+      const uint32_t s = operands[i];
+      switch (ir::op_mode(in.op, i)) {
+        case ir::OperandMode::Write: case ir::OperandMode::Modify: from(s, s + 1u); break;
+        case ir::OperandMode::WriteRun: from(s, s < function.frame_slots ? function.frame_slots : n); break;
+        case ir::OperandMode::Frame: from(s, n); break;
+        default: break;
+      }
+    }
+    if (in.op == vm::Op::CALL_PLAIN && ((static_cast<uint64_t>(in.imm) >> 34) & 1)) {
+      const size_t to = static_cast<size_t>(static_cast<uint64_t>(in.imm) >> 48);
+      from(to, to + 1);
+    }
+  }
+  return out;
+}
+
 std::vector<bool> rows_known(const vm::Function& function, const std::vector<bool>& in_region) {
   const std::vector<vm::Instr>& code = function.code;
   std::vector<bool> target(code.size() + 1, false), known(code.size(), false);

@@ -151,6 +151,14 @@ struct EntryConstants {
 };
 EntryConstants entry_constants(const vm::Function& function);
 
+// The slots an instruction of the region may write, by ir/ops.def's operand columns: a slot
+// written or modified, a run of written slots (as wide as a list's rows, which the bytecode does
+// not say: one starting among the frame's own slots is taken to reach frame_slots, one in the call
+// area its end), a callee's frame (every slot from it up), and a plain call's result sent to slot
+// IMM >> 48. Sized stack_need + 1. A slot not in it keeps, wherever the region runs, the value it
+// had when the region was entered (a list slot: the same live list).
+std::vector<bool> written_in(const vm::Function& function, const std::vector<bool>& in_region);
+
 // ---- the switches pure-run (and any host) reads, the same for every backend ---------------------
 //  PURE_JIT            0/off/interp: the interpreter; 1/on (the default where a JIT is built), or
 //                      the backend's name: the JIT; sync: the JIT compiling on the running thread

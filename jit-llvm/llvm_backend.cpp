@@ -168,7 +168,29 @@ class LoopLowering {
         else tracked_.push_back(s);
       }
     B.CreateStore(base, base_var_);
-    reload();
+    // A list slot the loop reads and never writes holds the same live list wherever the loop
+    // runs (it was set before the loop, as every read slot is): its pointer, loaded once here as
+    // non-null and dereferenceable (the only load of the slot on entry, so no other load absorbs
+    // the facts), lets LLVM hoist the list's header loads (count, rows, the narrow flag) out of a
+    // loop that does not change them (sieve's and spectralnorm's loops).
+    const std::vector<bool> written = jit::written_in(fn_, in_region_);
+    list_ptr_.assign(slots_.size(), nullptr);
+    MDNode* nonnull = MDNode::get(C, {});
+    MDNode* bytes = MDNode::get(C, {ConstantAsMetadata::get(ConstantInt::get(i64, sizeof(rt::EventList)))});
+    MDNode* aligned = MDNode::get(C, {ConstantAsMetadata::get(ConstantInt::get(i64, alignof(rt::EventList)))});
+    for (uint16_t s : fn_.list_slots)
+      if (s < slots_.size() && slots_[s] && !consts_.is(s) && !(s < written.size() && written[s])) {
+        LoadInst* p = tagged(B.CreateLoad(ptr, slot_ptr(s), "list" + std::to_string(s)), slot_tag_);
+        p->setMetadata(LLVMContext::MD_nonnull, nonnull);
+        p->setMetadata(LLVMContext::MD_dereferenceable, bytes);
+        p->setMetadata(LLVMContext::MD_align, aligned);  // so that its 8-byte fields load speculatively
+        p->setAlignment(Align(8));
+        list_ptr_[s] = p;
+      }
+    for (uint32_t s : tracked_)
+      B.CreateStore(list_ptr_[s] ? B.CreatePtrToInt(list_ptr_[s], i64)
+                                 : static_cast<Value*>(tagged(B.CreateLoad(i64, slot_ptr(s)), slot_tag_)),
+                    slots_[s]);
 
     leave_bb_ = BasicBlock::Create(C, "leave", F);
     budget_bb_ = BasicBlock::Create(C, "budget", F);
@@ -226,6 +248,7 @@ class LoopLowering {
   AllocaInst* row_var_ = nullptr;  // the keyed-list row the last MAP_* instruction found (jit::rows_known)
   std::vector<bool> row_known_;
   jit::EntryConstants consts_;  // slots that are constants in the loop (jit::entry_constants)
+  std::vector<Value*> list_ptr_;  // per slot: a list the loop never replaces, loaded at entry
   std::vector<bool> text_slot_;  // the frame's text slots (Function::text_slots)
   bool is_text(uint32_t s) const { return s < text_slot_.size() && text_slot_[s]; }
   AllocaInst* base_var_ = nullptr;
@@ -671,7 +694,7 @@ class LoopLowering {
       if ((std::find(which.begin(), which.end(), s) != which.end()) == in_which)
         tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
   }
-  Value* list(uint32_t s) { return B.CreateIntToPtr(get(s), ptr); }
+  Value* list(uint32_t s) { return s < list_ptr_.size() && list_ptr_[s] ? list_ptr_[s] : B.CreateIntToPtr(get(s), ptr); }
   // text_retain / text_release of a text in a register (null, or a store text: not counted); a
   // count that reaches zero frees the text through pure_jit_text_free
   void retain_text(Value* t, uint32_t pc) { count_text(t, pc, true); }
