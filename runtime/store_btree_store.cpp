@@ -316,7 +316,10 @@ class BTreeStore final : public Store {
     s.nodes = core_->nodes.stats();
     s.returned_total = core_->registry.returned_total.load(std::memory_order_relaxed);
     s.undo_entries = undo_.size();
-    for (const auto& tree : core_->trees) s.descents += tree->descents();
+    for (const auto& tree : core_->trees) {
+      s.descents += tree->descents();
+      s.finger_scans += tree->finger_scans();
+    }
     return s;
   }
 

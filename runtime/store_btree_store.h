@@ -21,6 +21,7 @@ struct StoreStats {
   uint64_t returned_total = 0;  // retired nodes handed back by released snapshots (or at publish)
   uint64_t undo_entries = 0;
   uint64_t descents = 0;  // root-to-leaf searches of the live lists' keyed trees (reads and writes)
+  uint64_t finger_scans = 0;  // searches of the live lists that looked at their fingers first
 };
 // false if `store` is not a B+tree store.
 bool btree_store_stats(const Store& store, StoreStats& out);

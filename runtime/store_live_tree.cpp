@@ -44,17 +44,18 @@ void LiveTree::make_path_private(Path& path) {
     Node** slot = &children(path.node[level])[path.index[level]];
     *slot = path.node[level + 1] = nodes_.make_private(shape_, *slot);
   }
-  if (path.node[tree_.height] != old_leaf) forget_leaf(old_leaf);
+  if (path.node[tree_.height] != old_leaf) moved_leaf(old_leaf, path.node[tree_.height]);
 }
 
 // A finger covers every key between the separators around its leaf: such a key can only be in
 // that leaf. Writes use it only when the leaf is private (no copy needed).
 const LiveTree::Finger* LiveTree::finger_for(const Cell* key) const {
+  ++finger_scans_;
   uint32_t k = shape_.key_width;
   for (const Finger& f : fingers_) {
     if (!f.leaf) continue;
-    if (f.has_low && shape_.compare(f.low.data(), key, k) > 0) continue;
-    if (f.has_high && shape_.compare(key, f.high.data(), k) >= 0) continue;
+    if (f.has_low && shape_.compare(f.low, key, k) > 0) continue;
+    if (f.has_high && shape_.compare(key, f.high, k) >= 0) continue;
     return &f;
   }
   return nullptr;
@@ -64,14 +65,23 @@ void LiveTree::clear_fingers() {
   for (Finger& f : fingers_) f.leaf = nullptr;
 }
 
-// A leaf that was copied (or left the tree) must not be read through a finger again.
-void LiveTree::forget_leaf(const Node* old_leaf) {
+// A leaf that was copied must not be read through a finger again; its copy has the same fences
+// (copying changes no separator), so the finger moves to the copy.
+void LiveTree::moved_leaf(const Node* old_leaf, const Node* copy) {
   for (Finger& f : fingers_)
-    if (f.leaf == old_leaf) f.leaf = nullptr;
+    if (f.leaf == old_leaf) f.leaf = copy;
 }
 
 void LiveTree::set_finger(const Path& path) {
+  if (shape_.key_width > kFingerKeyCells) return;
   const Node* leaf = path.node[tree_.height];
+  if (!fingers_on_) {
+    bool again = leaf == cold_leaf_;
+    cold_leaf_ = leaf;
+    if (!again) return;
+    finger_misses_ = 0;
+    cold_leaf_ = nullptr;
+  }
   Finger* slot = nullptr;
   for (Finger& f : fingers_)
     if (f.leaf == leaf) slot = &f;
@@ -88,18 +98,20 @@ void LiveTree::set_finger(const Path& path) {
     uint32_t i = path.index[level];
     const Cell* seps = separators(node, shape_);
     if (!f.has_low && i > 0) {
-      f.low.assign(seps + size_t(i - 1) * k, seps + size_t(i) * k);
+      std::memcpy(f.low, seps + size_t(i - 1) * k, k * 8);
       f.has_low = true;
     }
     if (!f.has_high && i + 1 < node->count) {
-      f.high.assign(seps + size_t(i) * k, seps + size_t(i + 1) * k);
+      std::memcpy(f.high, seps + size_t(i) * k, k * 8);
       f.has_high = true;
     }
   }
 }
 
-Node* LiveTree::leaf_finger_for(const Cell* key, uint32_t& index, bool& found) const {
+Node* LiveTree::leaf_finger_for(const Cell* key, uint32_t& index, bool& found) {
+  if (!fingers_on()) return nullptr;
   const Finger* f = finger_for(key);
+  finger_found(f != nullptr);
   if (!f || !nodes_.is_private(f->leaf)) return nullptr;
   Node* leaf = const_cast<Node*>(f->leaf);
   uint32_t k = shape_.key_width;
@@ -113,7 +125,11 @@ const Cell* LiveTree::find(const Cell* key) {
   if (shape_.sequence) return tree_find(shape_, tree_, key, nullptr);
   if (hit_from(key)) return row_at(hit_.node[tree_.height], hit_index_, shape_.row_width);
   uint32_t k = shape_.key_width;
-  const Finger* f = finger_for(key);
+  const Finger* f = nullptr;
+  if (fingers_on()) {
+    f = finger_for(key);
+    finger_found(f != nullptr);
+  }
   if (!f) {
     Path path;
     bool found = false;
@@ -412,9 +428,8 @@ const Cell* LiveTree::set(const Cell* key, uint32_t column, Cell value, Cell* ol
     i = hit_index_;
     leaf = hit_.node[tree_.height];
     if (!nodes_.is_private(leaf)) {
-      make_path_private(hit_);
+      make_path_private(hit_);  // (a finger on the leaf moves to its copy)
       leaf = hit_.node[tree_.height];
-      set_finger(hit_);
     }
   } else {
     hit_valid_ = false;

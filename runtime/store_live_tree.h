@@ -15,6 +15,7 @@ class LiveTree {
 
   const TreeRoot& tree() const { return tree_; }
   uint64_t descents() const { return descents_; }  // root-to-leaf searches so far (tests)
+  uint64_t finger_scans() const { return finger_scans_; }  // finger_for calls so far (tests)
   TreeRoot& tree() { return tree_; }
   // Reads of the live list, through the finger.
   const Cell* find(const Cell* key);
@@ -49,11 +50,17 @@ class LiveTree {
   void collapse_root();
   void release_separator(Cell* separator);
   struct Finger;
-  Node* leaf_finger_for(const Cell* key, uint32_t& index, bool& found) const;
+  Node* leaf_finger_for(const Cell* key, uint32_t& index, bool& found);
   void set_finger(const Path& path);
   const Finger* finger_for(const Cell* key) const;
+  // Once per search, before finger_for: whether this search uses the fingers (see fingers_on_).
+  bool fingers_on() { return fingers_on_ = finger_misses_ < kColdAfter; }
+  void finger_found(bool found) {
+    if (found) finger_misses_ = 0;
+    else if (finger_misses_ < kColdAfter) ++finger_misses_;
+  }
   void clear_fingers();
-  void forget_leaf(const Node* old_leaf);
+  void moved_leaf(const Node* old_leaf, const Node* copy);
 
   // The last row a search found, with the path to it: an event that reads a row and then writes
   // its fields (stock[w, i] then stock[w, i].quantity = q) searches once. Valid until the next
@@ -79,18 +86,31 @@ class LiveTree {
   uint32_t hit_index_ = 0;
   bool hit_valid_ = false;
   mutable uint64_t descents_ = 0;
+  mutable uint64_t finger_scans_ = 0;
   // Fingers: the leaves the last few operations reached, each with the separators that bound
   // its key range (raw copies; valid because any change to a separator clears every finger
   // first, and a leaf that is copied is forgotten). An event that reads rows and then writes
   // them (a transfer: find a, find b, set a, set b) finds each leaf once.
+  // Keys of more than kFingerKeyCells cells get no fingers (every search descends).
+  static constexpr uint32_t kFingerKeyCells = 8;
   struct Finger {
     const Node* leaf = nullptr;
     bool has_low = false, has_high = false;
-    std::vector<Cell> low, high;
+    Cell low[kFingerKeyCells], high[kFingerKeyCells];
   };
   static constexpr uint32_t kFingers = 4;
   Finger fingers_[kFingers];
   uint32_t next_finger_ = 0;
+  // Cold fingers. A list searched at scattered keys (TPC-C's stock and item: each New-Order line
+  // a random row) misses every finger, and each miss paid a scan of the four and a copy of the
+  // new leaf's fences for nothing. After kColdAfter searches in a row that no finger served, the
+  // list's searches descend without them; two descents in a row that reach the same leaf (the
+  // keys came together again) warm it: that second one sets a finger as before. Writes keep
+  // the fingers valid either way, so a warm list may use the ones it had.
+  static constexpr uint32_t kColdAfter = 8;
+  uint32_t finger_misses_ = 0;
+  bool fingers_on_ = true;             // this search's fingers_on()
+  const Node* cold_leaf_ = nullptr;    // the leaf the last cold descent reached (compared only)
   std::vector<Node*> scratch_children_;
   std::vector<Cell> scratch_separators_;
   std::vector<Cell> separator_;

@@ -193,10 +193,38 @@ Iterator& begin_stored_iterator(VM& vm, Slot* s, const Instr* ip, uint32_t li, c
 // Stored rows are counted against the memory budget but never refused half-way through a write
 // (runtime/memory.h): the meter is checked once the write is done, and the event then fails
 // whole and is rolled back.
+// The commonest stored-list instructions on a keyed list, without store_op_inner's setup (its
+// lambdas, the sequence bounds, two virtual calls for the list): a field read, a field write, a
+// has. TPC-C's New-Order and Payment read and write single fields, mostly of a row the list's
+// last search found, so that setup was most of their cost. Null when the general path must run:
+// a sequence, another instruction, or a missing row (which the general path reports).
+static inline const Instr* keyed_field_op(VM& vm, Slot* s, const Instr* ip) {
+  uint32_t li = ip->b;
+  const rt::ListSchema& schema = vm.prog.stored[li];
+  if (schema.is_sequence) return nullptr;
+  const rt::Cell* key = cells(s + ip->c);
+  switch (ip->op) {
+    case Op::ST_GET_FIELD: {
+      const rt::Cell* row = vm.reader(li).find(key);
+      if (!row) return nullptr;
+      load_cell(vm, s[ip->a], row[ip->imm], vm.prog.stored_shapes[li]->cols[ip->imm]);
+      return ip + 1;
+    }
+    case Op::ST_SET_FIELD: {
+      uint32_t field = static_cast<uint32_t>(ip->imm) - static_cast<uint32_t>(schema.key.size());
+      if (!writer(vm, ip).set_field(key, field, s[ip->a].u)) return nullptr;
+      return ip + 1;
+    }
+    case Op::ST_HAS: s[ip->a].i = vm.reader(li).find(key) != nullptr; return ip + 1;
+    default: return nullptr;
+  }
+}
+
 const Instr* store_op(VM& vm, Slot* s, const Instr* ip) {
   const Instr* next;
   try {
-    next = store_op_inner(vm, s, ip);
+    next = keyed_field_op(vm, s, ip);
+    if (!next) next = store_op_inner(vm, s, ip);
   } catch (const std::bad_alloc& e) {
     out_of_memory(ip, e);
   }

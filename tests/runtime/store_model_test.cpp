@@ -132,6 +132,7 @@ class ModelRun {
     }
     if (roll < 10 && !event) return publish();
     if (roll < 12 && !held_.empty()) return release(pick(2) ? 0 : pick(held_.size()));
+    if (roll < 16) return walk();
     uint32_t list = uint32_t(pick(4));
     if (list == 2) {
       uint64_t op = pick(10);
@@ -162,6 +163,35 @@ class ModelRun {
     } else {
       auto key = random_key(list);
       CHECK(store_->list(list).remove(key.data()) == model_->list(list).remove(key.data()));
+    }
+  }
+
+  // Nearby keys one after another (a walk up an int key), read and written: the live list's
+  // fingers go warm between the scattered operations that make them cold.
+  void walk() {
+    uint32_t list = pick(2) ? 0 : 3;
+    auto key = random_key(list);
+    uint32_t last = uint32_t(key.size() - 1);
+    for (int j = 0; j < 12; ++j) {
+      key[last] += Cell(list == 3 ? 3 : 1);
+      const Cell* a = store_->list(list).find(key.data());
+      const Cell* b = model_->list(list).find(key.data());
+      REQUIRE((a == nullptr) == (b == nullptr));
+      if (a) {
+        std::string x, y;
+        append_row(x, schemas_[list], a);
+        append_row(y, schemas_[list], b);
+        REQUIRE(x == y);
+      }
+      uint64_t op = pick(4);
+      if (op == 0) {
+        auto row = random_row(list);
+        std::copy(key.begin(), key.end(), row.begin());
+        CHECK(store_->list(list).put(row.data()) == model_->list(list).put(row.data()));
+      } else if (op == 1) {
+        Cell value = random_cell(ColType::Int, list, 9);
+        CHECK(store_->list(list).set_field(key.data(), 0, value) == model_->list(list).set_field(key.data(), 0, value));
+      }
     }
   }
 

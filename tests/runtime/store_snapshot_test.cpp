@@ -286,6 +286,64 @@ TEST_CASE("copying a shared leaf moves its texts' references; a replaced text li
   CHECK(text_live_count() == texts);
 }
 
+TEST_CASE("fingers go cold on scattered keys, warm again on nearby ones, and follow a copied leaf") {
+  // TPC-C's stock: every New-Order line reads a random row, then a few nearby ones are walked.
+  ListSchema stock{"stock", false, {ColType::Int, ColType::Int}, {ColType::Int, ColType::Int, ColType::Text}};
+  int64_t texts = text_live_count();
+  {
+    auto store = make_btree_store({stock});
+    ListWriter& list = store->list(0);
+    store->begin();
+    Text* data = text_new("data");
+    for (int64_t w = 1; w <= 2; ++w)
+      for (int64_t i = 0; i < 2000; ++i) {
+        Cell row[5] = {Cell(w), Cell(i), Cell(i), 0, cell_of(data)};
+        list.put(row);
+      }
+    text_release(data);
+    store->commit();
+    // Scattered: most searches go straight down, without looking at the fingers.
+    store->begin();
+    StoreStats before = stats_of(*store);
+    for (int64_t k = 1; k <= 200; ++k) {
+      Cell key[2] = {Cell(1 + k % 2), Cell(k * 769 % 2000)};
+      REQUIRE(list.find(key) != nullptr);
+      CHECK(list.find(key)[2] == key[1]);
+    }
+    StoreStats after = stats_of(*store);
+    CHECK(after.finger_scans - before.finger_scans < 200 / 4);
+    CHECK(after.descents - before.descents >= 190);
+    // Nearby: a probe finds a finger again, and the rest of the walk needs no descent.
+    before = after;
+    for (int64_t i = 500; i < 600; ++i) {
+      Cell key[2] = {Cell(2), Cell(i)};
+      CHECK(list.find(key)[2] == Cell(i));
+    }
+    after = stats_of(*store);
+    CHECK(after.descents - before.descents < 100 / 4);
+    store->commit();
+    // Across a publish: the first write to a leaf copies it, and the finger reads the copy.
+    auto held = store->publish();
+    store->begin();
+    for (int64_t i = 500; i < 600; ++i) {
+      Cell key[2] = {Cell(2), Cell(i)};
+      CHECK(list.set_field(key, 0, Cell(7000 + i)));
+      Cell previous[2] = {Cell(2), Cell(i - 1)};
+      CHECK(list.find(previous)[2] == Cell(i == 500 ? 499 : 7000 + i - 1));
+      Cell next[2] = {Cell(2), Cell(i + 1)};
+      CHECK(list.find(next)[2] == Cell(i + 1));
+    }
+    store->commit();
+    CHECK(btree_store_check(*store) == "");
+    for (int64_t i = 499; i <= 600; ++i) {
+      Cell key[2] = {Cell(2), Cell(i)};
+      CHECK(held->list(0).find(key)[2] == Cell(i));
+      CHECK(list.find(key)[2] == Cell(i >= 500 && i < 600 ? 7000 + i : i));
+    }
+  }
+  CHECK(text_live_count() == texts);
+}
+
 TEST_CASE("a row read and then written searches the tree once, also across a publish") {
   // TPC-C's read-modify-write: s = stock[w, i], then stock[w, i].quantity = ..., .ytd = ....
   ListSchema stock{"stock", false, {ColType::Int, ColType::Int}, {ColType::Int, ColType::Int, ColType::Text}};

@@ -487,6 +487,7 @@ class FastArgs {
         out.kind = vm::Value::Kind::List;
         skip_ws();
         if (eat(']')) return true;
+        out.items.reserve(16);  // a New-Order's lines (5 to 15) in one allocation, not five growths
         for (;;) {
           out.items.emplace_back();
           if (!(t.row_is_item ? item(t.fields, out.items.back(), depth + 1) : value(t.fields[0], out.items.back(), depth + 1)))
