@@ -819,7 +819,9 @@ struct LlvmBackend::State {
   std::string setup_error;
   uint64_t next_id = 0;
   void* kept_next = nullptr;  // see ~LlvmBackend
-  std::pair<uintptr_t, uintptr_t> text{0, 0};  // the engine's executable pages (idle)
+  // the engine's read-only segments (its code, read-only data, symbols and unwind tables), page
+  // aligned: what idle() gives back
+  std::vector<std::pair<uintptr_t, uintptr_t>> read_only;
 };
 
 // The engine is a shared object loaded at the first compile, so its static objects (LLVM's command
@@ -837,20 +839,29 @@ void* kept_at_exit = nullptr;  // the last State kept, its kept_next the one bef
 }  // namespace
 
 namespace {
-// The page-aligned range of the executable segment of the object this function is in (the engine).
-int find_engine_text(dl_phdr_info* info, size_t, void* data) {
-  auto* range = static_cast<std::pair<uintptr_t, uintptr_t>*>(data);
-  const auto here = reinterpret_cast<uintptr_t>(&find_engine_text);
+// The page-aligned ranges of the read-only loadable segments (code, and the read-only data before
+// it) of the object this function is in: the engine. The writable segment, and the part of it made
+// read-only after relocation (RELRO), hold relocated data: never in these ranges.
+int find_engine_segments(dl_phdr_info* info, size_t, void* data) {
+  auto* ranges = static_cast<std::vector<std::pair<uintptr_t, uintptr_t>>*>(data);
+  const auto here = reinterpret_cast<uintptr_t>(&find_engine_segments);
+  bool ours = false;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) || (ph.p_flags & PF_W)) continue;
     uintptr_t start = info->dlpi_addr + ph.p_vaddr, end = start + ph.p_memsz;
-    if (here < start || here >= end) continue;
-    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    *range = {(start + page - 1) & ~(page - 1), end & ~(page - 1)};  // whole pages inside the segment
-    return 1;
+    ours |= ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && here >= start && here < end;
   }
-  return 0;
+  if (!ours) return 0;
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W)) continue;
+    uintptr_t start = info->dlpi_addr + ph.p_vaddr, end = start + ph.p_filesz;
+    start = (start + page - 1) & ~(page - 1);  // whole pages inside the segment
+    end &= ~(page - 1);
+    if (end > start) ranges->push_back({start, end});
+  }
+  return 1;
 }
 }  // namespace
 
@@ -862,7 +873,7 @@ static std::string take_message(Error e) {
 }
 
 LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
-  dl_iterate_phdr(&find_engine_text, &state_->text);  // fixed while the engine is loaded
+  dl_iterate_phdr(&find_engine_segments, &state_->read_only);  // fixed while the engine is loaded
   static std::once_flag once;
   std::call_once(once, [] {
     InitializeNativeTarget();
@@ -914,11 +925,12 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
 }
 
 void LlvmBackend::idle() {
-  const auto [first, end] = state_->text;
-  if (end <= first) return;
   // Read-only, file-backed and private: dropping the pages loses nothing (no text relocations in
-  // a position-independent object), and this thread, the only one that runs LLVM, is here.
-  madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+  // a position-independent object: the loader writes only the writable segment), and this
+  // thread, the only one that runs LLVM, is here. The next compile faults what it uses back in
+  // from the page cache.
+  for (const auto& [first, end] : state_->read_only)
+    madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
 }
 
 LlvmBackend::~LlvmBackend() {
