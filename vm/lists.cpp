@@ -391,6 +391,17 @@ const Instr* text_iter(VM& vm, Slot* s, const Instr* ip) {
 // place) and it has room: a piece used only as a key, compared or printed costs no allocation.
 // A piece kept (a keyed list's new key, pushed, stored in a local) is counted again, so the next
 // one is a new text.
+[[gnu::noinline]] static const Instr* new_piece(Slot& to, const Instr* ip, std::string_view piece, uint16_t flags) {
+  // room for the short pieces to come (a word, a field), so that one text serves them all
+  constexpr uint32_t kRoom = 24;
+  uint32_t n = static_cast<uint32_t>(piece.size());
+  rt::Text* made = rt::text_new(piece, n < kRoom ? kRoom - n : 0);
+  made->flags = flags;
+  set_text(to, made);
+  if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
+  return ip + 1;
+}
+
 static const Instr* next_piece(Slot* s, const Instr* ip, TextPieces& walk) {
   std::string_view piece;
   if (!walk.pieces.next(piece)) return ip + ip->imm;
@@ -403,19 +414,16 @@ static const Instr* next_piece(Slot* s, const Instr* ip, TextPieces& walk) {
     rt::TextBatch::copy_short(t->bytes, piece.data(), n);
     return ip + 1;
   }
-  // room for the short pieces to come (a word, a field), so that one text serves them all
-  constexpr uint32_t kRoom = 24;
-  rt::Text* made = rt::text_new(piece, n < kRoom ? kRoom - n : 0);
-  made->flags = walk.flags;
-  set_text(to, made);
-  if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
-  return ip + 1;
+  return new_piece(to, ip, piece, walk.flags);
 }
 
-static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip);
+[[gnu::noinline]] static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip);
 
 const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
   try {
+    // a loop over pieces first, without the list walks' frame (the common case of its loops)
+    Iterator& it = vm.iters[s[ip->b].i];
+    if (it.pieces) return next_piece(s, ip, *it.pieces);
     return iter_next_inner(vm, s, ip);
   } catch (const std::bad_alloc& e) {
     out_of_memory(ip, e);
@@ -424,7 +432,6 @@ const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
 
 static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {
   Iterator& it = vm.iters[s[ip->b].i];
-  if (it.pieces) return next_piece(s, ip, *it.pieces);
   if (it.list) {
     if (it.list->shape_version() != it.version)
       fault(ip, "the list was changed (an item added or removed) while a loop was walking it");
