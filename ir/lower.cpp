@@ -51,6 +51,16 @@ class Lowerer {
   Function* f_ = nullptr;
   const FuncDecl* fd_ = nullptr;
   std::vector<uint32_t> local_slot_;
+  // How many times each local of the function being lowered is named (reads and assignments):
+  // a `let` named once, by the loop right after it, is the loop's iterable (block()).
+  std::vector<uint32_t> local_uses_;
+  // `let words = t.split(sep)` walked by a later loop only (block()): the local's text and
+  // separator, read where the let stands, and which pieces (TEXT_ITER's IMM).
+  struct PiecesLet {
+    uint32_t text, separator;
+    int64_t kind;
+  };
+  std::map<int, PiecesLet> pieces_lets_;
   int cur_ = 0;
   struct LoopTargets {
     int continue_block;
@@ -232,6 +242,9 @@ class Lowerer {
     f_->kind = fd.kind;
     f_->loc = fd.loc;
     local_slot_.assign(fd.locals.size(), 0);
+    local_uses_.assign(fd.locals.size(), 0);
+    pieces_lets_.clear();
+    for (const StmtPtr& st : fd.body) count_uses(st.get());
     too_large_ = false;
     stmt_loc_ = fd.loc;
     open_exprs_.clear();
@@ -262,9 +275,68 @@ class Lowerer {
     analyze_loops(*f_);
   }
 
+  void count_uses(const Expr* e) {
+    if (!e) return;
+    if (e->kind == ExprKind::Name && e->name_kind == NameKind::Local && e->ref >= 0 &&
+        static_cast<size_t>(e->ref) < local_uses_.size())
+      ++local_uses_[static_cast<size_t>(e->ref)];
+    for (const ExprPtr& a : e->args) count_uses(a.get());
+  }
+  void count_uses(const Stmt* s) {
+    if (!s) return;
+    count_uses(s->expr.get());
+    count_uses(s->target.get());
+    count_uses(s->range_end.get());
+    for (const StmtPtr& b : s->body) count_uses(b.get());
+    for (const StmtPtr& b : s->else_body) count_uses(b.get());
+  }
+
+  // t.split(sep), t.words(), t.lines(): a loop over one walks the pieces (TEXT_ITER) and never
+  // makes the `seq text`.
+  static bool is_pieces_call(const Expr& e) {
+    return e.kind == ExprKind::Method && (e.builtin == static_cast<int>(Builtin::TSplit) ||
+                                          e.builtin == static_cast<int>(Builtin::TWords) ||
+                                          e.builtin == static_cast<int>(Builtin::TLines));
+  }
+
   void block(const std::vector<StmtPtr>& body) {
-    for (const StmtPtr& s : body)
-      if (s) statement(*s);
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (!body[i]) continue;
+      if (pieces_let(body, i)) continue;
+      statement(*body[i]);
+    }
+  }
+
+  // `let words = t.split(sep)` (or words(), lines()) whose local is named once, as the iterable
+  // of a later loop of the same block: the list is never made. The text and the separator are
+  // read here, where the let stands, into slots of their own (so the later statements cannot
+  // change them), and the loop walks their pieces (TEXT_ITER): the same pieces, in order.
+  bool pieces_let(const std::vector<StmtPtr>& body, size_t i) {
+    const Stmt& s = *body[i];
+    if (s.kind != StmtKind::Let || s.is_var || !s.body.empty() || !s.expr || !is_pieces_call(*s.expr) || s.local < 0 ||
+        local_uses_[static_cast<size_t>(s.local)] != 1)
+      return false;
+    bool walked = false;
+    for (size_t j = i + 1; j < body.size() && !walked; ++j) {
+      const Stmt* loop = body[j].get();
+      walked = loop && loop->kind == StmtKind::For && !loop->range_end && loop->expr &&
+               loop->expr->kind == ExprKind::Name && loop->expr->name_kind == NameKind::Local && loop->expr->ref == s.local;
+    }
+    if (!walked) return false;
+    Loc outer = stmt_loc_;
+    stmt_loc_ = s.loc;
+    const Expr& call = *s.expr;
+    bool split = call.builtin == static_cast<int>(Builtin::TSplit);
+    PiecesLet p{new_slots(call.args[0]->type), 0, split ? 0 : call.builtin == static_cast<int>(Builtin::TWords) ? 1 : 2};
+    expr_into(*call.args[0], p.text);
+    p.separator = p.text;
+    if (split) {
+      p.separator = new_slots(call.args[1]->type);
+      expr_into(*call.args[1], p.separator);
+    }
+    pieces_lets_[s.local] = p;
+    stmt_loc_ = outer;
+    return true;
   }
 
   // ---- statements ---------------------------------------------------------------------------
@@ -487,7 +559,7 @@ class Lowerer {
     }
     const Expr& it = *s.expr;
     const Type* lt = s.iter_type;
-    if (lt->kind == TypeKind::Seq && it.kind != ExprKind::Index && !(it.kind == ExprKind::Name && is_stored(it)) &&
+    if (lt->kind == TypeKind::Seq && !is_pieces_call(it) && !pieces_let_of(it) && it.kind != ExprKind::Index && !(it.kind == ExprKind::Name && is_stored(it)) &&
         !is_reverse_walk(it)) {
       seq_for(s, lt);
       return;
@@ -518,7 +590,25 @@ class Lowerer {
     set_block(done_b);
   }
 
+  const PiecesLet* pieces_let_of(const Expr& it) const {
+    if (it.kind != ExprKind::Name || it.name_kind != NameKind::Local) return nullptr;
+    auto found = pieces_lets_.find(it.ref);
+    return found == pieces_lets_.end() ? nullptr : &found->second;
+  }
+
   void start_iterator(const Expr& it, uint32_t iter) {
+    if (const PiecesLet* p = pieces_let_of(it)) {
+      emit(Op::TEXT_ITER, iter, p->text, p->separator, p->kind, it.loc);
+      return;
+    }
+    if (is_pieces_call(it)) {
+      uint32_t t = expr(*it.args[0]);
+      bool split = it.builtin == static_cast<int>(Builtin::TSplit);
+      uint32_t separator = split ? expr(*it.args[1]) : t;
+      int64_t kind = split ? 0 : it.builtin == static_cast<int>(Builtin::TWords) ? 1 : 2;
+      emit(Op::TEXT_ITER, iter, t, separator, kind, it.loc);
+      return;
+    }
     // backwards, or a range after a prefix: a slice's iterator
     if (is_reverse_walk(it) || (it.kind == ExprKind::Method && it.builtin == static_cast<int>(Builtin::LRange) &&
                                 it.args[0]->kind == ExprKind::Index)) {

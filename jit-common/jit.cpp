@@ -82,6 +82,16 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
       // a query); over an event list, or a stored list walked live in an event, it would step
       // every row, so those loops stay interpreted too
       if (in.op == vm::Op::ITER_NEXT) {
+        // a loop over a text's pieces (TEXT_ITER): its ITER_NEXT is the runtime's work (cut the
+        // piece, make or rewrite its text) through pure_step on every engine, as a runtime call
+        // would be: weighed like one, so the body around it decides
+        bool pieces = false;
+        for (const vm::Instr& from : function.code) pieces |= from.op == vm::Op::TEXT_ITER && from.a == in.b;
+        if (pieces) {
+          if (backend.call_cost) total += backend.call_cost - 1;
+          else ++native;
+          continue;
+        }
         if (backend.lowering_of(in.op) != Lowering::Native) return 0.0;
         bool stored = false;
         for (const vm::Instr& from : function.code) stored |= from.op == vm::Op::ST_ITER && from.a == in.b;

@@ -61,6 +61,26 @@ template <class Each>
 void split_each(std::string_view text, std::string_view separator, Each&& each);
 template <class Each>
 void split_whitespace_each(std::string_view text, Each&& each);
+// The pieces of a text one at a time, each a view into it: the fields of split (Split, by a
+// separator), of split_whitespace (Words), or its lines (Lines: ended by "\n" or "\r\n"; a '\r'
+// not followed by '\n' is kept, and a last "\n" starts no empty line). split_each,
+// split_whitespace_each and the VM's lines() and its loops over pieces (`for w in t.split(s)`)
+// all cut with it, so the pieces are defined once. Holds views: `text` and `separator` must
+// outlive it.
+class Pieces {
+ public:
+  enum Kind : uint8_t { Split, Words, Lines };
+  Pieces() = default;
+  Pieces(std::string_view text, Kind kind, std::string_view separator = {})
+      : text_(text), separator_(separator), kind_(kind) {}
+  bool next(std::string_view& piece);  // the next piece; false when they are done
+
+ private:
+  std::string_view text_, separator_;
+  std::size_t position_ = 0;
+  Kind kind_ = Split;
+  bool done_ = false;
+};
 std::string join(const std::vector<std::string_view>& parts, std::string_view separator);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 
@@ -148,42 +168,68 @@ inline bool ascii_white_space(char byte) {
 }
 }  // namespace detail
 
+inline bool Pieces::next(std::string_view& piece) {
+  if (done_) return false;
+  std::size_t size = text_.size();
+  switch (kind_) {
+    case Split:
+      if (separator_.empty()) {  // code points
+        if (position_ >= size) return done_ = true, false;
+        std::size_t n = static_cast<std::size_t>(sequence_length(static_cast<unsigned char>(text_[position_])));
+        piece = text_.substr(position_, n);
+        position_ += n;
+        return true;
+      }
+      if (separator_.size() == 1) {
+        const char* p = text_.data() + position_;
+        const char* end = text_.data() + size;
+        const char* hit = detail::find_byte(p, end, separator_[0]);
+        piece = std::string_view(p, static_cast<std::size_t>(hit - p));
+        if (hit == end) done_ = true;
+        else position_ = static_cast<std::size_t>(hit - text_.data()) + 1;
+        return true;
+      } else {
+        std::size_t match = text_.find(separator_, position_);
+        if (match == std::string_view::npos) {
+          piece = text_.substr(position_);
+          done_ = true;
+        } else {
+          piece = text_.substr(position_, match - position_);
+          position_ = match + separator_.size();
+        }
+        return true;
+      }
+    case Words: {
+      while (position_ < size && detail::ascii_white_space(text_[position_])) ++position_;
+      if (position_ == size) return done_ = true, false;
+      std::size_t start = position_;
+      while (position_ < size && !detail::ascii_white_space(text_[position_])) ++position_;
+      piece = text_.substr(start, position_ - start);
+      return true;
+    }
+    case Lines: {
+      if (position_ >= size) return done_ = true, false;
+      std::size_t nl = text_.find('\n', position_);
+      std::size_t end = nl == std::string_view::npos ? size : nl;
+      piece = text_.substr(position_, end - position_);
+      if (nl != std::string_view::npos && !piece.empty() && piece.back() == '\r') piece.remove_suffix(1);
+      position_ = end + 1;
+      return true;
+    }
+  }
+  return done_ = true, false;
+}
+
 template <class Each>
 void split_each(std::string_view text, std::string_view separator, Each&& each) {
-  if (separator.empty()) {
-    for (std::size_t position = 0; position < text.size();) {
-      std::size_t n = static_cast<std::size_t>(sequence_length(static_cast<unsigned char>(text[position])));
-      each(text.substr(position, n));
-      position += n;
-    }
-    return;
-  }
-  if (separator.size() == 1) {
-    const char* p = text.data();
-    const char* end = p + text.size();
-    while (true) {
-      const char* hit = detail::find_byte(p, end, separator[0]);
-      each(std::string_view(p, static_cast<std::size_t>(hit - p)));
-      if (hit == end) return;
-      p = hit + 1;
-    }
-  }
-  std::size_t start = 0;
-  for (std::size_t match; (match = text.find(separator, start)) != std::string_view::npos; start = match + separator.size())
-    each(text.substr(start, match - start));
-  each(text.substr(start));
+  Pieces pieces(text, Pieces::Split, separator);
+  for (std::string_view piece; pieces.next(piece);) each(piece);
 }
 
 template <class Each>
 void split_whitespace_each(std::string_view text, Each&& each) {
-  std::size_t position = 0;
-  while (true) {
-    while (position < text.size() && detail::ascii_white_space(text[position])) ++position;
-    if (position == text.size()) return;
-    std::size_t start = position;
-    while (position < text.size() && !detail::ascii_white_space(text[position])) ++position;
-    each(text.substr(start, position - start));
-  }
+  Pieces pieces(text, Pieces::Words);
+  for (std::string_view piece; pieces.next(piece);) each(piece);
 }
 
 }  // namespace pure::text

@@ -485,16 +485,8 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::TLines: {
         std::string_view t = sv(a[0]);
         a[0].l = text_pieces(vm, ip, piece_flags(a[0].t), [&](auto&& each) {
-          size_t start = 0;
-          while (start < t.size()) {
-            size_t nl = t.find('\n', start);
-            size_t end = nl == std::string_view::npos ? t.size() : nl;
-            std::string_view line = t.substr(start, end - start);
-            // "\r\n" ends a line; a '\r' not followed by '\n' (one ending the text included) is kept
-            if (nl != std::string_view::npos && !line.empty() && line.back() == '\r') line.remove_suffix(1);
-            each(line);
-            start = end + 1;
-          }
+          text::Pieces lines(t, text::Pieces::Lines);
+          for (std::string_view line; lines.next(line);) each(line);
         });
         return;
       }

@@ -342,6 +342,7 @@ EXEC(BUILTIN) {
 const Instr* list_op(VM& vm, Slot* s, const Instr* ip);   // the less frequent list operations
 const Instr* store_op(VM& vm, Slot* s, const Instr* ip);  // stored lists
 const Instr* iter_next(VM& vm, Slot* s, const Instr* ip);
+const Instr* text_iter(VM& vm, Slot* s, const Instr* ip);  // TEXT_ITER (lists.cpp)
 
 inline void copy_row_out(Slot* dst, const rt::Cell* row, const rt::ListShape& shape) {
   uint32_t w = shape.width();
@@ -478,6 +479,7 @@ EXEC(ITER_NEXT) {
   --it.run_left;
   return ip + 1;
 }
+EXEC(TEXT_ITER) { return text_iter(vm, s, ip); }
 EXEC(ITER_END) {
   release_iterators(vm, static_cast<uint32_t>(s[ip->b].i));
   return ip + 1;

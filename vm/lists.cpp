@@ -393,10 +393,65 @@ const rt::Cell* take_leaf_run(Iterator& it) {
   return first;
 }
 
-static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip);
+const Instr* text_iter(VM& vm, Slot* s, const Instr* ip) {
+  try {
+    rt::Text* t = s[ip->b].t;
+    rt::Text* separator = ip->imm == 0 ? s[ip->c].t : nullptr;
+    s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+    auto walk = std::make_unique<TextPieces>();
+    rt::text_retain(t);
+    rt::text_retain(separator);
+    walk->text = t;
+    walk->separator = separator;
+    auto kind = ip->imm == 0 ? text::Pieces::Split : ip->imm == 1 ? text::Pieces::Words : text::Pieces::Lines;
+    walk->pieces = text::Pieces(t->view(), kind, separator ? separator->view() : std::string_view{});
+    walk->flags = t->flags & rt::kTextAscii;
+    Iterator& it = push_iterator(vm);
+    it.pieces = std::move(walk);
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+  return ip + 1;
+}
+
+// ITER_NEXT of a TEXT_ITER: the next piece into slot A. The text the slot holds from the last
+// piece is written over in place when nothing else holds it (its count is 1, as CONCAT appends in
+// place) and it has room: a piece used only as a key, compared or printed costs no allocation.
+// A piece kept (a keyed list's new key, pushed, stored in a local) is counted again, so the next
+// one is a new text.
+[[gnu::noinline]] static const Instr* new_piece(Slot& to, const Instr* ip, std::string_view piece, uint16_t flags) {
+  // room for the short pieces to come (a word, a field), so that one text serves them all
+  constexpr uint32_t kRoom = 24;
+  uint32_t n = static_cast<uint32_t>(piece.size());
+  rt::Text* made = rt::text_new(piece, n < kRoom ? kRoom - n : 0);
+  made->flags = flags;
+  set_text(to, made);
+  if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
+  return ip + 1;
+}
+
+static const Instr* next_piece(Slot* s, const Instr* ip, TextPieces& walk) {
+  std::string_view piece;
+  if (!walk.pieces.next(piece)) return ip + ip->imm;
+  Slot& to = s[ip->a];
+  rt::Text* t = to.t;
+  uint32_t n = static_cast<uint32_t>(piece.size());
+  if (t && t->rc == 1 && !(t->flags & (rt::kTextStored | rt::kTextPiece)) && t->cap >= n) {
+    t->len = n;
+    t->flags = walk.flags;
+    rt::TextBatch::copy_short(t->bytes, piece.data(), n);
+    return ip + 1;
+  }
+  return new_piece(to, ip, piece, walk.flags);
+}
+
+[[gnu::noinline]] static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip);
 
 const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
   try {
+    // a loop over pieces first, without the list walks' frame (the common case of its loops)
+    Iterator& it = vm.iters[s[ip->b].i];
+    if (it.pieces) return next_piece(s, ip, *it.pieces);
     return iter_next_inner(vm, s, ip);
   } catch (const std::bad_alloc& e) {
     out_of_memory(ip, e);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/limits.h"
+#include "stdlib/text.h"
 #include "vm/engine.h"
 #include "vm/vm.h"
 
@@ -21,6 +22,22 @@ struct Fault {
 };
 
 [[noreturn]] void fault(const Instr* ip, std::string message);
+
+// What a TEXT_ITER walks: the pieces of `text` (counted while the walk lives, and so is the
+// separator); flags is kTextAscii when the text is known to be ASCII (its pieces then are too).
+struct TextPieces {
+  rt::Text* text = nullptr;
+  rt::Text* separator = nullptr;
+  text::Pieces pieces;
+  uint16_t flags = 0;
+  TextPieces() = default;
+  TextPieces(const TextPieces&) = delete;
+  TextPieces& operator=(const TextPieces&) = delete;
+  ~TextPieces() {
+    rt::text_release(text);
+    rt::text_release(separator);
+  }
+};
 
 // 256 bytes (padded): a call records how many iterators lie below it and a return compares, so
 // counting them must be a shift, not a division.
@@ -54,6 +71,9 @@ struct alignas(256) Iterator {
   bool sliced = false;
   bool reverse = false;            // the cursor or walk goes backwards
   rt::Slice slice;
+  // TEXT_ITER: the pieces of a text, cut one at a time by ITER_NEXT (lists.cpp). Its own
+  // allocation, one a loop: the iterator's 256 bytes have no room for it.
+  std::unique_ptr<TextPieces> pieces;
 };
 static_assert(sizeof(Iterator) == 256);
 
