@@ -93,4 +93,26 @@ void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept {
   pure::vm::release_iterators(*core->vm, static_cast<uint32_t>(down_to));
 }
 
+uint64_t pure_jit_st_iter_rows(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip,
+                               PureNativeWalk* walk) noexcept {
+  pure::vm::VM& vm = *core->vm;
+  const Cell* first = nullptr;
+  size_t n = 0;
+  bool rows = false;
+  if (!pure::vm::keep_fault(vm, ip, [&] { rows = pure::vm::st_iter_rows(vm, base, ip, static_cast<uint32_t>(walk->width), &first, &n); })) {
+    core->faulted = 1;
+    return 0;
+  }
+  if (!rows) return 2;
+  walk->run = first;
+  walk->run_left = n;
+  walk->ip = ip;
+  return 1;
+}
+
+void pure_jit_walk_materialize(pure::vm::VMCore* core, pure::vm::Slot* base, PureNativeWalk* walk) noexcept {
+  pure::vm::materialize_flat_iterator(*core->vm, base, walk->ip, walk->run, walk->run_left);
+  walk->ip = nullptr;
+}
+
 }  // extern "C"

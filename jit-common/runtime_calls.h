@@ -57,4 +57,23 @@ uint64_t pure_jit_st_iter(pure::vm::VMCore* core, pure::vm::Slot* base, const pu
 pure::jit::CellResult pure_jit_iter_refill(pure::vm::Iterator* it) noexcept;
 // ITER_END: releases the iterators from `down_to` up (slot B's value). Never faults.
 void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept;
+// A flat form's prefix walked by native code without an iterator (jit-aarch64): the run left, the
+// ST_ITER that began the walk (null: no walk) and the row width its ITER_NEXT expects, in native
+// code's own frame.
+struct PureNativeWalk {
+  const uint64_t* run;
+  uint64_t run_left;
+  const pure::vm::Instr* ip;
+  uint64_t width;
+};
+// ST_ITER at ip through vm::st_iter_rows for rows of walk->width cells: 1 when the rows came back
+// (walk set: run, run_left, ip; slot A not written), 2 when ST_ITER ran whole (slot A has an
+// iterator), 0 when it faulted (kept as pure_jit_st_iter keeps it). Four arguments: AArch64 native
+// code keeps slots in x4..x8 across such calls.
+uint64_t pure_jit_st_iter_rows(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip,
+                               PureNativeWalk* walk) noexcept;
+// The walk's iterator made after all (vm::materialize_flat_iterator), its number in slot A of
+// walk->ip in the frame at base; walk->ip cleared. Native code calls it before it leaves in the
+// middle of a walk, so the interpreter finds the iterator it would have had. Never faults.
+void pure_jit_walk_materialize(pure::vm::VMCore* core, pure::vm::Slot* base, PureNativeWalk* walk) noexcept;
 }
