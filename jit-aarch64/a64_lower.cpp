@@ -29,6 +29,7 @@
 #include "jit-common/jit.h"
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
+#include "runtime/memory.h"
 #include "vm/engine.h"
 
 namespace pure::jit::a64 {
@@ -218,8 +219,14 @@ class Lowerer {
   // and ITER_END, the ST_ITER's pc. walk_var_: the PureNativeWalk in this code's frame (0: none).
   std::map<uint32_t, uint32_t> walk_of_, walk_q_;  // (walk_q_: by ST_ITER, its ITER_NEXT)
   uint32_t walk_var_ = 0, walk_x0_var_ = 0;
+  // ST_ITERs that look their rows up themselves once their PureWalkSite is filled: by pc, the
+  // site's sp offset (plan_walks: every ST_ITER of the loop is a walk's, and nothing else makes iterators)
+  std::map<uint32_t, uint32_t> site_var_;
+  static constexpr uint32_t kMaxSites = 4;
+  const rt::MemoryMeter::NativeLayout meter_ = rt::MemoryMeter::native_layout();
   static constexpr int32_t kWalkRun = offsetof(PureNativeWalk, run), kWalkLeft = offsetof(PureNativeWalk, run_left),
-                           kWalkIp = offsetof(PureNativeWalk, ip), kWalkWidth = offsetof(PureNativeWalk, width);
+                           kWalkIp = offsetof(PureNativeWalk, ip), kWalkWidth = offsetof(PureNativeWalk, width),
+                           kWalkSite = offsetof(PureNativeWalk, site);
   bool walks(uint32_t pc) const { return walk_of_.count(pc) != 0; }
   bool is_text(uint32_t s) const { return s < text_slot_.size() && text_slot_[s]; }
 
@@ -392,10 +399,17 @@ class Lowerer {
     row_var_ = base_var_ + 8;
     frame_size_ = base_var_ + 16;
     if (!walk_of_.empty()) {
-      static_assert(sizeof(PureNativeWalk) == 32 && offsetof(PureNativeWalk, run_left) == offsetof(PureNativeWalk, run) + 8);
+      static_assert(sizeof(PureNativeWalk) == 40 && offsetof(PureNativeWalk, run_left) == offsetof(PureNativeWalk, run) + 8);
       walk_var_ = frame_size_;
-      walk_x0_var_ = frame_size_ + 32;
+      walk_x0_var_ = frame_size_ + 40;
       frame_size_ += 48;
+      static_assert(sizeof(PureWalkSite) == 64 && offsetof(PureWalkSite, starts) == 0 && offsetof(PureWalkSite, meter) == 8 &&
+                    offsetof(PureWalkSite, span) == offsetof(PureWalkSite, base) + 8 &&
+                    offsetof(PureWalkSite, row_bytes) == offsetof(PureWalkSite, rows) + 8);
+      for (auto& [pc, var] : site_var_) {
+        var = frame_size_;
+        frame_size_ += 64;
+      }
     }
     keep(as_.stp(A::x29, A::x30, aj::arm::ptr_pre(A::sp, -static_cast<int32_t>(frame_size_))));
     keep(as_.mov(A::x29, A::sp));
@@ -405,6 +419,8 @@ class Lowerer {
     keep(as_.str(A::x1, aj::arm::ptr(A::sp, static_cast<int32_t>(base_var_))));  // pure_step's Slot**
     keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(row_var_))));  // no row known
     if (walk_var_) keep(as_.str(A::xzr, walk_mem(kWalkIp)));  // no walk
+    if (walk_var_) keep(as_.str(A::xzr, walk_mem(kWalkSite)));
+    for (auto& [pc, var] : site_var_) keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(var))));  // no lookup yet
     keep(as_.mov(kCore, A::x0));
     keep(as_.mov(kBase, A::x1));
     reload();
@@ -702,6 +718,18 @@ class Lowerer {
       walk_of_[q] = p;
       for (uint32_t r : ends) walk_of_[r] = p;
     }
+    // The iterator stack is as deep at every pass of a walk's ST_ITER when the loop makes no
+    // iterator but its walks' (a walk's range holds no ST_ITER, and a walk that got a real
+    // iterator releases it at its ITER_END): st_iter's room check then answers the same each
+    // time, and a site's lookup stays valid while this code runs.
+    bool only_walks = !walk_q_.empty() && walk_q_.size() <= kMaxSites;
+    for (uint32_t pc = 0; pc < code.size() && only_walks; ++pc) {
+      if (!in_region_[pc]) continue;
+      Op op = code[pc].op;
+      if (op == Op::LIST_ITER || op == Op::SLICE_ITER || (op == Op::ST_ITER && !walk_q_.count(pc))) only_walks = false;
+    }
+    if (only_walks)
+      for (auto& [p, q] : walk_q_) site_var_[p] = 0;
   }
 
   // ---- instructions -------------------------------------------------------------------------
@@ -1286,6 +1314,43 @@ class Lowerer {
         // vm::st_iter through pure_jit_st_iter: the key slots in the frame before it, the
         // iterator's slot A read back after it (the call writes no other slot); a fault leaves
         // with the frame current but for A, which the call wrote
+        if (site_var_.count(pc)) {
+          // the site's lookup (filled by an earlier pass): with the meter not over its limit, the
+          // dense index read as FlatList::rows_of reads it, into the walk; else the call below
+          const int32_t site = static_cast<int32_t>(site_var_.at(pc));
+          aj::Label call_it = as_.newLabel(), empty = as_.newLabel(), begun = as_.newLabel();
+          keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site)));
+          keep(as_.cbz(A::x9, call_it));
+          keep(as_.ldr(A::x10, aj::arm::ptr(A::sp, site + 8)));
+          keep(as_.ldr(A::x11, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.limit))));
+          keep(as_.ldr(A::x12, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.used))));
+          keep(as_.cmp(A::x12, A::x11));
+          keep(as_.b(CC::kGT, call_it));
+          A::Gp key = gp_in(in.c, A::x14);
+          keep(as_.ldp(A::x10, A::x11, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, base)))));
+          keep(as_.sub(A::x10, key, A::x10));
+          keep(as_.cmp(A::x10, A::x11));
+          keep(as_.b(CC::kHS, empty));
+          keep(as_.add(A::x9, A::x9, A::x10, aj::arm::lsl(2)));
+          keep(as_.ldp(A::w10, A::w11, aj::arm::ptr(A::x9)));
+          keep(as_.sub(A::x11, A::x11, A::x10));
+          keep(as_.ldp(A::x13, A::x12, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, rows)))));
+          keep(as_.mul(A::x10, A::x10, A::x12));
+          keep(as_.add(A::x13, A::x13, A::x10));
+          keep(as_.stp(A::x13, A::x11, walk_mem(kWalkRun)));
+          as_.bind(begun);
+          keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, ip)))));
+          keep(as_.str(A::x9, walk_mem(kWalkIp)));
+          keep(as_.b(target(pc + 1)));
+          cold_.push_back([this, empty, begun] {
+            as_.bind(empty);  // no rows with this key
+            keep(as_.str(A::xzr, walk_mem(kWalkLeft)));
+            keep(as_.b(begun));
+          });
+          as_.bind(call_it);
+          keep(as_.add(A::x9, A::sp, static_cast<uint32_t>(site)));
+          keep(as_.str(A::x9, walk_mem(kWalkSite)));
+        }
         for (uint32_t i = 0; i < st_iter_keys(in); ++i) store_slot(in.c + i);
         aj::Label faulted = as_.newLabel();
         keep(as_.mov(A::x0, kCore));

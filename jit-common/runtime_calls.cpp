@@ -7,6 +7,8 @@
 
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
+#include "runtime/memory.h"
+#include "runtime/store.h"
 #include "vm/exec.h"
 
 using pure::rt::Cell;
@@ -107,6 +109,18 @@ uint64_t pure_jit_st_iter_rows(pure::vm::VMCore* core, pure::vm::Slot* base, con
   walk->run = first;
   walk->run_left = n;
   walk->ip = ip;
+  pure::rt::ListReader::DenseRows dense;
+  if (PureWalkSite* site = walk->site; site && vm.snapshot->list(ip->b).dense_rows(&dense) && dense.width == walk->width) {
+    static const pure::rt::MemoryMeter never_over(UINT64_MAX);
+    const pure::rt::MemoryMeter* meter = pure::rt::current_meter();
+    site->meter = meter ? meter : &never_over;
+    site->base = dense.base;
+    site->span = dense.span;
+    site->rows = dense.rows;
+    site->row_bytes = dense.width * sizeof(Cell);
+    site->ip = ip;
+    site->starts = dense.starts;
+  }
   return 1;
 }
 

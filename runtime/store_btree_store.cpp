@@ -64,6 +64,13 @@ class SnapshotList final : public ListReader {
     }
     return state == kFlatCounting && count_and_build(key, first, n);
   }
+  bool dense_rows(DenseRows* out) const override {
+    if (flat_state_.load(std::memory_order_acquire) != kFlatReady || !flat_->dense()) return false;
+    uint32_t width;
+    flat_->dense_index(&out->rows, &out->starts, &out->base, &out->span, &width);
+    out->width = width;
+    return true;
+  }
   const ListSchema& schema() const override { return shape_->schema; }
   int64_t count() const override { return tree_.count; }
   const Cell* find(const Cell* key) const override {

@@ -46,6 +46,14 @@ class FlatList {
   }
   uint64_t bytes() const { return bytes_; }
   bool dense() const { return dense_; }
+  // dense(): the index as rows_of reads it (ListReader::DenseRows)
+  void dense_index(const Cell** rows, const uint32_t** starts, int64_t* base, uint64_t* span, uint32_t* width) const {
+    *rows = rows_;
+    *starts = starts_.data();
+    *base = base_;
+    *span = span_;
+    *width = width_;
+  }
 
   // Builds the flat form of tree t, or nullptr when the process-wide budget has no room for it
   // (or memory ran out, or the list is too long for 32-bit row numbers).

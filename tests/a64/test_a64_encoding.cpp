@@ -442,6 +442,14 @@ TEST_CASE("a64: a prefix walk of native code's own: rows from the frame's run, I
                            W{0x91000000u | 16u << 10 | 13u << 5 | 13u},  // add x13, x13, #16
                            W{0xD1000000u | 1u << 10 | 12u << 5 | 12u},   // sub x12, x12, #1
                            W{0xA9000000u | 12u << 10 | 31u << 5 | 13u, kPairOffset}}));  // stp x13, x12, [sp, #<run>]
+  // the ST_ITER's own lookup, once its site is filled: key (s1, x23) - base against the span, then
+  // the two row numbers of the dense index
+  CHECK(contains(e.words, {W{0xCB0A02EA},               // sub x10, x23, x10
+                           W{0xEB0B015F},               // cmp x10, x11
+                           b_cond(0x2),                 // b.hs <no rows with this key>
+                           W{0x8B0A0929},               // add x9, x9, x10, lsl #2
+                           W{0x29402D2A},               // ldp w10, w11, [x9]
+                           W{0xCB0A016B}}));            // sub x11, x11, x10: the rows
   // its ITER_END: the walk's ST_ITER cleared (str xzr, [sp, #<ip>]), no call
   CHECK(contains(e.words, {W{0xF90003FF, 0xFFC003FF}}));
   // without the walk calls the same loop plans no walk
