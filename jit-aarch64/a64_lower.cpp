@@ -29,6 +29,7 @@
 #include "jit-common/jit.h"
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
+#include "runtime/memory.h"
 #include "vm/engine.h"
 
 namespace pure::jit::a64 {
@@ -60,6 +61,8 @@ CallTargets runtime_call_targets() {
   t.st_iter = reinterpret_cast<uint64_t>(&pure_jit_st_iter);
   t.iter_refill = reinterpret_cast<uint64_t>(&pure_jit_iter_refill);
   t.iter_end = reinterpret_cast<uint64_t>(&pure_jit_iter_end);
+  t.st_iter_rows = reinterpret_cast<uint64_t>(&pure_jit_st_iter_rows);
+  t.walk_materialize = reinterpret_cast<uint64_t>(&pure_jit_walk_materialize);
   t.text_free = reinterpret_cast<uint64_t>(&pure_jit_text_free);
   t.map_row = reinterpret_cast<uint64_t>(&pure_jit_map_row);
   t.int_text = reinterpret_cast<uint64_t>(&pure_jit_int_text);
@@ -131,6 +134,7 @@ class Lowerer {
       for (uint32_t pc = fn_.blocks[b].start_pc; pc < fn_.blocks[b].end_pc; ++pc) in_region_[pc] = true;
     assign_homes(info);
     row_known_ = rows_known(fn_, in_region_);
+    plan_walks();
     int versions = plan_plain_version() ? 2 : 1;
     for (int v = 0; v < versions; ++v) {
       labels_[v].resize(code.size());
@@ -211,6 +215,19 @@ class Lowerer {
   std::vector<bool> text_slot_;  // the frame's text slots (Function::text_slots)
   std::vector<bool> row_known_;  // jit::rows_known: the MAP_* instruction reuses the row found before
   uint32_t row_var_ = 0;         // sp offset of the row the last MAP_* instruction found (0: none)
+  // Walks native code does without an iterator (plan_walks): by the pc of their ST_ITER, ITER_NEXT
+  // and ITER_END, the ST_ITER's pc. walk_var_: the PureNativeWalk in this code's frame (0: none).
+  std::map<uint32_t, uint32_t> walk_of_, walk_q_;  // (walk_q_: by ST_ITER, its ITER_NEXT)
+  uint32_t walk_var_ = 0, walk_x0_var_ = 0;
+  // ST_ITERs that look their rows up themselves once their PureWalkSite is filled: by pc, the
+  // site's sp offset (plan_walks: every ST_ITER of the loop is a walk's, and nothing else makes iterators)
+  std::map<uint32_t, uint32_t> site_var_;
+  static constexpr uint32_t kMaxSites = 4;
+  const rt::MemoryMeter::NativeLayout meter_ = rt::MemoryMeter::native_layout();
+  static constexpr int32_t kWalkRun = offsetof(PureNativeWalk, run), kWalkLeft = offsetof(PureNativeWalk, run_left),
+                           kWalkIp = offsetof(PureNativeWalk, ip), kWalkWidth = offsetof(PureNativeWalk, width),
+                           kWalkSite = offsetof(PureNativeWalk, site);
+  bool walks(uint32_t pc) const { return walk_of_.count(pc) != 0; }
   bool is_text(uint32_t s) const { return s < text_slot_.size() && text_slot_[s]; }
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
@@ -381,6 +398,19 @@ class Lowerer {
     base_var_ = 16 + 16 * static_cast<uint32_t>(saved_gp_.size() + saved_fp_.size());
     row_var_ = base_var_ + 8;
     frame_size_ = base_var_ + 16;
+    if (!walk_of_.empty()) {
+      static_assert(sizeof(PureNativeWalk) == 40 && offsetof(PureNativeWalk, run_left) == offsetof(PureNativeWalk, run) + 8);
+      walk_var_ = frame_size_;
+      walk_x0_var_ = frame_size_ + 40;
+      frame_size_ += 48;
+      static_assert(sizeof(PureWalkSite) == 64 && offsetof(PureWalkSite, starts) == 0 && offsetof(PureWalkSite, meter) == 8 &&
+                    offsetof(PureWalkSite, span) == offsetof(PureWalkSite, base) + 8 &&
+                    offsetof(PureWalkSite, row_bytes) == offsetof(PureWalkSite, rows) + 8);
+      for (auto& [pc, var] : site_var_) {
+        var = frame_size_;
+        frame_size_ += 64;
+      }
+    }
     keep(as_.stp(A::x29, A::x30, aj::arm::ptr_pre(A::sp, -static_cast<int32_t>(frame_size_))));
     keep(as_.mov(A::x29, A::sp));
     int32_t off = 16;
@@ -388,12 +418,30 @@ class Lowerer {
     for (auto [r1, r2] : saved_fp_) keep(as_.stp(dreg(r1), dreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
     keep(as_.str(A::x1, aj::arm::ptr(A::sp, static_cast<int32_t>(base_var_))));  // pure_step's Slot**
     keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(row_var_))));  // no row known
+    if (walk_var_) keep(as_.str(A::xzr, walk_mem(kWalkIp)));  // no walk
+    if (walk_var_) keep(as_.str(A::xzr, walk_mem(kWalkSite)));
+    for (auto& [pc, var] : site_var_) keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(var))));  // no lookup yet
     keep(as_.mov(kCore, A::x0));
     keep(as_.mov(kBase, A::x1));
     reload();
   }
   void epilogue() {
     as_.bind(done_);
+    if (walk_var_) {
+      // leaving in the middle of a walk (an exit, a fault, pure_step going on elsewhere): the
+      // interpreter gets the iterator it would have had (the frame is current: every way here
+      // writes it back first)
+      aj::Label none = as_.newLabel();
+      keep(as_.ldr(A::x9, walk_mem(kWalkIp)));
+      keep(as_.cbz(A::x9, none));
+      keep(as_.str(A::x0, aj::arm::ptr(A::sp, static_cast<int32_t>(walk_x0_var_))));
+      keep(as_.mov(A::x0, kCore));
+      keep(as_.mov(A::x1, kBase));
+      keep(as_.add(A::x2, A::sp, walk_var_));
+      call(calls_.walk_materialize);
+      keep(as_.ldr(A::x0, aj::arm::ptr(A::sp, static_cast<int32_t>(walk_x0_var_))));
+      as_.bind(none);
+    }
     int32_t off = 16;
     for (auto [r1, r2] : saved_gp_) keep(as_.ldp(xreg(r1), xreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
     for (auto [r1, r2] : saved_fp_) keep(as_.ldp(dreg(r1), dreg(r2), aj::arm::ptr(A::sp, off))), off += 16;
@@ -621,6 +669,68 @@ class Lowerer {
     return any;
   }
   bool known_as(uint32_t s, uint8_t kind) const { return version_ == 1 && s < assume_.size() && assume_[s] == kind; }
+
+  aj::arm::Mem walk_mem(int32_t field) const { return aj::arm::ptr(A::sp, static_cast<int32_t>(walk_var_) + field); }
+
+  // Stored-list loops native code walks itself when the flat form has the prefix (no iterator
+  // made and released per walk): an ST_ITER of a one-cell prefix whose slot A, from it until an
+  // ITER_END of A, only one ITER_NEXT (of rows of known width) reads, where nothing else makes,
+  // reads or counts iterators and the ST_ITER is not reached again. Every way on from it then
+  // passes such an ITER_END (which ends the walk) or leaves native code (the epilogue makes the
+  // iterator: the interpreter finds what it would have had).
+  void plan_walks() {
+    if (!calls_.st_iter_rows || !calls_.walk_materialize) return;
+    const std::vector<Instr>& code = fn_.code;
+    for (uint32_t p = 0; p < code.size(); ++p) {
+      if (!in_region_[p] || code[p].op != Op::ST_ITER || code[p].imm != 1) continue;
+      const uint32_t a = code[p].a;
+      uint32_t q = UINT32_MAX;
+      std::vector<uint32_t> ends, todo = {p + 1};
+      std::vector<bool> seen(code.size() + 1, false);
+      bool ok = true;
+      while (ok && !todo.empty()) {
+        uint32_t pc = todo.back();
+        todo.pop_back();
+        if (pc >= code.size() || seen[pc] || !in_region_[pc]) continue;  // (outside: an exit)
+        seen[pc] = true;
+        const Instr& in = code[pc];
+        if (in.op == Op::ITER_END && in.b == a) {
+          ends.push_back(pc);
+          continue;
+        }
+        if (pc == p) ok = false;
+        if (in.op == Op::ITER_NEXT && in.b == a && (q == UINT32_MAX || q == pc)) {
+          q = pc;
+        } else {
+          if (in.op == Op::ST_ITER || in.op == Op::LIST_ITER || in.op == Op::SLICE_ITER || in.op == Op::ITER_NEXT ||
+              in.op == Op::ITER_END)
+            ok = false;
+          for (int i = 0; i < 3; ++i)
+            if (ir::op_is_slot(in.op, i) && (i == 0 ? in.a : i == 1 ? in.b : in.c) == a) ok = false;
+        }
+        if (lowering_of(in.op) == Lowering::Exit) continue;  // native code leaves there
+        if (ir::op_jumps(in.op)) todo.push_back(jump_target(pc));
+        if (!ir::op_ends_block(in.op)) todo.push_back(pc + 1);
+      }
+      if (!ok || q == UINT32_MAX || ends.empty() || !iter_row_width(code, q)) continue;
+      walk_q_[p] = q;
+      walk_of_[p] = p;
+      walk_of_[q] = p;
+      for (uint32_t r : ends) walk_of_[r] = p;
+    }
+    // The iterator stack is as deep at every pass of a walk's ST_ITER when the loop makes no
+    // iterator but its walks' (a walk's range holds no ST_ITER, and a walk that got a real
+    // iterator releases it at its ITER_END): st_iter's room check then answers the same each
+    // time, and a site's lookup stays valid while this code runs.
+    bool only_walks = !walk_q_.empty() && walk_q_.size() <= kMaxSites;
+    for (uint32_t pc = 0; pc < code.size() && only_walks; ++pc) {
+      if (!in_region_[pc]) continue;
+      Op op = code[pc].op;
+      if (op == Op::LIST_ITER || op == Op::SLICE_ITER || (op == Op::ST_ITER && !walk_q_.count(pc))) only_walks = false;
+    }
+    if (only_walks)
+      for (auto& [p, q] : walk_q_) site_var_[p] = 0;
+  }
 
   // ---- instructions -------------------------------------------------------------------------
 
@@ -1113,6 +1223,29 @@ class Lowerer {
         // and message
         uint32_t width = iter_row_width(fn_.code, pc);
         if (!width) return step(pc);
+        if (walks(pc)) {
+          // a walk of native code's own (ST_ITER found the rows): the same step, and the next row
+          // from the frame's run; with the budget spent, leave here (the iterator is made on the
+          // way out, and the interpreter's ITER_NEXT faults)
+          aj::Label iterator = as_.newLabel(), spent = as_.newLabel();
+          keep(as_.ldr(s1, walk_mem(kWalkIp)));
+          keep(as_.cbz(s1, iterator));
+          keep(as_.subs(kSteps, kSteps, 1));
+          keep(as_.b(CC::kLT, spent));
+          keep(as_.ldp(A::x13, A::x12, walk_mem(kWalkRun)));
+          keep(as_.cbz(A::x12, target(jump_target(pc))));
+          copy_row(in, width, A::x13);
+          keep(as_.add(A::x13, A::x13, 8 * width));
+          keep(as_.sub(A::x12, A::x12, 1));
+          keep(as_.stp(A::x13, A::x12, walk_mem(kWalkRun)));
+          keep(as_.b(target(pc + 1)));
+          cold_.push_back([this, spent, pc] {
+            as_.bind(spent);
+            keep(as_.add(kSteps, kSteps, 1));
+            keep(as_.b(leave_at(pc)));
+          });
+          as_.bind(iterator);
+        }
         // the step is spent first (subs: below zero, given back out of line before pure_step,
         // which spends it again and faults); every way on from here but the slow one keeps it
         aj::Label slow = as_.newLabel();
@@ -1181,12 +1314,58 @@ class Lowerer {
         // vm::st_iter through pure_jit_st_iter: the key slots in the frame before it, the
         // iterator's slot A read back after it (the call writes no other slot); a fault leaves
         // with the frame current but for A, which the call wrote
+        if (site_var_.count(pc)) {
+          // the site's lookup (filled by an earlier pass): with the meter not over its limit, the
+          // dense index read as FlatList::rows_of reads it, into the walk; else the call below
+          const int32_t site = static_cast<int32_t>(site_var_.at(pc));
+          aj::Label call_it = as_.newLabel(), empty = as_.newLabel(), begun = as_.newLabel();
+          keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site)));
+          keep(as_.cbz(A::x9, call_it));
+          keep(as_.ldr(A::x10, aj::arm::ptr(A::sp, site + 8)));
+          keep(as_.ldr(A::x11, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.limit))));
+          keep(as_.ldr(A::x12, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.used))));
+          keep(as_.cmp(A::x12, A::x11));
+          keep(as_.b(CC::kGT, call_it));
+          A::Gp key = gp_in(in.c, A::x14);
+          keep(as_.ldp(A::x10, A::x11, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, base)))));
+          keep(as_.sub(A::x10, key, A::x10));
+          keep(as_.cmp(A::x10, A::x11));
+          keep(as_.b(CC::kHS, empty));
+          keep(as_.add(A::x9, A::x9, A::x10, aj::arm::lsl(2)));
+          keep(as_.ldp(A::w10, A::w11, aj::arm::ptr(A::x9)));
+          keep(as_.sub(A::x11, A::x11, A::x10));
+          keep(as_.ldp(A::x13, A::x12, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, rows)))));
+          keep(as_.mul(A::x10, A::x10, A::x12));
+          keep(as_.add(A::x13, A::x13, A::x10));
+          keep(as_.stp(A::x13, A::x11, walk_mem(kWalkRun)));
+          as_.bind(begun);
+          keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, ip)))));
+          keep(as_.str(A::x9, walk_mem(kWalkIp)));
+          keep(as_.b(target(pc + 1)));
+          cold_.push_back([this, empty, begun] {
+            as_.bind(empty);  // no rows with this key
+            keep(as_.str(A::xzr, walk_mem(kWalkLeft)));
+            keep(as_.b(begun));
+          });
+          as_.bind(call_it);
+          keep(as_.add(A::x9, A::sp, static_cast<uint32_t>(site)));
+          keep(as_.str(A::x9, walk_mem(kWalkSite)));
+        }
         for (uint32_t i = 0; i < st_iter_keys(in); ++i) store_slot(in.c + i);
         aj::Label faulted = as_.newLabel();
         keep(as_.mov(A::x0, kCore));
         keep(as_.mov(A::x1, kBase));
         keep(as_.mov(A::x2, addr(&in)));
-        call_c(calls_.st_iter);
+        if (walks(pc)) {
+          // pure_jit_st_iter_rows: the rows into the frame's walk (1), or an iterator in slot A (2)
+          // (four arguments: x4..x8 may hold slots, which call_c stores and loads around the call)
+          keep(as_.mov(A::x3, static_cast<uint64_t>(iter_row_width(fn_.code, walk_q_.at(pc)))));
+          keep(as_.str(A::x3, walk_mem(kWalkWidth)));
+          keep(as_.add(A::x3, A::sp, walk_var_));
+          call_c(calls_.st_iter_rows);
+        } else {
+          call_c(calls_.st_iter);
+        }
         keep(as_.cbz(A::x0, faulted));
         reload_slot(in.a);
         cold_.push_back([this, faulted, a = in.a] {
@@ -1199,6 +1378,15 @@ class Lowerer {
       }
       case Op::ITER_END: {
         // vm::release_iterators through pure_jit_iter_end: touches no slot, never faults
+        aj::Label iterator = as_.newLabel();
+        if (walks(pc)) {
+          // the end of a walk of native code's own: nothing to release
+          keep(as_.ldr(s1, walk_mem(kWalkIp)));
+          keep(as_.cbz(s1, iterator));
+          keep(as_.str(A::xzr, walk_mem(kWalkIp)));
+          keep(as_.b(target(pc + 1)));
+        }
+        as_.bind(iterator);
         A::Gp down_to = gp_in(in.b, s1);
         keep(as_.mov(A::x1, down_to));
         keep(as_.mov(A::x0, kCore));

@@ -7,6 +7,8 @@
 
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
+#include "runtime/memory.h"
+#include "runtime/store.h"
 #include "vm/exec.h"
 
 using pure::rt::Cell;
@@ -91,6 +93,40 @@ pure::jit::CellResult pure_jit_iter_refill(pure::vm::Iterator* it) noexcept {
 
 void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept {
   pure::vm::release_iterators(*core->vm, static_cast<uint32_t>(down_to));
+}
+
+uint64_t pure_jit_st_iter_rows(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip,
+                               PureNativeWalk* walk) noexcept {
+  pure::vm::VM& vm = *core->vm;
+  const Cell* first = nullptr;
+  size_t n = 0;
+  bool rows = false;
+  if (!pure::vm::keep_fault(vm, ip, [&] { rows = pure::vm::st_iter_rows(vm, base, ip, static_cast<uint32_t>(walk->width), &first, &n); })) {
+    core->faulted = 1;
+    return 0;
+  }
+  if (!rows) return 2;
+  walk->run = first;
+  walk->run_left = n;
+  walk->ip = ip;
+  pure::rt::ListReader::DenseRows dense;
+  if (PureWalkSite* site = walk->site; site && vm.snapshot->list(ip->b).dense_rows(&dense) && dense.width == walk->width) {
+    static const pure::rt::MemoryMeter never_over(UINT64_MAX);
+    const pure::rt::MemoryMeter* meter = pure::rt::current_meter();
+    site->meter = meter ? meter : &never_over;
+    site->base = dense.base;
+    site->span = dense.span;
+    site->rows = dense.rows;
+    site->row_bytes = dense.width * sizeof(Cell);
+    site->ip = ip;
+    site->starts = dense.starts;
+  }
+  return 1;
+}
+
+void pure_jit_walk_materialize(pure::vm::VMCore* core, pure::vm::Slot* base, PureNativeWalk* walk) noexcept {
+  pure::vm::materialize_flat_iterator(*core->vm, base, walk->ip, walk->run, walk->run_left);
+  walk->ip = nullptr;
 }
 
 }  // extern "C"

@@ -57,4 +57,40 @@ uint64_t pure_jit_st_iter(pure::vm::VMCore* core, pure::vm::Slot* base, const pu
 pure::jit::CellResult pure_jit_iter_refill(pure::vm::Iterator* it) noexcept;
 // ITER_END: releases the iterators from `down_to` up (slot B's value). Never faults.
 void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept;
+// A flat form's prefix walked by native code without an iterator (jit-aarch64): the run left, the
+// ST_ITER that began the walk (null: no walk) and the row width its ITER_NEXT expects, in native
+// code's own frame.
+struct PureWalkSite;
+struct PureNativeWalk {
+  const uint64_t* run;
+  uint64_t run_left;
+  const pure::vm::Instr* ip;
+  uint64_t width;
+  PureWalkSite* site;  // null, or where one ST_ITER keeps what it needs to look its rows up itself
+};
+// One ST_ITER's lookup, filled by pure_jit_st_iter_rows when the rows came from a dense flat form
+// (rt::ListReader::DenseRows; starts null until then): native code that knows the iterator stack
+// is as deep at every pass of that ST_ITER (jit-aarch64: plan_walks) looks the next prefixes up
+// itself while the meter is not over its limit (st_iter's other checks cannot change while it
+// runs: the query's snapshot, the list, the width, the stack's room).
+struct PureWalkSite {
+  const uint32_t* starts;
+  const void* meter;  // the thread's rt::MemoryMeter (MemoryMeter::native_layout), or one never over
+  int64_t base;
+  uint64_t span;
+  const uint64_t* rows;
+  uint64_t row_bytes;
+  const pure::vm::Instr* ip;
+  uint64_t unused;
+};
+// ST_ITER at ip through vm::st_iter_rows for rows of walk->width cells: 1 when the rows came back
+// (walk set: run, run_left, ip; slot A not written), 2 when ST_ITER ran whole (slot A has an
+// iterator), 0 when it faulted (kept as pure_jit_st_iter keeps it). Four arguments: AArch64 native
+// code keeps slots in x4..x8 across such calls.
+uint64_t pure_jit_st_iter_rows(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip,
+                               PureNativeWalk* walk) noexcept;
+// The walk's iterator made after all (vm::materialize_flat_iterator), its number in slot A of
+// walk->ip in the frame at base; walk->ip cleared. Native code calls it before it leaves in the
+// middle of a walk, so the interpreter finds the iterator it would have had. Never faults.
+void pure_jit_walk_materialize(pure::vm::VMCore* core, pure::vm::Slot* base, PureNativeWalk* walk) noexcept;
 }

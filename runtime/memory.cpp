@@ -1,6 +1,8 @@
 // runtime/memory.cpp — the per-thread memory meter (see memory.h).
 #include "runtime/memory.h"
 
+#include <cstddef>
+
 namespace pure::rt {
 namespace detail {
 
@@ -11,6 +13,10 @@ constinit thread_local int t_no_throw = 0;
 void budget_spent() { throw MemoryBudgetSpent(); }
 
 }  // namespace detail
+
+MemoryMeter::NativeLayout MemoryMeter::native_layout() {
+  return {static_cast<uint32_t>(offsetof(MemoryMeter, limit_)), static_cast<uint32_t>(offsetof(MemoryMeter, used_))};
+}
 
 MeterScope::MeterScope(MemoryMeter& meter) : previous_(detail::t_meter) { detail::t_meter = &meter; }
 MeterScope::~MeterScope() { detail::t_meter = previous_; }

@@ -37,6 +37,11 @@ class MemoryMeter {
     if (used_ > peak_) peak_ = used_;
   }
   void sub(uint64_t bytes) { used_ -= static_cast<int64_t>(bytes); }
+  // Where native code reads limit and used (over(): used > limit, both int64_t), in bytes.
+  struct NativeLayout {
+    uint32_t limit, used;
+  };
+  static NativeLayout native_layout();
 
  private:
   int64_t limit_;

@@ -109,6 +109,17 @@ class ListReader {
   // flat form of the list (docs/store.md, "Flat form"): then prefix() gives the same rows.
   // A snapshot builds its flat form once it has been asked often enough (counting the calls).
   virtual bool prefix_rows(Cell key, const Cell** first, size_t* n) const { return false; }
+  // The flat form's dense index, once it is ready and dense (native code looks a prefix up in it
+  // itself): key k's rows are starts[k - base] .. starts[k - base + 1] - 1 (rows of `width`
+  // cells from `rows`) for k - base < span (unsigned), none otherwise; valid as prefix_rows' rows.
+  struct DenseRows {
+    const Cell* rows;
+    const uint32_t* starts;
+    int64_t base;
+    uint64_t span;
+    uint64_t width;
+  };
+  virtual bool dense_rows(DenseRows* out) const { return false; }
   // Rows whose first key cell k satisfies lo <= k < hi (Int first key only), in key order.
   virtual std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const = 0;
   // The rows of a slice, forwards or backwards: one descent to its first (or last) row, then

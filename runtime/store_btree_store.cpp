@@ -64,6 +64,13 @@ class SnapshotList final : public ListReader {
     }
     return state == kFlatCounting && count_and_build(key, first, n);
   }
+  bool dense_rows(DenseRows* out) const override {
+    if (flat_state_.load(std::memory_order_acquire) != kFlatReady || !flat_->dense()) return false;
+    uint32_t width;
+    flat_->dense_index(&out->rows, &out->starts, &out->base, &out->span, &width);
+    out->width = width;
+    return true;
+  }
   const ListSchema& schema() const override { return shape_->schema; }
   int64_t count() const override { return tree_.count; }
   const Cell* find(const Cell* key) const override {
@@ -103,9 +110,9 @@ class SnapshotList final : public ListReader {
   // is set, and never changes again), or never (not eligible, or the budget had no room).
   enum : uint8_t { kFlatCounting, kFlatBuilding, kFlatReady, kFlatNever };
   static uint8_t initial_state(const ListShape& s) { return store::flat_eligible(s) ? kFlatCounting : kFlatNever; }
-  // One more prefix seek; at max(min_seeks, count / 8) of them (FlatPolicy) one thread builds the flat form
+  // One more prefix seek; at max(min_seeks, count / 64) of them (FlatPolicy) one thread builds the flat form
   // (the others go on seeking the tree meanwhile). A build copies every row once, about what
-  // an eighth as many seeks cost, each a descent with a cache miss or more per level.
+  // a 64th as many seeks cost, each a descent with a cache miss or more per level.
   // (out of line: the ready path above then saves no registers)
   __attribute__((noinline)) bool count_and_build(Cell key, const Cell** first, size_t* n) const {
     uint64_t seen = seeks_.load(std::memory_order_relaxed) + 1;

@@ -46,6 +46,14 @@ class FlatList {
   }
   uint64_t bytes() const { return bytes_; }
   bool dense() const { return dense_; }
+  // dense(): the index as rows_of reads it (ListReader::DenseRows)
+  void dense_index(const Cell** rows, const uint32_t** starts, int64_t* base, uint64_t* span, uint32_t* width) const {
+    *rows = rows_;
+    *starts = starts_.data();
+    *base = base_;
+    *span = span_;
+    *width = width_;
+  }
 
   // Builds the flat form of tree t, or nullptr when the process-wide budget has no room for it
   // (or memory ran out, or the list is too long for 32-bit row numbers).
@@ -71,8 +79,11 @@ class FlatList {
 // budget at start (PURE_FLAT_BUDGET=0 turns flat forms off, for comparisons).
 struct FlatPolicy {
   uint64_t budget = 256ull << 20;
-  uint64_t min_seeks = 4096;
-  uint64_t rows_per_seek = 8;
+  // A build copies each row once (about 10 AArch64 instructions a row, bench/bfs's 30000-row
+  // edges); a tree seek costs about 840 more than a flat one: count / 64 seeks cost about what the
+  // build does, so a list built then has paid at most about twice what it would have either way.
+  uint64_t min_seeks = 256;
+  uint64_t rows_per_seek = 64;
   uint64_t seeks_needed(int64_t count) const {
     uint64_t by_rows = rows_per_seek ? static_cast<uint64_t>(count) / rows_per_seek : 0;
     return by_rows > min_seeks ? by_rows : min_seeks;

@@ -319,66 +319,102 @@ static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip) {
   }
 }
 
+// st_iter's first case: the common loop of a query, `for e in edges[v]` over text-free rows of
+// the snapshot's flat form, without begin_stored_iterator's cases (the iterator reads the query's
+// snapshot, the whole prefix one run, no cursor); within the iterators' capacity (allocates nothing).
+static bool flat_case(const VM& vm, const Instr* ip, const rt::ListShape& shape) {
+  return ip->imm == 1 && vm.snapshot && !shape.any_text && vm.iters.size() < vm.iters.capacity();
+}
+
+static void push_flat_iterator(VM& vm, Slot* s, const Instr* ip, const rt::Cell* run, size_t run_left) {
+  s[ip->a].i = static_cast<int64_t>(vm.iters.size());
+  Iterator& it = push_iterator(vm);  // within capacity: allocates nothing
+  it.stored = ip->b;
+  it.shape = vm.prog.stored_shapes[ip->b].get();
+  it.from_snapshot = true;
+  it.width = it.shape->width();
+  it.prefix_len = 1;
+  it.run = run;
+  it.run_left = run_left;
+  it.one_run = true;
+}
+
+// st_iter's general case; `asked`: the flat form was asked already (and was not ready).
+static void st_iter_general(VM& vm, Slot* s, const Instr* ip, bool asked) {
+  uint32_t li = ip->b;
+  const Slot* key = s + ip->c;
+  const rt::ListReader* from = nullptr;
+  Iterator& it = begin_stored_iterator(vm, s, ip, li, from);
+  // rows that will come in leaf runs have their width known from the start (native code
+  // relies on it: an ITER_NEXT of such an iterator writes exactly its slots A..A+width-1)
+  if (it.from_snapshot && !it.shape->any_text) it.width = it.shape->width();
+  if (ip->imm > 0) {
+    it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
+    const rt::Cell* first;
+    size_t n;
+    if (it.width && it.prefix_len == 1 && !asked && from->prefix_rows(key[0].u, &first, &n)) {
+      // the snapshot's flat form (docs/store.md): the whole prefix is one run, and no cursor
+      // (take_leaf_run then ends the loop); the same rows, steps and faults as the cursor's
+      it.run = first;
+      it.run_left = n;
+      it.one_run = true;
+    } else {
+      it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
+    }
+  }
+  else if (ip->imm < 0) it.cursor = from->range(key[0].i, key[1].i);
+  else it.cursor = from->scan();
+}
+
 // ST_ITER alone, without store_op's switch: exec.h and the JITs' runtime call
 // (jit-common/runtime_calls.cpp) both run this, so a loop starts the same way in every engine.
 // Its faults are store_op's: out of memory, or the budget spent once the iterator exists.
 const Instr* st_iter(VM& vm, Slot* s, const Instr* ip) {
   try {
-    uint32_t li = ip->b;
-    const Slot* key = s + ip->c;
-    // The common loop of a query, `for e in edges[v]` over text-free rows of the snapshot's flat
-    // form, without begin_stored_iterator's cases: the same iterator (reading the query's
-    // snapshot, the whole prefix one run, no cursor) with no call out but prefix_rows. The flat
-    // form is asked once either way (it counts the seeks that decide when it is built): when it
-    // is not ready, the general path below goes on with that answer.
+    // The flat form is asked once either way (it counts the seeks that decide when it is built):
+    // when it is not ready, the general case goes on with that answer.
     bool asked = false;
-    const rt::ListShape* shape = vm.prog.stored_shapes[li].get();
-    if (ip->imm == 1 && vm.snapshot && !shape->any_text && vm.iters.size() < vm.iters.capacity()) {
-      const rt::ListReader& reader = vm.snapshot->list(li);
+    if (flat_case(vm, ip, *vm.prog.stored_shapes[ip->b])) {
       const rt::Cell* first;
       size_t n;
       asked = true;
-      if (reader.prefix_rows(key[0].u, &first, &n)) {
-        s[ip->a].i = static_cast<int64_t>(vm.iters.size());
-        Iterator& it = push_iterator(vm);  // within capacity: allocates nothing
-        it.stored = li;
-        it.shape = shape;
-        it.from_snapshot = true;
-        it.width = shape->width();
-        it.prefix_len = 1;
-        it.run = first;
-        it.run_left = n;
-        it.one_run = true;
+      if (vm.snapshot->list(ip->b).prefix_rows(s[ip->c].u, &first, &n)) {
+        push_flat_iterator(vm, s, ip, first, n);
         if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
         return ip + 1;
       }
     }
-    const rt::ListReader* from = nullptr;
-    Iterator& it = begin_stored_iterator(vm, s, ip, li, from);
-    // rows that will come in leaf runs have their width known from the start (native code
-    // relies on it: an ITER_NEXT of such an iterator writes exactly its slots A..A+width-1)
-    if (it.from_snapshot && !it.shape->any_text) it.width = it.shape->width();
-    if (ip->imm > 0) {
-      it.prefix_len = static_cast<uint32_t>(ip->imm);  // marks the cursor as reusable
-      const rt::Cell* first;
-      size_t n;
-      if (it.width && it.prefix_len == 1 && !asked && from->prefix_rows(key[0].u, &first, &n)) {
-        // the snapshot's flat form (docs/store.md): the whole prefix is one run, and no cursor
-        // (take_leaf_run then ends the loop); the same rows, steps and faults as the cursor's
-        it.run = first;
-        it.run_left = n;
-        it.one_run = true;
-      } else {
-        it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
-      }
-    }
-    else if (ip->imm < 0) it.cursor = from->range(key[0].i, key[1].i);
-    else it.cursor = from->scan();
+    st_iter_general(vm, s, ip, asked);
   } catch (const std::bad_alloc& e) {
     out_of_memory(ip, e);
   }
   if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
   return ip + 1;
+}
+
+bool st_iter_rows(VM& vm, Slot* s, const Instr* ip, uint32_t width, const rt::Cell** first, size_t* n) {
+  const rt::ListShape& shape = *vm.prog.stored_shapes[ip->b];
+  if (!flat_case(vm, ip, shape) || shape.width() != width) {
+    st_iter(vm, s, ip);
+    return false;
+  }
+  try {
+    if (vm.snapshot->list(ip->b).prefix_rows(s[ip->c].u, first, n)) {
+      // st_iter's first case but for the iterator, which native code keeps itself
+      if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
+      return true;
+    }
+    st_iter_general(vm, s, ip, true);
+  } catch (const std::bad_alloc& e) {
+    out_of_memory(ip, e);
+  }
+  if (__builtin_expect(rt::memory_over(), 0)) memory_budget_spent(ip);
+  return false;
+}
+
+void materialize_flat_iterator(VM& vm, Slot* s, const Instr* ip, const rt::Cell* run, size_t run_left) {
+  PURE_ASSERT(vm.iters.size() < vm.iters.capacity());
+  push_flat_iterator(vm, s, ip, run, run_left);
 }
 
 const rt::Cell* take_leaf_run(Iterator& it) {

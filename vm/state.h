@@ -183,6 +183,14 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip);
 Iterator& begin_stored_iterator(VM& vm, Slot* s, const Instr* ip, uint32_t li, const rt::ListReader*& from);
 // ST_ITER, with its faults (lists.cpp): exec.h and the JITs' runtime call run this one definition.
 const Instr* st_iter(VM& vm, Slot* s, const Instr* ip);
+// ST_ITER for native code that walks a flat form's prefix itself (jit-aarch64): when st_iter's
+// first case applies to rows of `width` cells, their run in *first / *n, with no iterator made
+// and slot A left alone (true); else st_iter whole (false). The same seeks and faults as st_iter.
+bool st_iter_rows(VM& vm, Slot* s, const Instr* ip, uint32_t width, const rt::Cell** first, size_t* n);
+// The iterator st_iter_rows did not make, with `run_left` rows left at `run`, on top of vm.iters
+// and its number in slot A, as st_iter's first case makes it. Allocates nothing (st_iter_rows
+// saw room for it, and no iterator is made in between).
+void materialize_flat_iterator(VM& vm, Slot* s, const Instr* ip, const rt::Cell* run, size_t run_left);
 // The next leaf run of a stored iterator that reads a snapshot and holds no texts (it.width != 0
 // once it has rows): the first row, with it.run and it.run_left set for the rest; null when the
 // rows are done. Never throws. What ITER_NEXT does when its run is empty (lists.cpp).

@@ -52,7 +52,7 @@ struct Emitted {
   std::string text;  // asmjit's listing, for failure messages
 };
 
-Emitted emit(const pure::vm::Function& f, uint32_t loop = 0) {
+Emitted emit(const pure::vm::Function& f, uint32_t loop = 0, bool walks = false) {
   asmjit::CodeHolder code;
   REQUIRE(code.init(asmjit::Environment(asmjit::Arch::kAArch64)) == asmjit::kErrorOk);
   asmjit::StringLogger log;
@@ -66,6 +66,10 @@ Emitted emit(const pure::vm::Function& f, uint32_t loop = 0) {
   calls.st_iter = 0x6000;
   calls.iter_refill = 0x7000;
   calls.iter_end = 0x8000;
+  if (walks) {
+    calls.st_iter_rows = 0x9000;
+    calls.walk_materialize = 0xA000;
+  }
   Emitted out;
   std::string error;
   bool ok = pure::jit::a64::emit_loop(code, f, loop, calls, error, &out.info);
@@ -410,4 +414,46 @@ TEST_CASE("a64: ST_ITER and ITER_END are their runtime calls, and an empty run i
                            W{0xB4000001, 0xFF00001F},  // cbz x1 <the rows are done>
                            W{0xF9400018},              // ldr x24, [x0]: s3
                            W{0xF9400419}}));           // ldr x25, [x0, #8]: s4
+}
+
+TEST_CASE("a64: a prefix walk of native code's own: rows from the frame's run, ITER_END without a call, the iterator made on the way out") {
+  // the loop of the test above, with pure_jit_st_iter_rows and pure_jit_walk_materialize to call
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::ST_ITER, 5, 0, 1, 1}, Instr{Op::ITER_NEXT, 3, 5, pure::vm::kNoLoopIndex, 2},
+                     Instr{Op::JUMP, 0, 0, 0, -1}, Instr{Op::ITER_END, 0, 5, 0, 0}, Instr{Op::JUMP, 0, 0, 0, -5}});
+  Emitted e = emit(*f, 0, true);
+  CAPTURE(e.text);
+  // ST_ITER is st_iter_rows (x3 = the walk, its width stored in it), never st_iter; the epilogue
+  // makes the iterator of a walk still going; an iterator from the interpreter still takes the
+  // old ways (refill, release)
+  CHECK(e.text.find("x16, 36864") != std::string::npos);
+  CHECK(e.text.find("x16, 40960") != std::string::npos);
+  CHECK(e.text.find("x16, 24576") == std::string::npos);
+  for (const char* target : {"x16, 28672", "x16, 32768"}) CHECK(e.text.find(target) != std::string::npos);
+  CHECK(contains(e.words, {W{0xD2800043},               // mov x3, #2: the width
+                           W{0xF90003E3, 0xFFC003FF},  // str x3, [sp, #<the walk's width>]
+                           W{0x910003E3, 0xFFC003FF}}));  // add x3, sp, #<the walk>
+  CHECK(e.text.find("x4") == std::string::npos);  // (x4..x8 hold slots across calls)
+  // the walk's ITER_NEXT: run and run_left from the frame (x13, x12), the row into s3 s4 (x24,
+  // x25), both back with one stp
+  constexpr uint32_t kPairOffset = 0xFFC07FFF;
+  CHECK(contains(e.words, {W{0xA9400000u | 12u << 10 | 31u << 5 | 13u, kPairOffset},  // ldp x13, x12, [sp, #<run>]
+                           W{0xB400000C, 0xFF00001F},                                  // cbz x12 <the rows are done>
+                           W{ldr_x(24, 13, 0)}, W{ldr_x(25, 13, 8)},
+                           W{0x91000000u | 16u << 10 | 13u << 5 | 13u},  // add x13, x13, #16
+                           W{0xD1000000u | 1u << 10 | 12u << 5 | 12u},   // sub x12, x12, #1
+                           W{0xA9000000u | 12u << 10 | 31u << 5 | 13u, kPairOffset}}));  // stp x13, x12, [sp, #<run>]
+  // the ST_ITER's own lookup, once its site is filled: key (s1, x23) - base against the span, then
+  // the two row numbers of the dense index
+  CHECK(contains(e.words, {W{0xCB0A02EA},               // sub x10, x23, x10
+                           W{0xEB0B015F},               // cmp x10, x11
+                           b_cond(0x2),                 // b.hs <no rows with this key>
+                           W{0x8B0A0929},               // add x9, x9, x10, lsl #2
+                           W{0x29402D2A},               // ldp w10, w11, [x9]
+                           W{0xCB0A016B}}));            // sub x11, x11, x10: the rows
+  // its ITER_END: the walk's ST_ITER cleared (str xzr, [sp, #<ip>]), no call
+  CHECK(contains(e.words, {W{0xF90003FF, 0xFFC003FF}}));
+  // without the walk calls the same loop plans no walk
+  Emitted plain = emit(*f);
+  CHECK(plain.text.find("x16, 36864") == std::string::npos);
+  CHECK(plain.text.find("x16, 24576") != std::string::npos);
 }

@@ -1259,6 +1259,96 @@ TEST_CASE("jit: nested, broken-off and returned-from prefix walks of a query ove
   CHECK(finished > 3);
 }
 
+// The AArch64 JIT walks a flat form's prefix without an iterator (jit-aarch64/a64_lower.cpp,
+// plan_walks) and makes the iterator only when it leaves in the middle of a walk: here at a call
+// in the walk's body (the interpreter goes on with the walk, and the inner loop's native code
+// takes it up again), at a division by zero, at `return` and at every budget. Flat forms on
+// (built after 50 seeks, in the first query) and off give the same bytes in both engines.
+const char* kWalksLeft = R"(list edges by (src: int, dst: int) { w: int = 0 }
+event add(n: int) {
+  for i in 0 .. n {
+    for j in 0 .. i % 5 + 1 { edges[i, (i * 7 + j * 13 + 1) % n] = { w: (i + j) % 9 } }
+  }
+}
+fn mix(t: int, x: int) -> int {
+  var r = t
+  for k in 0 .. 2 { r = (r * 3 + x + k) % 1000003 }
+  return r
+}
+query walk_calls(lo: int, hi: int) -> int {
+  var t = 0
+  for v in lo .. hi {
+    for e in edges[v] {
+      if e.w == 4 { t = mix(t, e.dst) } else { t = (t * 5 + e.dst + e.w) % 1000003 }
+    }
+  }
+  return t
+}
+query first_far(lo: int, hi: int, far: int) -> int {
+  for v in lo .. hi {
+    for e in edges[v] {
+      if e.dst - v > far { return e.dst * 1000 + v }
+    }
+  }
+  return -1
+}
+query walk_divide(lo: int, hi: int, bad: int) -> int {
+  var t = 0
+  for v in lo .. hi {
+    for e in edges[v] { t = (t + 100000 / (e.dst - bad)) % 1000003 }
+  }
+  return t
+}
+fn main() {
+  let r = add(300)
+  print("{r.ok}")
+  print(walk_calls(0, 300))
+  print(walk_calls(100, 300))
+  for f in [250, 200, 150, 100] { print(first_far(0, 300, f)) }
+  print(walk_divide(0, 300, -1))
+  print(walk_divide(0, 300, 77))
+}
+)";
+
+TEST_CASE("jit: prefix walks left in the middle (a call, a fault, return, the budget) over a flat form: the same bytes and faults") {
+  struct Policy {
+    pure::rt::store::FlatPolicy before = pure::rt::store::flat_policy();
+    void set(uint64_t budget) { pure::rt::store::set_flat_policy({budget, 50, 1u << 30}); }
+    ~Policy() { pure::rt::store::set_flat_policy(before); }
+  } policy;
+  Config c;
+  c.max_steps = 10'000'000;
+  policy.set(0);  // flat forms off: the tree's cursors only
+  Run tree = run(kWalksLeft, nullptr, c);
+  CHECK(tree.failed);
+  CHECK(contains(tree.error, "division by zero"));
+  CHECK(contains(tree.output, "true\n"));
+  policy.set(64u << 20);
+  uint64_t builds = pure::rt::store::flat_builds();
+  Run r = both(kWalksLeft, c);
+  CHECK(pure::rt::store::flat_builds() > builds);
+  CHECK(r.output == tree.output);
+  CHECK(r.error == tree.error);
+  CHECK(r.compiled >= 4);
+  int spent = 0, finished = 0;
+  for (uint64_t budget = 100; budget < 6000; budget += 151) {
+    CAPTURE(budget);
+    Config b;
+    b.max_steps = budget;
+    policy.set(0);
+    Run t = run(kWalksLeft, nullptr, b);
+    policy.set(64u << 20);
+    Run x = run(kWalksLeft, nullptr, b);
+    Run y = run(kWalksLeft, &eager_jit(), b);
+    check_same(t, x);
+    check_same(x, y);
+    spent += contains(x.error, "step budget spent");
+    finished += contains(x.error, "division by zero");
+  }
+  CHECK(spent > 5);
+  CHECK(finished > 3);
+}
+
 TEST_CASE("jit: background compiles (the normal mode) give the interpreter's bytes") {
   pure::jit::Options o;
   o.threshold = 0;
