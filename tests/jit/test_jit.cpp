@@ -1136,16 +1136,49 @@ TEST_CASE("jit: a BFS query (ST_ITER, leaf-run refills and ITER_END in native co
   CHECK(finished > 3);
 }
 
+// The store's flat-form policy for one test: forms on (a 64 MiB budget, built after `seeks`
+// prefix seeks) or off (budget 0); the policy before is back when the test ends.
+struct FlatFormPolicy {
+  explicit FlatFormPolicy(uint64_t seeks) : seeks(seeks) {}
+  ~FlatFormPolicy() { pure::rt::store::set_flat_policy(before); }
+  void set(uint64_t budget) { pure::rt::store::set_flat_policy({budget, seeks, 1u << 30}); }
+  pure::rt::store::FlatPolicy before = pure::rt::store::flat_policy();
+  uint64_t seeks;
+};
+
+// `text` at the budgets lo, lo + step, ... below hi, three ways: the interpreter with flat forms
+// off, then on, then the JIT with them on; all three agree (output, error, steps). With `ended`
+// empty a run must finish or spend its budget (no other error). Returns how many runs spent the
+// budget, and how many finished (with `ended`: stopped with that error).
+std::pair<int, int> flat_budget_sweep(FlatFormPolicy& policy, const char* text, uint64_t lo, uint64_t hi, uint64_t step,
+                                      const std::string& ended) {
+  int spent = 0, finished = 0;
+  for (uint64_t budget = lo; budget < hi; budget += step) {
+    CAPTURE(budget);
+    Config b;
+    b.max_steps = budget;
+    policy.set(0);
+    Run t = run(text, nullptr, b);
+    policy.set(64u << 20);
+    Run x = run(text, nullptr, b);
+    Run y = run(text, &eager_jit(), b);
+    check_same(t, x);
+    check_same(x, y);
+    bool out = contains(x.error, "step budget spent");
+    bool end = ended.empty() ? !x.failed : contains(x.error, ended);
+    if (ended.empty() && x.failed) CHECK(out);  // no error but the budget
+    spent += out;
+    finished += end;
+  }
+  return {spent, finished};
+}
+
 // The same BFS with the snapshot's flat form (runtime/store_flat.h) built after 200 prefix seeks:
 // in the first search's walk, so each run has seeks of the tree, the build, and seeks served as
 // one run each (no cursor). Both engines, and the interpreter with flat forms off, give the same
 // bytes, and stop at the same step and fault at every budget.
 TEST_CASE("jit: the BFS query over a flat form built mid-search: the same bytes, steps and faults, flat or not") {
-  struct Policy {
-    pure::rt::store::FlatPolicy before = pure::rt::store::flat_policy();
-    void set(uint64_t budget) { pure::rt::store::set_flat_policy({budget, 200, 1u << 30}); }
-    ~Policy() { pure::rt::store::set_flat_policy(before); }
-  } policy;
+  FlatFormPolicy policy(200);
   Config c;
   c.max_steps = 10'000'000;
   policy.set(0);  // flat forms off: the tree's cursors only
@@ -1156,22 +1189,7 @@ TEST_CASE("jit: the BFS query over a flat form built mid-search: the same bytes,
   CHECK(pure::rt::store::flat_builds() == builds + 2);  // one per engine's run
   CHECK(!r.failed);
   CHECK(r.output == tree.output);
-  int spent = 0, finished = 0;
-  for (uint64_t budget = 500; budget < 3000; budget += 37) {
-    CAPTURE(budget);
-    Config b;
-    b.max_steps = budget;
-    policy.set(0);
-    Run t = run(kSearch, nullptr, b);
-    policy.set(64u << 20);
-    Run x = run(kSearch, nullptr, b);
-    Run y = run(kSearch, &eager_jit(), b);
-    check_same(t, x);
-    check_same(x, y);
-    if (x.failed) CHECK(contains(x.error, "step budget spent"));
-    spent += x.failed;
-    finished += !x.failed;
-  }
+  auto [spent, finished] = flat_budget_sweep(policy, kSearch, 500, 3000, 37, "");
   CHECK(spent > 40);
   CHECK(finished > 3);
   CHECK(pure::rt::store::flat_builds() > builds + 2);
@@ -1222,11 +1240,7 @@ fn main() {
 )";
 
 TEST_CASE("jit: nested, broken-off and returned-from prefix walks of a query over a flat form: the same bytes, steps and faults") {
-  struct Policy {
-    pure::rt::store::FlatPolicy before = pure::rt::store::flat_policy();
-    void set(uint64_t budget) { pure::rt::store::set_flat_policy({budget, 50, 1u << 30}); }
-    ~Policy() { pure::rt::store::set_flat_policy(before); }
-  } policy;
+  FlatFormPolicy policy(50);
   Config c;
   c.max_steps = 10'000'000;
   policy.set(0);  // flat forms off: the tree's cursors only
@@ -1239,22 +1253,7 @@ TEST_CASE("jit: nested, broken-off and returned-from prefix walks of a query ove
   CHECK(!r.failed);
   CHECK(r.output == tree.output);
   CHECK(r.compiled >= 3);
-  int spent = 0, finished = 0;
-  for (uint64_t budget = 100; budget < 4000; budget += 193) {
-    CAPTURE(budget);
-    Config b;
-    b.max_steps = budget;
-    policy.set(0);
-    Run t = run(kNestedWalks, nullptr, b);
-    policy.set(64u << 20);
-    Run x = run(kNestedWalks, nullptr, b);
-    Run y = run(kNestedWalks, &eager_jit(), b);
-    check_same(t, x);
-    check_same(x, y);
-    if (x.failed) CHECK(contains(x.error, "step budget spent"));
-    spent += x.failed;
-    finished += !x.failed;
-  }
+  auto [spent, finished] = flat_budget_sweep(policy, kNestedWalks, 100, 4000, 193, "");
   CHECK(spent > 5);
   CHECK(finished > 3);
 }
@@ -1311,11 +1310,7 @@ fn main() {
 )";
 
 TEST_CASE("jit: prefix walks left in the middle (a call, a fault, return, the budget) over a flat form: the same bytes and faults") {
-  struct Policy {
-    pure::rt::store::FlatPolicy before = pure::rt::store::flat_policy();
-    void set(uint64_t budget) { pure::rt::store::set_flat_policy({budget, 50, 1u << 30}); }
-    ~Policy() { pure::rt::store::set_flat_policy(before); }
-  } policy;
+  FlatFormPolicy policy(50);
   Config c;
   c.max_steps = 10'000'000;
   policy.set(0);  // flat forms off: the tree's cursors only
@@ -1330,21 +1325,7 @@ TEST_CASE("jit: prefix walks left in the middle (a call, a fault, return, the bu
   CHECK(r.output == tree.output);
   CHECK(r.error == tree.error);
   CHECK(r.compiled >= 4);
-  int spent = 0, finished = 0;
-  for (uint64_t budget = 100; budget < 6000; budget += 151) {
-    CAPTURE(budget);
-    Config b;
-    b.max_steps = budget;
-    policy.set(0);
-    Run t = run(kWalksLeft, nullptr, b);
-    policy.set(64u << 20);
-    Run x = run(kWalksLeft, nullptr, b);
-    Run y = run(kWalksLeft, &eager_jit(), b);
-    check_same(t, x);
-    check_same(x, y);
-    spent += contains(x.error, "step budget spent");
-    finished += contains(x.error, "division by zero");
-  }
+  auto [spent, finished] = flat_budget_sweep(policy, kWalksLeft, 100, 6000, 151, "division by zero");
   CHECK(spent > 5);
   CHECK(finished > 3);
 }
