@@ -1046,6 +1046,7 @@ class Lowerer {
     }
     auto& entry = f_->blocks[0].insts;
     entry.insert(entry.end() - 1, Inst{op, d, 0, 0, value, loc});
+    if (op == Op::CONST) f_->entry_constants.push_back(d);
     return d;
   }
 

@@ -117,9 +117,9 @@ struct Function {
   // and is not an event or query: calls to it take the short path in vm/exec.h.
   bool plain = false;
   // Slots that hold one value wherever the function's loops run: the literals the compiler
-  // computes once in the entry block (ir/lower.cpp, constant()) and the constants of inlined
-  // leaves the loader put there (load.cpp, inline_leaves). Each is set by its one CONST in the
-  // entry block and written by no other instruction (checked at load); engines may use the value
+  // computes once on entry for the loops (ir/lower.cpp, constant()) and the constants of inlined
+  // leaves the loader put there (load.cpp, inline_leaves), each kept only if its one write in the
+  // whole function is that CONST, outside every loop (checked at load). Engines may use the value
   // where a loop reads the slot, and need not store it back.
   std::vector<std::pair<uint16_t, int64_t>> entry_constants;
   uint32_t stack_need = 0;          // frame_slots + call_area: every slot the code uses

@@ -296,6 +296,7 @@ static std::vector<Function::InlinedCall> inline_leaves(ir::Function& f, const i
     if (other_calls || hoisted.size() >= kHoistedConstants) return UINT32_MAX;
     uint32_t s = ir::kScratch + area + static_cast<uint32_t>(hoisted.size());
     hoisted.push_back({value, s});
+    f.entry_constants.push_back(s);
     return s;
   };
 
@@ -549,29 +550,38 @@ static bool load_function(const ir::Function& original, const ir::Program& progr
   out.param_names = f.param_names;
   out.param_types = f.param_types;
   out.result_type = f.result_type;
-  // Block 0 of the IR holds only the literals loops use (CONST, CONST_TEXT: ir/lower.cpp,
-  // lower_function and constant()) and a jump; the CONSTs are the entry constants. No other
-  // instruction may write their slots (a single slot written, or a plain call's result sent to
-  // one: ir/ops.def).
-  if (!f.blocks.empty())
-    for (const ir::Inst& in : f.blocks[0].insts) {
-      PURE_ASSERT(in.op == Op::CONST || in.op == Op::CONST_TEXT || in.op == Op::JUMP);
-      if (in.op == Op::CONST) out.entry_constants.push_back({slot(in.a), in.imm});
-    }
-  if (!out.entry_constants.empty()) {
-    std::vector<uint32_t> writes(static_cast<size_t>(frame) + f.scratch_slots + 1, 0);
-    auto written = [&](uint32_t s) {
-      if (s < writes.size()) ++writes[s];
+  // Entry constants: the literals the lowering and the inliner computed once on entry (their
+  // slots are fresh), kept when the bytecode bears it out: one write to the slot in the whole
+  // function (a single slot written or modified, or a plain call's result sent to it: ir/ops.def),
+  // that write a CONST outside every loop, and the slot neither a parameter nor a counted one.
+  if (!f.entry_constants.empty()) {
+    const size_t n = static_cast<size_t>(frame) + f.scratch_slots + 1;
+    std::vector<uint32_t> writes(n, 0), writer(n, 0);
+    auto written = [&](uint32_t s, uint32_t pc) {
+      if (s < n) {
+        ++writes[s];
+        writer[s] = pc;
+      }
     };
-    for (const Instr& in : out.code) {
+    for (uint32_t pc = 0; pc < out.code.size(); ++pc) {
+      const Instr& in = out.code[pc];
       const uint16_t operands[3] = {in.a, in.b, in.c};
       for (int i = 0; i < 3; ++i)
         if (ir::op_mode(in.op, i) == ir::OperandMode::Write || ir::op_mode(in.op, i) == ir::OperandMode::Modify)
-          written(operands[i]);
+          written(operands[i], pc);
       if (in.op == Op::CALL_PLAIN && ((static_cast<uint64_t>(in.imm) >> 34) & 1))
-        written(static_cast<uint32_t>(static_cast<uint64_t>(in.imm) >> 48));
+        written(static_cast<uint32_t>(static_cast<uint64_t>(in.imm) >> 48), pc);
     }
-    for (auto [s, value] : out.entry_constants) PURE_ASSERT(s >= f.param_slots && writes[s] == 1);
+    std::vector<bool> counted(n, false);
+    for (uint16_t t : out.text_slots) counted[t] = true;
+    for (uint16_t l : out.list_slots) counted[l] = true;
+    for (uint32_t virtual_slot : f.entry_constants) {
+      const uint16_t s = slot(virtual_slot);
+      if (s >= n || s < f.param_slots || counted[s] || writes[s] != 1) continue;
+      const Instr& in = out.code[writer[s]];
+      if (in.op != Op::CONST || out.blocks[block_at(out, writer[s])].loop >= 0) continue;
+      out.entry_constants.push_back({s, in.imm});
+    }
   }
   out.stack_need = static_cast<uint32_t>(frame) + f.scratch_slots;
   out.overflow_need = lowered_need;
