@@ -179,10 +179,7 @@ std::vector<bool> written_in(const vm::Function& function, const std::vector<boo
         default: break;
       }
     }
-    if (in.op == vm::Op::CALL_PLAIN && ((static_cast<uint64_t>(in.imm) >> 34) & 1)) {
-      const size_t to = static_cast<size_t>(static_cast<uint64_t>(in.imm) >> 48);
-      from(to, to + 1);
-    }
+    if (int32_t to = vm::plain_call_result_slot(in); to >= 0) from(static_cast<size_t>(to), static_cast<size_t>(to) + 1);
   }
   return out;
 }

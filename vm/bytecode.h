@@ -24,6 +24,14 @@ struct Instr {
 };
 static_assert(sizeof(Instr) == 16);
 
+// The one slot a CALL_PLAIN writes that its operand columns do not show (ir/ops.def): the result
+// sent straight to slot IMM >> 48 when IMM >> 34 & 1; -1 for any other instruction or when the
+// result goes back to A.
+inline int32_t plain_call_result_slot(const Instr& in) {
+  const uint64_t imm = static_cast<uint64_t>(in.imm);
+  return in.op == Op::CALL_PLAIN && ((imm >> 34) & 1) ? static_cast<int32_t>(imm >> 48) : -1;
+}
+
 // A slot: 8 bytes holding an int, a num, a bool or a counted pointer.
 union Slot {
   int64_t i;

@@ -569,8 +569,7 @@ static bool load_function(const ir::Function& original, const ir::Program& progr
       for (int i = 0; i < 3; ++i)
         if (ir::op_mode(in.op, i) == ir::OperandMode::Write || ir::op_mode(in.op, i) == ir::OperandMode::Modify)
           written(operands[i], pc);
-      if (in.op == Op::CALL_PLAIN && ((static_cast<uint64_t>(in.imm) >> 34) & 1))
-        written(static_cast<uint32_t>(static_cast<uint64_t>(in.imm) >> 48), pc);
+      if (int32_t to = plain_call_result_slot(in); to >= 0) written(static_cast<uint32_t>(to), pc);
     }
     std::vector<bool> counted(n, false);
     for (uint16_t t : out.text_slots) counted[t] = true;
