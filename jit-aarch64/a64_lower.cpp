@@ -61,6 +61,7 @@ CallTargets runtime_call_targets() {
   t.st_iter = reinterpret_cast<uint64_t>(&pure_jit_st_iter);
   t.iter_refill = reinterpret_cast<uint64_t>(&pure_jit_iter_refill);
   t.iter_end = reinterpret_cast<uint64_t>(&pure_jit_iter_end);
+  t.iter_next_piece = reinterpret_cast<uint64_t>(&pure_jit_iter_next_piece);
   t.st_iter_rows = reinterpret_cast<uint64_t>(&pure_jit_st_iter_rows);
   t.walk_materialize = reinterpret_cast<uint64_t>(&pure_jit_walk_materialize);
   t.text_free = reinterpret_cast<uint64_t>(&pure_jit_text_free);
@@ -575,6 +576,36 @@ class Lowerer {
     keep(as_.add(A::x13, A::x13, 1));
     keep(as_.str(A::x13, aj::arm::ptr(l, static_cast<int32_t>(layout_.version))));
     return v;
+  }
+
+  // ITER_NEXT at pc with its step spent (x21 >= 0): pure_jit_iter_next_piece, the interpreter's
+  // iter_next for a text's pieces (the next piece into slot A, in place when it can be). Slots A
+  // (the piece it reuses or releases) and B (the iterator's index) are in the frame for it; A is
+  // read back after. 1: on to pc + 1; 3: no more pieces, to IMM; 2: not a text's pieces, to
+  // `slow` (which gives the step back and runs pure_step); 0: a fault (the memory budget, after a
+  // new piece was put in A): leave with the frame current, A as the call left it.
+  void next_piece(uint32_t pc, aj::Label slow) {
+    const Instr& in = fn_.code[pc];
+    aj::Label faulted = as_.newLabel();
+    store_slot(in.a);
+    store_slot(in.b);
+    keep(as_.mov(A::x0, kCore));
+    keep(as_.mov(A::x1, kBase));
+    keep(as_.mov(A::x2, addr(&in)));
+    call_c(calls_.iter_next_piece);
+    keep(as_.cbz(A::x0, faulted));
+    keep(as_.cmp(A::x0, 2));
+    keep(as_.b(CC::kEQ, slow));
+    reload_slot(in.a);
+    keep(as_.cmp(A::x0, 3));
+    keep(as_.b(CC::kEQ, target(jump_target(pc))));
+    keep(as_.b(target(pc + 1)));
+    cold_.push_back([this, faulted, a = in.a] {
+      as_.bind(faulted);
+      write_back_except(a);
+      keep(as_.mov(A::x0, addr(vm::kFaulted)));
+      keep(as_.b(done_));
+    });
   }
 
   // exec_LOOP's step: one spent; below zero, the interpreter's own fault through pure_step out of
@@ -1218,10 +1249,25 @@ class Lowerer {
         // exec_ITER_NEXT's inline path: with budget left and rows of the width the loop's slots
         // expect, spend the step and copy the next row out of the run; an empty run is refilled
         // through pure_jit_iter_refill (vm::take_leaf_run, as the interpreter does), jumping to
-        // IMM when there are no more rows. Anything else (budget spent, another kind of
-        // iterator) runs the whole instruction through pure_step: the interpreter's step, fault
-        // and message
+        // IMM when there are no more rows; a text's pieces (no width) go through
+        // pure_jit_iter_next_piece. Anything else (budget spent, another kind of iterator) runs
+        // the whole instruction through pure_step: the interpreter's step, fault and message
         uint32_t width = iter_row_width(fn_.code, pc);
+        if (!width && calls_.iter_next_piece) {
+          // no rows of a width known here: the step spent as below, then a text's pieces
+          // (TEXT_ITER) through pure_jit_iter_next_piece
+          aj::Label slow = as_.newLabel();
+          keep(as_.subs(kSteps, kSteps, 1));
+          keep(as_.b(CC::kLT, slow));
+          next_piece(pc, slow);
+          cold_.push_back([this, slow, pc, v = version_] {
+            as_.bind(slow);
+            version_ = v;
+            keep(as_.add(kSteps, kSteps, 1));
+            step(pc);
+          });
+          return;
+        }
         if (!width) return step(pc);
         if (walks(pc)) {
           // a walk of native code's own (ST_ITER found the rows): the same step, and the next row
@@ -1255,6 +1301,17 @@ class Lowerer {
           keep(as_.add(kSteps, kSteps, 1));
           step(pc);
         });
+        // another width (a text's pieces have none): with the step spent, pure_jit_iter_next_piece
+        // if there is one to call, else the slow path
+        aj::Label other = slow;
+        if (calls_.iter_next_piece) {
+          other = as_.newLabel();
+          cold_.push_back([this, other, slow, pc, v = version_] {
+            as_.bind(other);
+            version_ = v;
+            next_piece(pc, slow);
+          });
+        }
         aj::Label refill = as_.newLabel();
         keep(as_.ldr(s1, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreIters))));
         A::Gp index = gp_in(in.b, s2);
@@ -1277,7 +1334,7 @@ class Lowerer {
         keep(as_.cbz(A::x12, refill));
         keep(as_.ldr(A::w10, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
         keep(as_.cmp(A::w10, width));
-        keep(as_.b(CC::kNE, slow));
+        keep(as_.b(CC::kNE, other));
         if (!pair) keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
         copy_row(in, width, A::x13);
         keep(as_.add(A::x13, A::x13, 8 * width));
@@ -1289,7 +1346,7 @@ class Lowerer {
           keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
         }
         next(pc);
-        cold_.push_back([this, refill, slow, pc, width, v = version_] {
+        cold_.push_back([this, refill, other, pc, width, v = version_] {
           // the run is empty: for an iterator whose rows come in runs of this width (vm/lists.cpp
           // st_iter), the step spent, the next run (x0 = its first row, x1 = 0 when the rows are
           // done; the iterator's run is set for the rest)
@@ -1298,7 +1355,7 @@ class Lowerer {
           const Instr& in = fn_.code[pc];
           keep(as_.ldr(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.width))));
           keep(as_.cmp(A::w13, width));
-          keep(as_.b(CC::kNE, slow));
+          keep(as_.b(CC::kNE, other));
           // the whole walk was one run (a flat form's prefix): done, as take_leaf_run would say
           keep(as_.ldrb(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.one_run))));
           keep(as_.cbnz(A::w13, target(jump_target(pc))));

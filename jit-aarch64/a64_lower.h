@@ -27,6 +27,7 @@ struct CallTargets {
   uint64_t st_iter = 0;      // pure_jit_st_iter
   uint64_t iter_refill = 0;  // pure_jit_iter_refill
   uint64_t iter_end = 0;     // pure_jit_iter_end
+  uint64_t iter_next_piece = 0;  // pure_jit_iter_next_piece (0: pieces' ITER_NEXT through pure_step)
   uint64_t st_iter_rows = 0;      // pure_jit_st_iter_rows (0: no walks of native code's own)
   uint64_t walk_materialize = 0;  // pure_jit_walk_materialize
   uint64_t text_free = 0;  // pure_jit_text_free

@@ -91,6 +91,17 @@ pure::jit::CellResult pure_jit_iter_refill(pure::vm::Iterator* it) noexcept {
   return {reinterpret_cast<uint64_t>(first), first != nullptr};
 }
 
+uint64_t pure_jit_iter_next_piece(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip) noexcept {
+  pure::vm::VM& vm = *core->vm;
+  if (!vm.iters[base[ip->b].i].pieces) return 2;
+  const pure::vm::Instr* next = nullptr;
+  if (!pure::vm::keep_fault(vm, ip, [&] { next = pure::vm::iter_next(vm, base, ip); })) {
+    core->faulted = 1;
+    return 0;
+  }
+  return next == ip + 1 ? 1 : 3;
+}
+
 void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept {
   pure::vm::release_iterators(*core->vm, static_cast<uint32_t>(down_to));
 }

@@ -55,6 +55,12 @@ uint64_t pure_jit_st_iter(pure::vm::VMCore* core, pure::vm::Slot* base, const pu
 // whose rows come in runs (Iterator::width != 0). {first row, 1}, with the iterator's run set for
 // the rest, or {0, 0} when the rows are done (ITER_NEXT then jumps to IMM). Never faults.
 pure::jit::CellResult pure_jit_iter_refill(pure::vm::Iterator* it) noexcept;
+// ITER_NEXT at ip of a loop over a text's pieces (TEXT_ITER), once native code has spent the step:
+// vm::iter_next itself (the next piece into slot A, in place when it can be). 1: a piece; 3: no more
+// pieces (jump to IMM); 2: the iterator is not a text's pieces (native code gives the step back and
+// runs pure_step); 0: it faulted (the memory budget), kept as pure_jit_st_iter keeps it. Slot A
+// and B (the iterator's index) must be in the frame before the call; it writes no other slot.
+uint64_t pure_jit_iter_next_piece(pure::vm::VMCore* core, pure::vm::Slot* base, const pure::vm::Instr* ip) noexcept;
 // ITER_END: releases the iterators from `down_to` up (slot B's value). Never faults.
 void pure_jit_iter_end(pure::vm::VMCore* core, int64_t down_to) noexcept;
 // A flat form's prefix walked by native code without an iterator (jit-aarch64): the run left, the

@@ -52,7 +52,7 @@ struct Emitted {
   std::string text;  // asmjit's listing, for failure messages
 };
 
-Emitted emit(const pure::vm::Function& f, uint32_t loop = 0, bool walks = false) {
+Emitted emit(const pure::vm::Function& f, uint32_t loop = 0, bool walks = false, bool pieces = false) {
   asmjit::CodeHolder code;
   REQUIRE(code.init(asmjit::Environment(asmjit::Arch::kAArch64)) == asmjit::kErrorOk);
   asmjit::StringLogger log;
@@ -66,6 +66,7 @@ Emitted emit(const pure::vm::Function& f, uint32_t loop = 0, bool walks = false)
   calls.st_iter = 0x6000;
   calls.iter_refill = 0x7000;
   calls.iter_end = 0x8000;
+  if (pieces) calls.iter_next_piece = 0xB000;
   if (walks) {
     calls.st_iter_rows = 0x9000;
     calls.walk_materialize = 0xA000;
@@ -382,6 +383,38 @@ TEST_CASE("a64: ITER_NEXT takes the next row of a leaf run inline, when budget i
 // mov x16, #target (one word for a stand-in below 65536, its form asmjit's choice: the listing
 // names the target), then blr x16.
 std::vector<W> call_to(uint32_t) { return {W{0, 0}, W{0xD63F0200}}; }
+
+TEST_CASE("a64: ITER_NEXT over a text's pieces is pure_jit_iter_next_piece after the step, pure_step only for the rest") {
+  // no row width (A == B): the step first (x21), then the call with x0..x2 = core, frame, ip; its
+  // answer: 0 the fault, 2 pure_step (the step given back), 3 the end (IMM), else pc + 1
+  auto g = one_loop({Instr{Op::ITER_NEXT, 2, 2, 7, 3}, Instr{Op::ADD_INT, 3, 3, 1, 0}, Instr{Op::JUMP, 0, 0, 0, -2}});
+  g->loops[0].index = 7;
+  REQUIRE(pure::jit::iter_row_width(g->code, 0) == 0);
+  const std::vector<W> answer = {call_to(0xB000)[0], call_to(0xB000)[1],
+                                 W{0xB4000000, 0xFF00001F},  // cbz x0 <the fault: leave with kFaulted>
+                                 W{0xF100081F},              // cmp x0, #2
+                                 b_cond(0)};                 // b.eq <not pieces: pure_step>
+  Emitted h = emit(*g, 0, false, true);
+  CAPTURE(h.text);
+  CHECK(h.text.find("x16, 45056") != std::string::npos);
+  CHECK(contains(h.words, {W{0xf10006b5}, b_cond(kLT)}));  // subs x21, x21, #1; b.lt <the budget spent>
+  CHECK(contains(h.words, {W{0xAA1303E0}, W{0xAA1403E1}}));  // mov x0, x19; mov x1, x20
+  CHECK(contains(h.words, answer));
+  CHECK(contains(h.words, {W{0xF1000C1F}, b_cond(0)}));  // cmp x0, #3; b.eq <no more pieces: IMM>
+  CHECK(h.text.find("x16, 4096") != std::string::npos);  // pure_step still, out of line
+  // a row width (ITER_NEXT 0, 2): the inline rows as before, and an iterator of another width
+  // (a text's pieces have none) reaches the same call, its step already spent
+  auto f = one_loop({Instr{Op::ITER_NEXT, 0, 2, 7, 3}, Instr{Op::ADD_INT, 3, 3, 1, 0}, Instr{Op::JUMP, 0, 0, 0, -2}});
+  f->loops[0].index = 7;
+  REQUIRE(pure::jit::iter_row_width(f->code, 0) == 2);
+  Emitted e = emit(*f, 0, false, true);
+  CAPTURE(e.text);
+  CHECK(contains(e.words, answer));
+  CHECK(contains(e.words, {W{0xF1000C1F}, b_cond(0)}));
+  // without the call (another backend's targets): no such sequence
+  Emitted plain = emit(*f);
+  CHECK(plain.text.find("x16, 45056") == std::string::npos);
+}
 
 TEST_CASE("a64: ST_ITER and ITER_END are their runtime calls, and an empty run is refilled by one, not pure_step") {
   // loop: LOOP; s5 = iterator over list 0 by the prefix in s1; its rows (s3, s4) until done (to pc 4);

@@ -46,6 +46,7 @@ struct Run {
 
 struct Config {
   uint64_t max_steps = 1'000'000;
+  uint64_t max_memory = uint64_t{4} << 30;
   std::vector<std::string> args;
   std::string input;
 };
@@ -54,6 +55,7 @@ Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}
   using namespace pure;
   vm::RunOptions options;
   options.max_steps = config.max_steps;
+  options.max_memory = config.max_memory;
   options.args = config.args;
   options.read_input = [input = config.input] { return input; };
   options.tier = tier;
@@ -632,8 +634,8 @@ TEST_CASE("jit: counting by text key and seq text loops compile by default and g
   check_budgets_alike(p, budgets, need);
 }
 
-// A loop over a text's pieces (TEXT_ITER): its ITER_NEXT goes through pure_step on both backends
-// and is weighed as the runtime's work, so where compiles are cheap (AArch64) the loop compiles
+// A loop over a text's pieces (TEXT_ITER): its ITER_NEXT goes through pure_step on x86-64 (a
+// runtime call, pure_jit_iter_next_piece, on AArch64) and is weighed as the runtime's work, so where compiles are cheap (AArch64) the loop compiles
 // by default; every engine, budget and share gives the interpreter's bytes (the pieces written
 // over in place and the kept ones).
 TEST_CASE("jit: loops over a text's pieces compile where compiles are cheap and give the interpreter's bytes") {
@@ -665,6 +667,53 @@ TEST_CASE("jit: loops over a text's pieces compile where compiles are cheap and 
   std::vector<uint64_t> budgets;
   for (uint64_t b = 1; b < need + 3; b += 5) budgets.push_back(b);
   check_budgets_alike(p, budgets, need);
+}
+
+// ITER_NEXT over a text's pieces in native code (jit-aarch64: pure_jit_iter_next_piece): the
+// step spent as the interpreter spends it (at every budget, including one spent on the ITER_NEXT
+// itself and on the one that finds no more pieces), the piece written over in place or made anew
+// (kept pieces hold the old text), and the memory budget's fault in the middle of a loop (a new
+// piece made, slot A written, then the fault): the same bytes, error and leak count either way.
+TEST_CASE("jit: ITER_NEXT over a text's pieces spends the interpreter's steps and faults on its memory budget") {
+  const char* p = R"(fn main() {
+  let text = "pear fig apple kiwi plum date lime yuzu sloe pear fig apple kiwi plum date lime yuzu sloe quince"
+  let kept = seq text
+  var n = 0
+  for w in text.split(" ") {
+    n += w.len()
+    if n % 3 == 0 { kept.push(w) }
+  }
+  for i, w in text.words() {
+    if i % 2 == 1 { kept.push("{w}{w}{w}{w}{w}{w}") }
+  }
+  print("{n} {kept.count()} {join(kept, ",")}")
+}
+)";
+  Run r = both(p);
+  CHECK(!r.failed);
+  CHECK(r.compiled >= 1);
+  uint64_t need = interpreter_need(p, 100000);
+  std::vector<uint64_t> budgets;
+  for (uint64_t b = 1; b < need + 3; ++b) budgets.push_back(b);
+  check_budgets_alike(p, budgets, need);
+  // memory budgets from below the program's first text to above its need
+  // (faults at both loops' ITER_NEXT, t.pure:5:7 and 9:7, among them)
+  int faulted = 0, at_iter_next = 0, finished = 0;
+  for (uint64_t m = 64; m < 2400; m += 8) {
+    CAPTURE(m);
+    Config c;
+    c.max_memory = m;
+    Run a = run(p, nullptr, c);
+    Run b = run(p, &eager_jit(), c);
+    check_same(a, b);
+    if (a.failed) CHECK(contains(a.error, "memory budget spent"));
+    faulted += a.failed;
+    at_iter_next += contains(a.error, "t.pure:5:7:") || contains(a.error, "t.pure:9:7:");
+    finished += !a.failed;
+  }
+  CHECK(at_iter_next > 20);
+  CHECK(faulted > at_iter_next);
+  CHECK(finished > 3);
 }
 
 TEST_CASE("jit: faults in a compiled counting loop (a missing row, an overflow) stop where the interpreter stops") {
