@@ -18,6 +18,7 @@
 #include "host/owner.h"
 #include "ir/ir.h"
 #include "jit-common/jit.h"
+#include "tools/allocator.h"  // mimalloc on large OS pages: the stored state is hundreds of MB of small nodes
 #include "tools/jit_env.h"
 #include "tools/compile_module.h"
 #include "tools/serve/api.h"
