@@ -83,8 +83,8 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
       // every row, so those loops stay interpreted too
       if (in.op == vm::Op::ITER_NEXT) {
         // a loop over a text's pieces (TEXT_ITER): its ITER_NEXT is the runtime's work (cut the
-        // piece, make or rewrite its text) through pure_step on every engine, as a runtime call
-        // would be: weighed like one, so the body around it decides
+        // piece, make or rewrite its text) through a runtime call on every engine
+        // (pure_jit_iter_next_piece): weighed like one, so the body around it decides
         bool pieces = false;
         for (const vm::Instr& from : function.code) pieces |= from.op == vm::Op::TEXT_ITER && from.a == in.b;
         if (pieces) {

@@ -38,6 +38,7 @@ Lowering lowering_of(Op op) { return shared_lowering(op); }
     reinterpret_cast<const void*>(&pure_jit_st_iter),
     reinterpret_cast<const void*>(&pure_jit_iter_refill),
     reinterpret_cast<const void*>(&pure_jit_iter_end),
+    reinterpret_cast<const void*>(&pure_jit_iter_next_piece),
     reinterpret_cast<const void*>(&rt::EventList::native_layout),
     reinterpret_cast<const void*>(&vm::iterator_layout),
     reinterpret_cast<const void*>(&vm::kFaulted),

@@ -112,6 +112,7 @@ class LoopLowering {
     text_free_fn = runtime("pure_jit_text_free", Type::getVoidTy(C), {ptr});
     map_row_fn = runtime("pure_jit_map_row", i64, {ptr, i64});
     int_text_fn = runtime("pure_jit_int_text", cell_result, {i64, i64});
+    iter_next_piece_fn = runtime("pure_jit_iter_next_piece", i64, {ptr, ptr, ptr});
     text_slot_.assign(fn.stack_need + 1u, false);
     for (uint16_t t : fn.text_slots)
       if (t < text_slot_.size()) text_slot_[t] = true;
@@ -244,7 +245,7 @@ class LoopLowering {
   Value *core, *base;
   FunctionCallee step_fn, fmod_fn, seq_get_fn, seq_get_field_fn, seq_set_fn, seq_set_field_fn, list_count_fn;
   FunctionCallee st_iter_fn, iter_refill_fn, iter_end_fn;
-  FunctionCallee text_free_fn, map_row_fn, int_text_fn;
+  FunctionCallee text_free_fn, map_row_fn, int_text_fn, iter_next_piece_fn;
   AllocaInst* row_var_ = nullptr;  // the keyed-list row the last MAP_* instruction found (jit::rows_known)
   std::vector<bool> row_known_;
   jit::EntryConstants consts_;  // slots that are constants in the loop (jit::entry_constants)
@@ -531,6 +532,9 @@ class LoopLowering {
         // width, an event list, a live list an event may change), pure_step runs the whole
         // instruction: the same step, fault and message as the interpreter.
         uint32_t width = jit::iter_row_width(fn_.code, pc);
+        // a text's pieces: the runtime call alone, without the run's inline path (another
+        // iterator in the same slot then takes the call's answer 2 and pure_step)
+        if (walks_pieces(in)) return next_piece(pc);
         if (!width) return lower_step(pc);
         Value* steps_at = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), core, vm::kCoreStepsLeft);
         Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
@@ -671,6 +675,57 @@ class LoopLowering {
         B.CreateBr(leave_at(pc));  // not reached: lowering_of and this switch agree
         return;
     }
+  }
+
+  // Whether a TEXT_ITER of the function makes the iterator in slot B of `in` (an ITER_NEXT): a
+  // loop over a text's pieces, whatever its row width looks like (`for w in t.split(" ")` reads
+  // as width 1; a pieces iterator has width 0 and no run).
+  bool walks_pieces(const Instr& in) const {
+    for (const Instr& from : fn_.code)
+      if (from.op == Op::TEXT_ITER && from.a == in.b) return true;
+    return false;
+  }
+  // ITER_NEXT at pc over a text's pieces (jit-aarch64's next_piece, the same contract): the step
+  // spent here (none left: the whole instruction through pure_step, which faults as the
+  // interpreter does), slots A (the piece before, which the call writes over in place or
+  // releases) and B (the iterator) stored, pure_jit_iter_next_piece (vm::iter_next itself), slot A
+  // read back. 1: on to pc + 1; 3: no more pieces, to IMM; 2: not a text's pieces after all: the
+  // step given back and the instruction through pure_step; 0: the memory budget's fault after a
+  // new piece was put in A: leave with the frame current but for A, which the call left as it is.
+  void next_piece(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    const std::string tag = std::to_string(pc);
+    Value* steps_at = B.CreateConstInBoundsGEP1_64(B.getInt8Ty(), core, vm::kCoreStepsLeft);
+    Value* steps = tagged(B.CreateLoad(i64, steps_at), core_tag_);
+    BasicBlock* have = BasicBlock::Create(C, "piecestep" + tag, F);
+    BasicBlock* spent = BasicBlock::Create(C, "piecespent" + tag, F);
+    B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), have, spent, likely_);
+    B.SetInsertPoint(spent);
+    lower_step(pc);
+    B.SetInsertPoint(have);
+    tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
+    const std::vector<uint32_t> a_b{in.a, in.b};
+    store_slots(a_b, true);
+    Value* r = B.CreateCall(iter_next_piece_fn, {core, base, pc_const(ptr, i64, &in)});
+    BasicBlock* got = BasicBlock::Create(C, "piece" + tag, F);
+    BasicBlock* other = BasicBlock::Create(C, "notpieces" + tag, F);
+    BasicBlock* fault = BasicBlock::Create(C, "piecefault" + tag, F);
+    SwitchInst* sw = B.CreateSwitch(r, fault, 3);
+    sw->addCase(cast<ConstantInt>(k(1)), got);
+    sw->addCase(cast<ConstantInt>(k(2)), other);
+    sw->addCase(cast<ConstantInt>(k(3)), target(pc + static_cast<uint32_t>(in.imm)));  // A unchanged
+    sw->setMetadata(LLVMContext::MD_prof, MDBuilder(C).createBranchWeights({1, 2000, 1, 1}));
+    B.SetInsertPoint(fault);
+    store_slots({in.a}, false);
+    B.CreateBr(faulted_bb_);
+    B.SetInsertPoint(other);
+    Value* now = tagged(B.CreateLoad(i64, steps_at), core_tag_);
+    tagged(B.CreateStore(B.CreateAdd(now, k(1)), steps_at), core_tag_);
+    lower_step(pc);
+    B.SetInsertPoint(got);
+    if (in.a < slots_.size() && slots_[in.a] && !consts_.is(in.a))
+      B.CreateStore(tagged(B.CreateLoad(i64, slot_ptr(in.a)), slot_tag_), slots_[in.a]);
+    next(pc);
   }
 
   // The slots an instruction run through pure_step reads or writes, for the few whose set is
@@ -918,6 +973,7 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   symbols[state_->jit->mangleAndIntern("pure_jit_text_free")] = {orc::ExecutorAddr::fromPtr(&pure_jit_text_free), flags};
   symbols[state_->jit->mangleAndIntern("pure_jit_map_row")] = {orc::ExecutorAddr::fromPtr(&pure_jit_map_row), flags};
   symbols[state_->jit->mangleAndIntern("pure_jit_int_text")] = {orc::ExecutorAddr::fromPtr(&pure_jit_int_text), flags};
+  symbols[state_->jit->mangleAndIntern("pure_jit_iter_next_piece")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_next_piece), flags};
   if (Error e = state_->jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)))) {
     state_->setup_error = take_message(std::move(e));
     state_->jit.reset();

@@ -1,5 +1,7 @@
 // vm/lists.cpp — keyed event lists, stored lists and iterators: the list instructions that
 // are too large to inline into the interpreter loop.
+#include <cstring>
+
 #include "base/assert.h"
 #include "runtime/memory.h"
 #include "vm/exec.h"
@@ -442,6 +444,13 @@ const Instr* text_iter(VM& vm, Slot* s, const Instr* ip) {
     auto kind = ip->imm == 0 ? text::Pieces::Split : ip->imm == 1 ? text::Pieces::Words : text::Pieces::Lines;
     walk->pieces = text::Pieces(t->view(), kind, separator ? separator->view() : std::string_view{});
     walk->flags = t->flags & rt::kTextAscii;
+    if (ip->imm == 0 && separator->len == 1) {
+      walk->by_byte = true;
+      walk->separator_byte = separator->bytes[0];
+      walk->pattern = 0x0101010101010101ull * static_cast<unsigned char>(separator->bytes[0]);
+      walk->at = t->bytes;
+      walk->end = t->bytes + t->len;
+    }
     Iterator& it = push_iterator(vm);
     it.pieces = std::move(walk);
   } catch (const std::bad_alloc& e) {
@@ -466,9 +475,36 @@ const Instr* text_iter(VM& vm, Slot* s, const Instr* ip) {
   return ip + 1;
 }
 
+// The next piece of a split by one byte (TextPieces::by_byte): text::Pieces' Split with a
+// one-byte separator (detail::find_byte), the same pieces.
+static inline bool next_by_byte(TextPieces& walk, std::string_view& piece) {
+  const char* p = walk.at;
+  if (!p) return false;
+  const char* end = walk.end;
+  const char* hit = end;
+  for (const char* q = p;; q += 8) {
+    if (end - q < 8) {
+      for (; q < end; ++q)
+        if (*q == walk.separator_byte) break;
+      hit = q;
+      break;
+    }
+    uint64_t w;
+    std::memcpy(&w, q, 8);
+    uint64_t x = w ^ walk.pattern;
+    if (uint64_t found = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) {
+      hit = q + (__builtin_ctzll(found) >> 3);
+      break;
+    }
+  }
+  piece = std::string_view(p, static_cast<size_t>(hit - p));
+  walk.at = hit == end ? nullptr : hit + 1;
+  return true;
+}
+
 static const Instr* next_piece(Slot* s, const Instr* ip, TextPieces& walk) {
   std::string_view piece;
-  if (!walk.pieces.next(piece)) return ip + ip->imm;
+  if (!(walk.by_byte ? next_by_byte(walk, piece) : walk.pieces.next(piece))) return ip + ip->imm;
   Slot& to = s[ip->a];
   rt::Text* t = to.t;
   uint32_t n = static_cast<uint32_t>(piece.size());
@@ -483,7 +519,7 @@ static const Instr* next_piece(Slot* s, const Instr* ip, TextPieces& walk) {
 
 [[gnu::noinline]] static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip);
 
-const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
+[[gnu::noinline]] static const Instr* iter_next_slow(VM& vm, Slot* s, const Instr* ip) {
   try {
     // a loop over pieces first, without the list walks' frame (the common case of its loops)
     Iterator& it = vm.iters[s[ip->b].i];
@@ -492,6 +528,30 @@ const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
   } catch (const std::bad_alloc& e) {
     out_of_memory(ip, e);
   }
+}
+
+const Instr* iter_next(VM& vm, Slot* s, const Instr* ip) {
+  // A split by one byte whose piece goes in place (next_piece's first case), in a function of
+  // its own that cannot throw and so saves few registers; anything else (a new text to make, the
+  // end, another iterator) goes the whole way, the piece cut again there.
+  Iterator& it = vm.iters[s[ip->b].i];
+  if (TextPieces* walk = it.pieces.get(); walk && walk->by_byte && walk->at) {
+    rt::Text* t = s[ip->a].t;
+    if (t && t->rc == 1 && !(t->flags & (rt::kTextStored | rt::kTextPiece))) {
+      std::string_view piece;
+      const char* at = walk->at;
+      next_by_byte(*walk, piece);
+      uint32_t n = static_cast<uint32_t>(piece.size());
+      if (t->cap >= n) {
+        t->len = n;
+        t->flags = walk->flags;
+        rt::TextBatch::copy_short(t->bytes, piece.data(), n);
+        return ip + 1;
+      }
+      walk->at = at;  // cut again by next_piece, which makes the new text
+    }
+  }
+  return iter_next_slow(vm, s, ip);
 }
 
 static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {

@@ -30,6 +30,15 @@ struct TextPieces {
   rt::Text* separator = nullptr;
   text::Pieces pieces;
   uint16_t flags = 0;
+  // A split by one byte (`t.split(" ")`, the common case), cut here without text::Pieces' kind
+  // and separator tests: the next piece starts at `at` (null once the last one was cut; `text`
+  // holds the bytes while the walk lives), `end` is the text's end, `pattern` the separator byte
+  // in each of eight bytes. by_byte false: text::Pieces cuts.
+  bool by_byte = false;
+  char separator_byte = 0;
+  const char* at = nullptr;
+  const char* end = nullptr;
+  uint64_t pattern = 0;
   TextPieces() = default;
   TextPieces(const TextPieces&) = delete;
   TextPieces& operator=(const TextPieces&) = delete;

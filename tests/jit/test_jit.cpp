@@ -634,8 +634,8 @@ TEST_CASE("jit: counting by text key and seq text loops compile by default and g
   check_budgets_alike(p, budgets, need);
 }
 
-// A loop over a text's pieces (TEXT_ITER): its ITER_NEXT goes through pure_step on x86-64 (a
-// runtime call, pure_jit_iter_next_piece, on AArch64) and is weighed as the runtime's work, so where compiles are cheap (AArch64) the loop compiles
+// A loop over a text's pieces (TEXT_ITER): its ITER_NEXT is a runtime call on both backends
+// (pure_jit_iter_next_piece) and is weighed as the runtime's work, so where compiles are cheap (AArch64) the loop compiles
 // by default; every engine, budget and share gives the interpreter's bytes (the pieces written
 // over in place and the kept ones).
 TEST_CASE("jit: loops over a text's pieces compile where compiles are cheap and give the interpreter's bytes") {
@@ -669,7 +669,8 @@ TEST_CASE("jit: loops over a text's pieces compile where compiles are cheap and 
   check_budgets_alike(p, budgets, need);
 }
 
-// ITER_NEXT over a text's pieces in native code (jit-aarch64: pure_jit_iter_next_piece): the
+// ITER_NEXT over a text's pieces in native code (jit-aarch64's next_piece and jit-llvm's, both
+// through pure_jit_iter_next_piece; the eager JIT here compiles every loop, whatever its share): the
 // step spent as the interpreter spends it (at every budget, including one spent on the ITER_NEXT
 // itself and on the one that finds no more pieces), the piece written over in place or made anew
 // (kept pieces hold the old text), and the memory budget's fault in the middle of a loop (a new
@@ -714,6 +715,44 @@ TEST_CASE("jit: ITER_NEXT over a text's pieces spends the interpreter's steps an
   CHECK(at_iter_next > 20);
   CHECK(faulted > at_iter_next);
   CHECK(finished > 3);
+}
+
+// A split by one byte walked piece by piece (vm/lists.cpp: next_by_byte, the in-place path outside
+// the exception frame) hands out exactly the pieces split() makes as a list (text::Pieces): empty
+// texts and pieces, separators first and last, pieces across the eight-byte words and longer than
+// the reused text's room, multi-byte characters; kept pieces make new texts. Both engines, every
+// step budget.
+TEST_CASE("jit: a split by one byte walked piece by piece gives split()'s pieces") {
+  const char* p = R"(fn main() {
+  let texts = seq text
+  texts.push("")
+  texts.push(",")
+  texts.push(",,a,,bb,")
+  texts.push("abcdefgh,abcdefghi,abcdefghijklmnopqrstuvwxyz0123,x,abcdefghijklmnopqrstuvwxyz0123456789")
+  texts.push("\u{e9},\u{fc},,\u{20ac}uro,na\u{ef}ve,")
+  texts.push("no separator at all in this rather long text")
+  let kept = seq text
+  for t in texts {
+    let listed = t.split(",")
+    var i = 0
+    for w in t.split(",") {
+      if w != listed[i] { print("differs at {i}: [{w}] [{listed[i]}]") }
+      if i % 3 == 1 { kept.push(w) }
+      i += 1
+    }
+    print("{i} {listed.count()} {join(listed, "|")}")
+  }
+  print(join(kept, "/"))
+}
+)";
+  Run r = both(p);
+  CHECK(!r.failed);
+  CHECK(!contains(r.output, "differs"));
+  CHECK(contains(r.output, "6 6 ||a||bb|\n"));
+  uint64_t need = interpreter_need(p, 100000);
+  std::vector<uint64_t> budgets;
+  for (uint64_t b = 1; b < need + 3; ++b) budgets.push_back(b);
+  check_budgets_alike(p, budgets, need);
 }
 
 TEST_CASE("jit: faults in a compiled counting loop (a missing row, an overflow) stop where the interpreter stops") {
