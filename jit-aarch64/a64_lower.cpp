@@ -7,8 +7,9 @@
 //   x19 core, x20 base (the frame), x21 the step budget (core->steps_left, kept in a register);
 //   the hottest int-like slots in x22..x28 and then x4..x8, the hottest num slots in d8..d15 and
 //   then d19..d31. The first of each are callee-saved and live across calls into C; the
-//   caller-saved ones are stored around those calls. x9..x15 and d16..d18 are scratch, x16/x17
-//   call targets and large offsets.
+//   caller-saved ones are stored around those calls. x15 and the pool's last caller-saved ones
+//   (x8, x7, x6) may instead hold a walk's cursor and a list's count and rows (plan_registers).
+//   x9..x14 and d16..d18 are scratch, x16/x17 call targets and large offsets.
 // Every other slot a native instruction uses is read and written in the frame.
 // Pinned slots and the budget are loaded at entry and written back at every exit and before every
 // pure_step call (which may read or write any slot), and reloaded after it.
