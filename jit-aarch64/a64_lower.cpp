@@ -7,8 +7,9 @@
 //   x19 core, x20 base (the frame), x21 the step budget (core->steps_left, kept in a register);
 //   the hottest int-like slots in x22..x28 and then x4..x8, the hottest num slots in d8..d15 and
 //   then d19..d31. The first of each are callee-saved and live across calls into C; the
-//   caller-saved ones are stored around those calls. x9..x15 and d16..d18 are scratch, x16/x17
-//   call targets and large offsets.
+//   caller-saved ones are stored around those calls. x15 and the pool's last caller-saved ones
+//   (x8, x7, x6) may instead hold a walk's cursor and a list's count and rows (plan_registers).
+//   x9..x14 and d16..d18 are scratch, x16/x17 call targets and large offsets.
 // Every other slot a native instruction uses is read and written in the frame.
 // Pinned slots and the budget are loaded at entry and written back at every exit and before every
 // pure_step call (which may read or write any slot), and reloaded after it.
@@ -133,10 +134,11 @@ class Lowerer {
     in_region_.assign(code.size(), false);
     for (uint32_t b : loop_.blocks)
       for (uint32_t pc = fn_.blocks[b].start_pc; pc < fn_.blocks[b].end_pc; ++pc) in_region_[pc] = true;
-    assign_homes(info);
-    row_known_ = rows_known(fn_, in_region_);
     plan_walks();
     int versions = plan_plain_version() ? 2 : 1;
+    plan_registers(versions == 2);
+    assign_homes(info);
+    row_known_ = rows_known(fn_, in_region_);
     for (int v = 0; v < versions; ++v) {
       labels_[v].resize(code.size());
       for (uint32_t pc = 0; pc < code.size(); ++pc)
@@ -157,6 +159,9 @@ class Lowerer {
         keep(as_.ldrb(A::w10, aj::arm::ptr(l, static_cast<int32_t>(flag))));
         keep(as_.cbz(A::w10, general));
       }
+      version_ = 1;
+      load_caches();
+      version_ = 0;
       dispatch(labels_[1]);
     }
     as_.bind(general);
@@ -229,6 +234,78 @@ class Lowerer {
                            kWalkIp = offsetof(PureNativeWalk, ip), kWalkWidth = offsetof(PureNativeWalk, width),
                            kWalkSite = offsetof(PureNativeWalk, site);
   bool walks(uint32_t pc) const { return walk_of_.count(pc) != 0; }
+  // Registers outside the slots' pool (plan_registers), taken from x15 and then the caller-saved
+  // end of the pool (x8, x7, ...). The walk's cursor when the loop has one walk (reg_walk_): its
+  // run and run_left live in kRun and kLeft while it goes, and in the frame's PureNativeWalk only
+  // where code leaves or calls (write_back, call_c; read back by reload and after call_c). While
+  // no walk goes (walk ip 0: an iterator, or none), kLeft is 0, so that ITER_NEXT's one test of
+  // kLeft sends both the walk's end and an iterator out of line. Cached lists (caches_): in the
+  // second version, the count and the rows (a plain list's cells, a narrow list's bytes) of a
+  // list slot nothing in the loop writes (jit::written_in) or pushes onto, read at that version's
+  // entry and again after everything that could move or resize a list: a push onto any list (two
+  // slots may hold one list), pure_step, a call into C.
+  bool reg_walk_ = false;
+  const A::Gp kRun = A::x15, kLeft = A::x8;
+  struct Cache {
+    uint32_t slot;
+    bool narrow;
+    A::Gp count, data;
+  };
+  std::vector<Cache> caches_;
+  size_t gp_pinned_ = kGpPinned;     // the slots' pool: x22..x28, then x4 up to this many
+  std::vector<bool> cell_needed_;    // per cell of the register walk's rows: loaded (cell_needed)
+  const Cache* cache_of(uint32_t s) const {
+    if (version_ != 1) return nullptr;
+    for (const Cache& c : caches_)
+      if (c.slot == s) return &c;
+    return nullptr;
+  }
+  // Whether the register walk's ITER_NEXT loads cell i of its row into its slot: not when no
+  // instruction can read that slot before it is written again (read_after; and it holds no text).
+  bool cell_needed(const Instr&, uint32_t i) const { return !reg_walk_ || i >= cell_needed_.size() || cell_needed_[i]; }
+  // Whether some way from the ITER_NEXT at q on (in the whole function: where native code leaves,
+  // the interpreter goes on) may read slot s before an instruction that surely writes it. A run
+  // read (ReadRun, a callee's frame, a position) is as long as the op says where it says
+  // (ST_ITER's keys, JOIN_TEXT's texts, RET's values), else reaches every slot from its start; a
+  // sure write is a Write or WriteRun starting at s of an op that does not jump (ITER_NEXT itself
+  // writes no row when it jumps).
+  bool read_after(uint32_t q, uint32_t s) const {
+    const std::vector<Instr>& code = fn_.code;
+    std::vector<bool> seen(code.size() + 1, false);
+    std::vector<uint32_t> todo = {q + 1, jump_target(q)};
+    while (!todo.empty()) {
+      uint32_t pc = todo.back();
+      todo.pop_back();
+      if (pc >= code.size() || seen[pc]) continue;
+      seen[pc] = true;
+      const Instr& in = code[pc];
+      const uint16_t operands[3] = {in.a, in.b, in.c};
+      bool killed = false;
+      for (int i = 0; i < 3; ++i) {
+        const uint32_t t = operands[i];
+        switch (ir::op_mode(in.op, i)) {
+          case ir::OperandMode::Read: case ir::OperandMode::Modify:
+            if (t == s) return true;
+            break;
+          case ir::OperandMode::ReadRun: case ir::OperandMode::Frame: case ir::OperandMode::Position: {
+            uint64_t end = UINT64_MAX;
+            if (in.op == Op::ST_ITER && i == 2) end = t + st_iter_keys(in);
+            if ((in.op == Op::JOIN_TEXT || in.op == Op::RET) && i == 1) end = t + in.c;
+            if (t <= s && s < end) return true;
+            break;
+          }
+          case ir::OperandMode::Write: case ir::OperandMode::WriteRun:
+            if (t == s && !ir::op_jumps(in.op)) killed = true;
+            break;
+          default: break;
+        }
+      }
+      if (killed) continue;
+      if (ir::op_jumps(in.op)) todo.push_back(jump_target(pc));
+      if (!ir::op_ends_block(in.op)) todo.push_back(pc + 1);
+    }
+    return false;
+  }
   bool is_text(uint32_t s) const { return s < text_slot_.size() && text_slot_[s]; }
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
@@ -238,6 +315,58 @@ class Lowerer {
   }
 
   // ---- where slots live ----------------------------------------------------------------------
+
+  // The weight of an instruction of the loop: 1, times 8 per level of inner loop it is in.
+  uint64_t weight_at(uint32_t pc) const {
+    for (uint32_t b : loop_.blocks) {
+      const vm::BlockInfo& block = fn_.blocks[b];
+      if (pc < block.start_pc || pc >= block.end_pc) continue;
+      uint32_t depth = block.loop >= 0 ? fn_.loops[static_cast<size_t>(block.loop)].depth : 1;
+      uint64_t w = 1;
+      for (uint32_t d = loop_.depth; d < depth && w < (1u << 24); ++d) w *= 8;
+      return w;
+    }
+    return 1;
+  }
+
+  // The registers outside the slots' pool (reg_walk_, caches_: see there) and what is left for
+  // slots. `versions2`: the loop gets its second version (plan_plain_version).
+  void plan_registers(bool versions2) {
+    const size_t n = fn_.stack_need + 1u;
+    static constexpr int kSpare[] = {15, 8, 7, 6};
+    size_t used = 0;
+    reg_walk_ = walk_q_.size() == 1;
+    if (reg_walk_) {
+      used = 2;
+      const uint32_t q = walk_q_.begin()->second;
+      const Instr& in = fn_.code[q];
+      for (uint32_t i = 0; i < iter_row_width(fn_.code, q); ++i)
+        cell_needed_.push_back(is_text(in.a + i) || read_after(q, in.a + i));
+    }
+    if (versions2 && layout_.ok) {
+      // the list slot of the most weight whose SEQ_GET/SEQ_SET the second version does in place
+      const std::vector<bool> written = written_in(fn_, in_region_);
+      std::vector<uint64_t> weight(n, 0);
+      std::vector<bool> pushed(n, false);
+      for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
+        if (!in_region_[pc]) continue;
+        const Instr& in = fn_.code[pc];
+        if (in.op == Op::SEQ_PUSH && in.b < n) pushed[in.b] = true;
+        if ((in.op == Op::SEQ_GET || in.op == Op::SEQ_SET) && in.b < n) weight[in.b] += weight_at(pc);
+      }
+      uint32_t best = UINT32_MAX;
+      for (uint32_t s = 0; s < n; ++s) {
+        if (!weight[s] || pushed[s] || (s < written.size() && written[s])) continue;
+        if (assume_[s] != kAssumePlain && assume_[s] != kAssumeNarrow) continue;
+        if (best == UINT32_MAX || weight[s] > weight[best]) best = s;
+      }
+      if (best != UINT32_MAX && used + 2 <= std::size(kSpare)) {
+        caches_.push_back(Cache{best, assume_[best] == kAssumeNarrow, xreg(kSpare[used]), xreg(kSpare[used + 1])});
+        used += 2;
+      }
+    }
+    gp_pinned_ = kGpPinned - (used > 0 ? used - 1 : 0);  // (x15 is not one of the pool's)
+  }
 
   void assign_homes(LoopCodeInfo* info) {
     size_t n = fn_.stack_need + 1u;
@@ -262,19 +391,30 @@ class Lowerer {
           if (use == Use::Num) nums[s] = 1;
         };
         if (in.op == Op::ITER_NEXT) {
-          // reads the iterator's number in B, writes the row's cells to A.. (any type)
-          note(in.b, Use::Int);
-          for (uint32_t i = 0; i < iter_row_width(fn_.code, pc); ++i) note(static_cast<uint16_t>(in.a + i), Use::Any);
+          // reads the iterator's number in B, writes the row's cells to A.. (any type); the
+          // register walk's reads neither B nor the cells no instruction reads
+          bool reg = reg_walk_ && walks(pc);
+          if (!reg) note(in.b, Use::Int);
+          for (uint32_t i = 0; i < iter_row_width(fn_.code, pc); ++i)
+            if (!reg || cell_needed(in, i)) note(static_cast<uint16_t>(in.a + i), Use::Any);
           continue;
         }
         if (in.op == Op::ST_ITER) {
-          // writes the iterator's number to A, reads the key cells C.. (any type)
-          note(in.a, Use::Int);
+          // writes the iterator's number to A (the register walk's only out of line), reads the
+          // key cells C.. (any type)
+          if (!(reg_walk_ && walks(pc))) note(in.a, Use::Int);
           for (uint32_t i = 0; i < st_iter_keys(in); ++i) note(static_cast<uint16_t>(in.c + i), Use::Any);
           continue;
         }
         note(in.a, u.a);
-        note(in.b, u.b);
+        if ((in.op == Op::SEQ_GET || in.op == Op::SEQ_SET) && !caches_.empty() && in.b == caches_[0].slot) {
+          // a cached list: its slot is read only by the first version and to fill the cache (a
+          // register only if one is left)
+          used[in.b] = 1;
+          ints[in.b] = 1;
+        } else {
+          note(in.b, u.b);
+        }
         note(in.c, u.c);
         if (in.op == Op::MOVE || in.op == Op::TAKE) moves.push_back({in.a, in.b});
       }
@@ -295,7 +435,7 @@ class Lowerer {
       if (num && fp_slots_.size() < kFpPinned) {
         home_[s] = Home{Home::Fp, static_cast<uint8_t>(fp_slots_.size())};
         fp_slots_.push_back(s);
-      } else if (gp && gp_slots_.size() < kGpPinned) {
+      } else if (gp && gp_slots_.size() < gp_pinned_) {
         home_[s] = Home{Home::Gp, static_cast<uint8_t>(gp_slots_.size())};
         gp_slots_.push_back(s);
       } else {
@@ -358,6 +498,23 @@ class Lowerer {
     keep(as_.str(kSteps, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreStepsLeft))));
     for (uint32_t s : gp_slots_) keep(as_.str(gp_home(s), slot_mem(s)));
     for (uint32_t s : fp_slots_) keep(as_.str(fp_home(s), slot_mem(s)));
+    store_walk();
+  }
+  // The register walk's cursor into the frame's PureNativeWalk, and back.
+  void store_walk() {
+    if (reg_walk_) keep(as_.stp(kRun, kLeft, walk_mem(kWalkRun)));
+  }
+  void load_walk() {
+    if (reg_walk_) keep(as_.ldp(kRun, kLeft, walk_mem(kWalkRun)));
+  }
+  // The second version's cached lists read again (their slots' values are current). Uses x9.
+  void load_caches() {
+    if (version_ != 1) return;
+    for (const Cache& c : caches_) {
+      A::Gp l = gp_in(c.slot, A::x9);
+      keep(as_.ldr(c.count, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+      keep(as_.ldr(c.data, aj::arm::ptr(l, static_cast<int32_t>(c.narrow ? layout_.bytes : layout_.begin))));
+    }
   }
   // write_back() but for slot `skip`, which a runtime call has just written in the frame.
   void write_back_except(uint32_t skip) {
@@ -366,6 +523,7 @@ class Lowerer {
       if (s != skip) keep(as_.str(gp_home(s), slot_mem(s)));
     for (uint32_t s : fp_slots_)
       if (s != skip) keep(as_.str(fp_home(s), slot_mem(s)));
+    store_walk();
   }
   // Slot s read back from the frame into its register, if it has one.
   void reload_slot(uint32_t s) {
@@ -382,6 +540,8 @@ class Lowerer {
     keep(as_.ldr(kSteps, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreStepsLeft))));
     for (uint32_t s : gp_slots_) keep(as_.ldr(gp_home(s), slot_mem(s)));
     for (uint32_t s : fp_slots_) keep(as_.ldr(fp_home(s), slot_mem(s)));
+    load_walk();
+    load_caches();
   }
 
   // ---- frame of the native function -----------------------------------------------------------
@@ -421,6 +581,7 @@ class Lowerer {
     keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(row_var_))));  // no row known
     if (walk_var_) keep(as_.str(A::xzr, walk_mem(kWalkIp)));  // no walk
     if (walk_var_) keep(as_.str(A::xzr, walk_mem(kWalkSite)));
+    if (reg_walk_) keep(as_.stp(A::xzr, A::xzr, walk_mem(kWalkRun)));  // kLeft 0 while no walk goes
     for (auto& [pc, var] : site_var_) keep(as_.str(A::xzr, aj::arm::ptr(A::sp, static_cast<int32_t>(var))));  // no lookup yet
     keep(as_.mov(kCore, A::x0));
     keep(as_.mov(kBase, A::x1));
@@ -501,9 +662,12 @@ class Lowerer {
   void call_c(uint64_t fn) {
     for (size_t i = kGpCallee; i < gp_slots_.size(); ++i) keep(as_.str(gp_home(gp_slots_[i]), slot_mem(gp_slots_[i])));
     for (size_t i = kFpCallee; i < fp_slots_.size(); ++i) keep(as_.str(fp_home(fp_slots_[i]), slot_mem(fp_slots_[i])));
+    store_walk();
     call(fn);
     for (size_t i = kGpCallee; i < gp_slots_.size(); ++i) keep(as_.ldr(gp_home(gp_slots_[i]), slot_mem(gp_slots_[i])));
     for (size_t i = kFpCallee; i < fp_slots_.size(); ++i) keep(as_.ldr(fp_home(fp_slots_[i]), slot_mem(fp_slots_[i])));
+    load_walk();  // (pure_jit_st_iter_rows writes the walk it is given: its new cursor)
+    load_caches();  // (caller-saved registers; x0/x1, the result, kept)
   }
 
   // text_retain (up) or text_release of the text in `t` (x12 or x14; null, or a store text: not
@@ -781,6 +945,163 @@ class Lowerer {
     }
   }
 
+  // ITER_NEXT at pc on an iterator (slot B's), rows of `width` cells expected: the step spent
+  // first (subs: below zero, given back out of line before pure_step, which spends it again and
+  // faults); every way on from here but the slow one keeps it. inline_next: the next instruction
+  // follows (else a branch to it).
+  void iter_next_iterator(uint32_t pc, uint32_t width, bool inline_next) {
+    const Instr& in = fn_.code[pc];
+    const A::Gp s1 = A::x9, s2 = A::x10, s3 = A::x11;
+    aj::Label slow = as_.newLabel();
+    cold_.push_back([this, slow, pc, v = version_] {
+      as_.bind(slow);
+      version_ = v;
+      keep(as_.add(kSteps, kSteps, 1));
+      step(pc);
+    });
+    // another width (a text's pieces have none): with the step spent, pure_jit_iter_next_piece
+    // if there is one to call, else the slow path
+    aj::Label other = slow;
+    if (calls_.iter_next_piece) {
+      other = as_.newLabel();
+      cold_.push_back([this, other, slow, pc, v = version_] {
+        as_.bind(other);
+        version_ = v;
+        next_piece(pc, slow);
+      });
+    }
+    aj::Label refill = as_.newLabel();
+    keep(as_.ldr(s1, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreIters))));
+    A::Gp index = gp_in(in.b, s2);
+    if ((iter_.size & (iter_.size - 1)) == 0) {
+      keep(as_.add(s1, s1, index, aj::arm::lsl(static_cast<uint32_t>(__builtin_ctz(iter_.size)))));  // the iterator
+    } else {
+      keep(as_.mov(s3, static_cast<uint64_t>(iter_.size)));
+      keep(as_.mul(s3, index, s3));
+      keep(as_.add(s1, s1, s3));  // the iterator
+    }
+    keep(as_.subs(kSteps, kSteps, 1));
+    keep(as_.b(CC::kLT, slow));
+    // run and run_left side by side: one ldp and one stp (x13 = run, x12 = run_left)
+    bool pair = iter_.run_left == iter_.run + 8 && iter_.run % 8 == 0 && iter_.run <= 504;
+    if (pair) {
+      keep(as_.ldp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+    } else {
+      keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+    }
+    keep(as_.cbz(A::x12, refill));
+    keep(as_.ldr(A::w10, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
+    keep(as_.cmp(A::w10, width));
+    keep(as_.b(CC::kNE, other));
+    if (!pair) keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+    copy_row(in, width, A::x13);
+    keep(as_.add(A::x13, A::x13, 8 * width));
+    keep(as_.sub(A::x12, A::x12, 1));
+    if (pair) {
+      keep(as_.stp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+    } else {
+      keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
+      keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
+    }
+    if (inline_next) next(pc);
+    else keep(as_.b(target(pc + 1)));
+    cold_.push_back([this, refill, other, pc, width, v = version_] {
+      // the run is empty: for an iterator whose rows come in runs of this width (vm/lists.cpp
+      // st_iter), the step spent, the next run (x0 = its first row, x1 = 0 when the rows are
+      // done; the iterator's run is set for the rest)
+      as_.bind(refill);
+      version_ = v;
+      const Instr& in = fn_.code[pc];
+      keep(as_.ldr(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.width))));
+      keep(as_.cmp(A::w13, width));
+      keep(as_.b(CC::kNE, other));
+      // the whole walk was one run (a flat form's prefix): done, as take_leaf_run would say
+      keep(as_.ldrb(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.one_run))));
+      keep(as_.cbnz(A::w13, target(jump_target(pc))));
+      keep(as_.mov(A::x0, A::x9));
+      call_c(calls_.iter_refill);
+      keep(as_.cbz(A::x1, target(jump_target(pc))));
+      copy_row(in, width, A::x0);
+      keep(as_.b(target(pc + 1)));
+    });
+  }
+
+  // The ST_ITER of the register walk (reg_walk_): the rows into kRun/kLeft, by the site's own
+  // lookup once it is filled (as for a walk in the frame, below in lower()) or through
+  // pure_jit_st_iter_rows (its cursor read back by call_c; 2, an iterator in slot A: kLeft 0).
+  void st_iter_reg_walk(uint32_t pc) {
+    const Instr& in = fn_.code[pc];
+    aj::Label faulted = as_.newLabel();
+    auto call_rows = [this, pc, faulted] {
+      const Instr& in = fn_.code[pc];
+      for (uint32_t i = 0; i < st_iter_keys(in); ++i) store_slot(in.c + i);
+      keep(as_.mov(A::x0, kCore));
+      keep(as_.mov(A::x1, kBase));
+      keep(as_.mov(A::x2, addr(&in)));
+      keep(as_.mov(A::x3, static_cast<uint64_t>(iter_row_width(fn_.code, walk_q_.at(pc)))));
+      keep(as_.str(A::x3, walk_mem(kWalkWidth)));
+      keep(as_.add(A::x3, A::sp, walk_var_));
+      call_c(calls_.st_iter_rows);
+      keep(as_.cbz(A::x0, faulted));
+      reload_slot(in.a);
+      keep(as_.cmp(A::x0, 2));
+      keep(as_.csel(kLeft, A::xzr, kLeft, CC::kEQ));
+    };
+    cold_.push_back([this, faulted, a = in.a] {
+      as_.bind(faulted);
+      write_back_except(a);
+      keep(as_.mov(A::x0, addr(vm::kFaulted)));
+      keep(as_.b(done_));
+    });
+    if (!site_var_.count(pc)) {
+      call_rows();
+      return next(pc);
+    }
+    const uint32_t width = iter_row_width(fn_.code, walk_q_.at(pc));
+    const int32_t site = static_cast<int32_t>(site_var_.at(pc));
+    aj::Label call_it = as_.newLabel(), empty = as_.newLabel(), begun = as_.newLabel();
+    keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site)));
+    keep(as_.cbz(A::x9, call_it));
+    keep(as_.ldr(A::x10, aj::arm::ptr(A::sp, site + 8)));
+    keep(as_.ldr(A::x11, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.limit))));
+    keep(as_.ldr(A::x12, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.used))));
+    keep(as_.cmp(A::x12, A::x11));
+    keep(as_.b(CC::kGT, call_it));
+    A::Gp key = gp_in(in.c, A::x14);
+    keep(as_.ldp(A::x10, A::x11, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, base)))));
+    keep(as_.sub(A::x10, key, A::x10));
+    keep(as_.cmp(A::x10, A::x11));
+    keep(as_.b(CC::kHS, empty));
+    keep(as_.add(A::x9, A::x9, A::x10, aj::arm::lsl(2)));
+    keep(as_.ldp(A::w10, A::w11, aj::arm::ptr(A::x9)));
+    keep(as_.sub(kLeft, A::x11, A::x10));
+    // the first row: rows + first * row_bytes, where row_bytes is width cells (pure_jit_st_iter_rows
+    // fills the site only for a dense form of the walk's width)
+    keep(as_.ldr(A::x13, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, rows)))));
+    const uint32_t row_bytes = 8 * width;
+    if ((row_bytes & (row_bytes - 1)) == 0) {
+      keep(as_.add(kRun, A::x13, A::x10, aj::arm::lsl(static_cast<uint32_t>(__builtin_ctz(row_bytes)))));
+    } else {
+      keep(as_.mov(A::x12, static_cast<uint64_t>(row_bytes)));
+      keep(as_.madd(kRun, A::x10, A::x12, A::x13));
+    }
+    as_.bind(begun);
+    keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, ip)))));
+    keep(as_.str(A::x9, walk_mem(kWalkIp)));
+    next(pc);
+    cold_.push_back([this, empty, begun, call_it, call_rows, pc, site, v = version_] {
+      version_ = v;
+      as_.bind(empty);  // no rows with this key
+      keep(as_.mov(kLeft, 0));
+      keep(as_.b(begun));
+      as_.bind(call_it);
+      keep(as_.add(A::x9, A::sp, static_cast<uint32_t>(site)));
+      keep(as_.str(A::x9, walk_mem(kWalkSite)));
+      call_rows();
+      keep(as_.b(target(pc + 1)));
+    });
+  }
+
   void lower(uint32_t pc) {
     const Instr& in = fn_.code[pc];
     switch (lowering_of(in.op)) {
@@ -1016,6 +1337,12 @@ class Lowerer {
       case Op::JLT_INT_K: case Op::JGE_INT_K: {
         A::Gp x = gp_in(in.b, s1);
         int64_t k = static_cast<int16_t>(in.c);
+        if (k == 0 && jump_target(pc) < in_region_.size() && in_region_[jump_target(pc)]) {
+          // against 0: the sign bit (tbnz / tbz, whose reach of 32 KiB a loop's code stays within)
+          aj::Label to = target(jump_target(pc));
+          keep(in.op == Op::JLT_INT_K ? as_.tbnz(x, 63, to) : as_.tbz(x, 63, to));
+          return next(pc);
+        }
         if (k >= 0 && k < 4096) keep(as_.cmp(x, k));
         else if (k < 0 && k > -4096) keep(as_.cmn(x, -k));
         else keep(as_.mov(s2, static_cast<uint64_t>(k))), keep(as_.cmp(x, s2));
@@ -1072,6 +1399,21 @@ class Lowerer {
           // place (EventList::get / set_value; a bool slot holds 0 or 1, so its low byte is the
           // row); else pure_step does the rest or faults, as for a plain list
           aj::Label slow = slow_path(pc);
+          if (const Cache* c = cache_of(in.b)) {
+            // the list's count and bytes in registers (the second version's cache)
+            A::Gp pos = gp_in(in.c, s2);
+            keep(as_.cmp(pos, c->count));
+            keep(as_.b(CC::kHS, slow));
+            if (in.op == Op::SEQ_GET) {
+              A::Gp r = home_[in.a].kind == Home::Gp ? gp_home(in.a) : A::Gp(A::x12);
+              keep(as_.ldrb(r.w(), aj::arm::ptr(c->data, pos)));
+              gp_commit(in.a, r);
+            } else {
+              A::Gp v = gp_in(in.a, A::x12);
+              keep(as_.strb(v.w(), aj::arm::ptr(c->data, pos)));
+            }
+            return next(pc);
+          }
           A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
           if (!known_as(in.b, kAssumeNarrow)) {
             keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.narrow))));
@@ -1094,28 +1436,36 @@ class Lowerer {
         // a plain sequence (one non-text cell per row) in range: its cell in place (the checks of
         // exec_SEQ_GET / exec_SEQ_SET); else pure_step does the rest or faults
         aj::Label slow = slow_path(pc);
-        A::Gp l = gp_in(in.b, s1), pos = gp_in(in.c, s2);
-        if (!known_as(in.b, kAssumePlain)) {
-          keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
-          keep(as_.cbz(A::w11, slow));
+        A::Gp pos = gp_in(in.c, s2), rows = s3;
+        if (const Cache* c = cache_of(in.b)) {
+          // the list's count and cells in registers (the second version's cache)
+          keep(as_.cmp(pos, c->count));
+          keep(as_.b(CC::kHS, slow));
+          rows = c->data;
+        } else {
+          A::Gp l = gp_in(in.b, s1);
+          if (!known_as(in.b, kAssumePlain)) {
+            keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
+            keep(as_.cbz(A::w11, slow));
+          }
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
+          keep(as_.cmp(pos, s3));
+          keep(as_.b(CC::kHS, slow));
+          keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
         }
-        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.count))));
-        keep(as_.cmp(pos, s3));
-        keep(as_.b(CC::kHS, slow));
-        keep(as_.ldr(s3, aj::arm::ptr(l, static_cast<int32_t>(layout_.begin))));
         if (in.op == Op::SEQ_GET) {
           if (home_[in.a].kind == Home::Fp) {
-            keep(as_.ldr(fp_home(in.a), aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+            keep(as_.ldr(fp_home(in.a), aj::arm::ptr(rows, pos, aj::arm::lsl(3))));
           } else {
             A::Gp r = gp_out(in.a, A::x12);
-            keep(as_.ldr(r, aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+            keep(as_.ldr(r, aj::arm::ptr(rows, pos, aj::arm::lsl(3))));
             gp_commit(in.a, r);
           }
         } else if (home_[in.a].kind == Home::Fp) {
-          keep(as_.str(fp_home(in.a), aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+          keep(as_.str(fp_home(in.a), aj::arm::ptr(rows, pos, aj::arm::lsl(3))));
         } else {
           A::Gp v = gp_in(in.a, A::x12);
-          keep(as_.str(v, aj::arm::ptr(s3, pos, aj::arm::lsl(3))));
+          keep(as_.str(v, aj::arm::ptr(rows, pos, aj::arm::lsl(3))));
         }
         return next(pc);
       }
@@ -1141,6 +1491,9 @@ class Lowerer {
           keep(as_.ldrb(A::w11, aj::arm::ptr(l, static_cast<int32_t>(layout_.plain))));
           keep(as_.cbz(A::w11, slow));
         }
+        // (a cached list pushed onto under another slot keeps its cache: the count only grows, so
+        // an older one sends the new rows' positions to pure_step, after which the cache is
+        // read again; the rows move only when pure_step grows the list)
         push_cell(in, l, slow);
         return next(pc);
       }
@@ -1269,6 +1622,60 @@ class Lowerer {
           return;
         }
         if (!width) return step(pc);
+        if (walks(pc) && reg_walk_) {
+          // the loop's one walk, its cursor in kRun/kLeft: the step spent, then the next row (only
+          // the cells some instruction reads); kLeft 0 is the walk's end or no walk (an iterator),
+          // told apart out of line by the walk's ip
+          aj::Label spent = as_.newLabel(), empty = as_.newLabel(), iterator = as_.newLabel();
+          keep(as_.subs(kSteps, kSteps, 1));
+          keep(as_.b(CC::kLT, spent));
+          keep(as_.cbz(kLeft, empty));
+          for (uint32_t i = 0; i < width; ++i) {
+            if (!cell_needed(in, i)) continue;
+            uint32_t slot = in.a + i;
+            aj::arm::Mem cell = aj::arm::ptr(kRun, static_cast<int32_t>(8 * i));
+            if (home_[slot].kind == Home::Fp) {
+              keep(as_.ldr(fp_home(slot), cell));
+            } else {
+              A::Gp r = gp_out(slot, A::x14);
+              keep(as_.ldr(r, cell));
+              gp_commit(slot, r);
+            }
+          }
+          keep(as_.add(kRun, kRun, 8 * width));
+          keep(as_.sub(kLeft, kLeft, 1));
+          next(pc);
+          cold_.push_back([this, spent, empty, iterator, pc, width, v = version_] {
+            version_ = v;
+            // the budget spent: a walk leaves here (the iterator made on the way out, and the
+            // interpreter's ITER_NEXT faults); an iterator's ITER_NEXT runs its own way
+            as_.bind(spent);
+            keep(as_.add(kSteps, kSteps, 1));
+            keep(as_.ldr(A::x9, walk_mem(kWalkIp)));
+            keep(as_.cbnz(A::x9, leave_at(pc)));
+            keep(as_.b(iterator));
+            // no row left: a walk's rows are done (on to IMM, or past it when it is the walk's
+            // ITER_END, which would only clear the ip); else the iterator's way, the step given back
+            as_.bind(empty);
+            keep(as_.ldr(A::x9, walk_mem(kWalkIp)));
+            aj::Label other = as_.newLabel();
+            keep(as_.cbz(A::x9, other));
+            uint32_t to = jump_target(pc);
+            auto w = walk_of_.find(to);
+            if (to + 1 < in_region_.size() && in_region_[to] && in_region_[to + 1] && fn_.code[to].op == Op::ITER_END &&
+                w != walk_of_.end() && w->second == walk_of_.at(pc)) {
+              keep(as_.str(A::xzr, walk_mem(kWalkIp)));
+              keep(as_.b(target(to + 1)));
+            } else {
+              keep(as_.b(target(to)));
+            }
+            as_.bind(other);
+            keep(as_.add(kSteps, kSteps, 1));
+            as_.bind(iterator);
+            iter_next_iterator(pc, width, false);
+          });
+          return;
+        }
         if (walks(pc)) {
           // a walk of native code's own (ST_ITER found the rows): the same step, and the next row
           // from the frame's run; with the budget spent, leave here (the iterator is made on the
@@ -1292,85 +1699,14 @@ class Lowerer {
           });
           as_.bind(iterator);
         }
-        // the step is spent first (subs: below zero, given back out of line before pure_step,
-        // which spends it again and faults); every way on from here but the slow one keeps it
-        aj::Label slow = as_.newLabel();
-        cold_.push_back([this, slow, pc, v = version_] {
-          as_.bind(slow);
-          version_ = v;
-          keep(as_.add(kSteps, kSteps, 1));
-          step(pc);
-        });
-        // another width (a text's pieces have none): with the step spent, pure_jit_iter_next_piece
-        // if there is one to call, else the slow path
-        aj::Label other = slow;
-        if (calls_.iter_next_piece) {
-          other = as_.newLabel();
-          cold_.push_back([this, other, slow, pc, v = version_] {
-            as_.bind(other);
-            version_ = v;
-            next_piece(pc, slow);
-          });
-        }
-        aj::Label refill = as_.newLabel();
-        keep(as_.ldr(s1, aj::arm::ptr(kCore, static_cast<int32_t>(vm::kCoreIters))));
-        A::Gp index = gp_in(in.b, s2);
-        if ((iter_.size & (iter_.size - 1)) == 0) {
-          keep(as_.add(s1, s1, index, aj::arm::lsl(static_cast<uint32_t>(__builtin_ctz(iter_.size)))));  // the iterator
-        } else {
-          keep(as_.mov(s3, static_cast<uint64_t>(iter_.size)));
-          keep(as_.mul(s3, index, s3));
-          keep(as_.add(s1, s1, s3));  // the iterator
-        }
-        keep(as_.subs(kSteps, kSteps, 1));
-        keep(as_.b(CC::kLT, slow));
-        // run and run_left side by side: one ldp and one stp (x13 = run, x12 = run_left)
-        bool pair = iter_.run_left == iter_.run + 8 && iter_.run % 8 == 0 && iter_.run <= 504;
-        if (pair) {
-          keep(as_.ldp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
-        } else {
-          keep(as_.ldr(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
-        }
-        keep(as_.cbz(A::x12, refill));
-        keep(as_.ldr(A::w10, aj::arm::ptr(s1, static_cast<int32_t>(iter_.width))));
-        keep(as_.cmp(A::w10, width));
-        keep(as_.b(CC::kNE, other));
-        if (!pair) keep(as_.ldr(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
-        copy_row(in, width, A::x13);
-        keep(as_.add(A::x13, A::x13, 8 * width));
-        keep(as_.sub(A::x12, A::x12, 1));
-        if (pair) {
-          keep(as_.stp(A::x13, A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
-        } else {
-          keep(as_.str(A::x13, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run))));
-          keep(as_.str(A::x12, aj::arm::ptr(s1, static_cast<int32_t>(iter_.run_left))));
-        }
-        next(pc);
-        cold_.push_back([this, refill, other, pc, width, v = version_] {
-          // the run is empty: for an iterator whose rows come in runs of this width (vm/lists.cpp
-          // st_iter), the step spent, the next run (x0 = its first row, x1 = 0 when the rows are
-          // done; the iterator's run is set for the rest)
-          as_.bind(refill);
-          version_ = v;
-          const Instr& in = fn_.code[pc];
-          keep(as_.ldr(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.width))));
-          keep(as_.cmp(A::w13, width));
-          keep(as_.b(CC::kNE, other));
-          // the whole walk was one run (a flat form's prefix): done, as take_leaf_run would say
-          keep(as_.ldrb(A::w13, aj::arm::ptr(A::x9, static_cast<int32_t>(iter_.one_run))));
-          keep(as_.cbnz(A::w13, target(jump_target(pc))));
-          keep(as_.mov(A::x0, A::x9));
-          call_c(calls_.iter_refill);
-          keep(as_.cbz(A::x1, target(jump_target(pc))));
-          copy_row(in, width, A::x0);
-          keep(as_.b(target(pc + 1)));
-        });
+        iter_next_iterator(pc, width, true);
         return;
       }
       case Op::ST_ITER: {
         // vm::st_iter through pure_jit_st_iter: the key slots in the frame before it, the
         // iterator's slot A read back after it (the call writes no other slot); a fault leaves
         // with the frame current but for A, which the call wrote
+        if (reg_walk_ && walks(pc)) return st_iter_reg_walk(pc);
         if (site_var_.count(pc)) {
           // the site's lookup (filled by an earlier pass): with the meter not over its limit, the
           // dense index read as FlatList::rows_of reads it, into the walk; else the call below
@@ -1437,10 +1773,12 @@ class Lowerer {
         // vm::release_iterators through pure_jit_iter_end: touches no slot, never faults
         aj::Label iterator = as_.newLabel();
         if (walks(pc)) {
-          // the end of a walk of native code's own: nothing to release
+          // the end of a walk of native code's own: nothing to release (the register walk's kLeft
+          // 0 again: no walk goes)
           keep(as_.ldr(s1, walk_mem(kWalkIp)));
           keep(as_.cbz(s1, iterator));
           keep(as_.str(A::xzr, walk_mem(kWalkIp)));
+          if (reg_walk_) keep(as_.mov(kLeft, 0));
           keep(as_.b(target(pc + 1)));
         }
         as_.bind(iterator);

@@ -272,7 +272,8 @@ constexpr uint32_t kHS = 0x2;
 
 TEST_CASE("a64: SEQ_GET/SEQ_SET hinted narrow read and write the list's byte in place, checked narrow and in range") {
   // LOOP; s3 = s1[s0] (SEQ_GET, IMM 1); s1[s0] = s3 (SEQ_SET, IMM 1); s0 += 1; if s0 < s2 go back.
-  // By weight: s0 in x22, s1 (the list) in x23, s3 in x24, s2 in x25.
+  // By weight: s0 in x22, s3 in x23, s2 in x24, and s1 (the list, cached in the second version:
+  // its count in x15, its bytes in x8) last, in x25.
   auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::SEQ_GET, 3, 1, 0, 1}, Instr{Op::SEQ_SET, 3, 1, 0, 1},
                      Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -4}});
   Emitted e = emit(*f);
@@ -286,11 +287,11 @@ TEST_CASE("a64: SEQ_GET/SEQ_SET hinted narrow read and write the list's byte in 
       if (contains(std::vector<uint32_t>(e.words.begin() + static_cast<long>(i), e.words.begin() + static_cast<long>(i + seq.size())), seq)) ++n;
     return n;
   };
-  const W narrow_check{ldrb_imm(11, 23, layout.narrow)}, cbz_check = cbz_w(11);
-  const std::vector<W> get = {{ldr_x_at(11, 23, layout.count)}, {0xEB0B02DF}, b_cond(kHS), {ldr_x_at(11, 23, layout.bytes)},
-                              {ldrb_reg(24, 11, 22)}};
-  const std::vector<W> set = {{ldr_x_at(11, 23, layout.count)}, {0xEB0B02DF}, b_cond(kHS), {ldr_x_at(11, 23, layout.bytes)},
-                              {strb_reg(24, 11, 22)}};
+  const W narrow_check{ldrb_imm(11, 25, layout.narrow)}, cbz_check = cbz_w(11);
+  const std::vector<W> get = {{ldr_x_at(11, 25, layout.count)}, {0xEB0B02DF}, b_cond(kHS), {ldr_x_at(11, 25, layout.bytes)},
+                              {ldrb_reg(23, 11, 22)}};
+  const std::vector<W> set = {{ldr_x_at(11, 25, layout.count)}, {0xEB0B02DF}, b_cond(kHS), {ldr_x_at(11, 25, layout.bytes)},
+                              {strb_reg(23, 11, 22)}};
   // the general version checks the narrow flag at each instruction
   std::vector<W> checked_get = {narrow_check, cbz_check};
   checked_get.insert(checked_get.end(), get.begin(), get.end());
@@ -298,14 +299,17 @@ TEST_CASE("a64: SEQ_GET/SEQ_SET hinted narrow read and write the list's byte in 
   checked_set.insert(checked_set.end(), set.begin(), set.end());
   CHECK(count_of(checked_get) == 1);
   CHECK(count_of(checked_set) == 1);
-  // the second version, entered when s1 is narrow (checked once at entry), does not
-  CHECK(count_of({{ldrb_imm(10, 23, layout.narrow)}, cbz_w(10)}) == 1);
-  CHECK(count_of(get) == 2);
-  CHECK(count_of(set) == 2);
+  // the second version, entered when s1 is narrow (checked once at entry), does not, and reads
+  // s1's count and bytes once there (x15, x8): its accesses are a compare and the byte
+  CHECK(count_of({{ldrb_imm(10, 25, layout.narrow)}, cbz_w(10), {ldr_x_at(15, 25, layout.count)}, {ldr_x_at(8, 25, layout.bytes)}}) == 1);
+  CHECK(count_of(get) == 1);
+  CHECK(count_of(set) == 1);
+  CHECK(count_of({{0xEB0F02DF}, b_cond(kHS), {ldrb_reg(23, 8, 22)}}) == 1);  // cmp x22, x15; b.hs; ldrb w23, [x8, x22]
+  CHECK(count_of({{0xEB0F02DF}, b_cond(kHS), {strb_reg(23, 8, 22)}}) == 1);  // cmp x22, x15; b.hs; strb w23, [x8, x22]
   CHECK(count_of({narrow_check}) == 2);
   // never the plain flag, and never a cell (8-byte) access of the rows
-  CHECK(count_of({{ldrb_imm(11, 23, layout.plain)}}) == 0);
-  CHECK(count_of({{ldrb_imm(10, 23, layout.plain)}}) == 0);
+  CHECK(count_of({{ldrb_imm(11, 25, layout.plain)}}) == 0);
+  CHECK(count_of({{ldrb_imm(10, 25, layout.plain)}}) == 0);
   CHECK(e.text.find("lsl #3") == std::string::npos);
 
   // a list a SEQ_PUSH (a plain list's path) and a narrow SEQ_GET both use is assumed neither: no
@@ -316,6 +320,35 @@ TEST_CASE("a64: SEQ_GET/SEQ_SET hinted narrow read and write the list's byte in 
   CAPTURE(h.text);
   CHECK(h.text.find("ldrb w10") == std::string::npos);
   CHECK(h.text.find("ldrb w11") != std::string::npos);
+}
+
+TEST_CASE("a64: the second version keeps a list's count and cells in registers when nothing in the loop replaces or pushes it") {
+  // LOOP; s3 = s1[s0]; if s3 >= 0 skip the next; s1[s0] = s4; s0 += 1; if s0 < s2 go back
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::SEQ_GET, 3, 1, 0, 0}, Instr{Op::JGE_INT_K, 0, 3, 0, 2},
+                     Instr{Op::SEQ_SET, 4, 1, 0, 0}, Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -5}});
+  Emitted e = emit(*f);
+  CAPTURE(e.text);
+  const pure::rt::EventList::NativeLayout layout = pure::rt::EventList::native_layout();
+  if (!layout.ok) return;
+  // by weight: s0 x22, s3 x23, s2 x24, s4 x25, s1 (cached: count x15, cells x8) x26
+  auto ldr_at = [](uint32_t t, uint32_t n, uint32_t off) { return W{0xF9400000u | (off / 8) << 10 | n << 5 | t}; };
+  // at the second version's entry, after s1's plain check
+  CHECK(contains(e.words, {cbz_w(10), ldr_at(15, 26, layout.count), ldr_at(8, 26, layout.begin)}));
+  CHECK(contains(e.words, {{0xEB0F02DF}, b_cond(kHS), {0xF8767917}}));  // cmp x22, x15; b.hs; ldr x23, [x8, x22, lsl #3]
+  CHECK(contains(e.words, {{0xEB0F02DF}, b_cond(kHS), {0xF8367919}}));  // cmp x22, x15; b.hs; str x25, [x8, x22, lsl #3]
+  // s3 >= 0 against 0: the sign bit
+  CHECK(contains(e.words, {{0xB6F80017, 0xFFF8001F}}));  // tbz x23, #63, <the ADDI_INT>
+  // pure_step (an access out of range) may grow any list: the cache read again after it
+  size_t call = e.text.find("blr x16");
+  REQUIRE(call != std::string::npos);
+  CHECK(e.text.find("ldr x15, [x26", call) != std::string::npos);
+  // a list the loop pushes onto is not cached (its count changes at every pass)
+  auto g = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::SEQ_GET, 3, 1, 0, 0}, Instr{Op::SEQ_PUSH, 3, 1, 0, 0},
+                     Instr{Op::ADDI_INT, 0, 0, 0, 1}, Instr{Op::JLT_INT, 0, 0, 2, -4}});
+  Emitted h = emit(*g);
+  CAPTURE(h.text);
+  CHECK(h.text.find("ldrb w10") != std::string::npos);  // (it has its second version)
+  CHECK(h.text.find("x15") == std::string::npos);
 }
 
 namespace {
@@ -449,10 +482,13 @@ TEST_CASE("a64: ST_ITER and ITER_END are their runtime calls, and an empty run i
                            W{0xF9400419}}));           // ldr x25, [x0, #8]: s4
 }
 
-TEST_CASE("a64: a prefix walk of native code's own: rows from the frame's run, ITER_END without a call, the iterator made on the way out") {
-  // the loop of the test above, with pure_jit_st_iter_rows and pure_jit_walk_materialize to call
-  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::ST_ITER, 5, 0, 1, 1}, Instr{Op::ITER_NEXT, 3, 5, pure::vm::kNoLoopIndex, 2},
-                     Instr{Op::JUMP, 0, 0, 0, -1}, Instr{Op::ITER_END, 0, 5, 0, 0}, Instr{Op::JUMP, 0, 0, 0, -5}});
+TEST_CASE("a64: a prefix walk of native code's own: its cursor in x15/x8, only the cells read, ITER_END without a call, the iterator made on the way out") {
+  // LOOP; s5 = the walk of list 0 by the prefix in s1; its rows (s3, s4) until done (to pc 5);
+  // s6 += s4 (s3 is read nowhere); ITER_END of s5; back to the LOOP
+  auto f = one_loop({Instr{Op::LOOP, 0, 0, 0, 0}, Instr{Op::ST_ITER, 5, 0, 1, 1}, Instr{Op::ITER_NEXT, 3, 5, pure::vm::kNoLoopIndex, 3},
+                     Instr{Op::ADD_INT, 6, 6, 4, 0}, Instr{Op::JUMP, 0, 0, 0, -2}, Instr{Op::ITER_END, 0, 5, 0, 0},
+                     Instr{Op::JUMP, 0, 0, 0, -6}});
+  REQUIRE(pure::jit::iter_row_width(f->code, 2) == 2);
   Emitted e = emit(*f, 0, true);
   CAPTURE(e.text);
   // ST_ITER is st_iter_rows (x3 = the walk, its width stored in it), never st_iter; the epilogue
@@ -466,27 +502,38 @@ TEST_CASE("a64: a prefix walk of native code's own: rows from the frame's run, I
                            W{0xF90003E3, 0xFFC003FF},  // str x3, [sp, #<the walk's width>]
                            W{0x910003E3, 0xFFC003FF}}));  // add x3, sp, #<the walk>
   CHECK(e.text.find("x4") == std::string::npos);  // (x4..x8 hold slots across calls)
-  // the walk's ITER_NEXT: run and run_left from the frame (x13, x12), the row into s3 s4 (x24,
-  // x25), both back with one stp
+  // by weight: s4 x22, s6 x23, s1 (the key) x24, s5 x25 (ITER_END's); the walk's ITER_NEXT: the
+  // step, the end of the rows (x8 = run_left 0), s4 from the run (x15), the cursor moved, the body
+  CHECK(contains(e.words, {W{0xf10006b5},                 // subs x21, x21, #1
+                           b_cond(kLT),                   // b.lt <the budget spent>
+                           W{0xB4000008, 0xFF00001F},     // cbz x8 <no row left: the end, or an iterator>
+                           W{0xF94005F6},                 // ldr x22, [x15, #8]: s4
+                           W{0x910041EF},                 // add x15, x15, #16
+                           W{0xD1000508},                 // sub x8, x8, #1
+                           W{0xAB1602F7}}));              // adds x23, x23, x22: s6 += s4
+  for (uint32_t w : e.words) CHECK((w & 0xFFFFFFE0) != 0xF94001E0);  // no ldr of [x15, #0]: s3 is read nowhere
+  // the cursor to the frame's walk around calls and where code leaves, and back after
   constexpr uint32_t kPairOffset = 0xFFC07FFF;
-  CHECK(contains(e.words, {W{0xA9400000u | 12u << 10 | 31u << 5 | 13u, kPairOffset},  // ldp x13, x12, [sp, #<run>]
-                           W{0xB400000C, 0xFF00001F},                                  // cbz x12 <the rows are done>
-                           W{ldr_x(24, 13, 0)}, W{ldr_x(25, 13, 8)},
-                           W{0x91000000u | 16u << 10 | 13u << 5 | 13u},  // add x13, x13, #16
-                           W{0xD1000000u | 1u << 10 | 12u << 5 | 12u},   // sub x12, x12, #1
-                           W{0xA9000000u | 12u << 10 | 31u << 5 | 13u, kPairOffset}}));  // stp x13, x12, [sp, #<run>]
-  // the ST_ITER's own lookup, once its site is filled: key (s1, x23) - base against the span, then
-  // the two row numbers of the dense index
-  CHECK(contains(e.words, {W{0xCB0A02EA},               // sub x10, x23, x10
+  CHECK(contains(e.words, {W{0xA90023EF, kPairOffset}}));  // stp x15, x8, [sp, #<run>]
+  CHECK(contains(e.words, {W{0xA94023EF, kPairOffset}}));  // ldp x15, x8, [sp, #<run>]
+  // the ST_ITER's own lookup, once its site is filled: key (s1, x24) - base against the span, the
+  // two row numbers of the dense index: run_left into x8, the first row (16 bytes a row) into x15
+  CHECK(contains(e.words, {W{0xCB0A030A},               // sub x10, x24, x10
                            W{0xEB0B015F},               // cmp x10, x11
                            b_cond(0x2),                 // b.hs <no rows with this key>
                            W{0x8B0A0929},               // add x9, x9, x10, lsl #2
                            W{0x29402D2A},               // ldp w10, w11, [x9]
-                           W{0xCB0A016B}}));            // sub x11, x11, x10: the rows
-  // its ITER_END: the walk's ST_ITER cleared (str xzr, [sp, #<ip>]), no call
-  CHECK(contains(e.words, {W{0xF90003FF, 0xFFC003FF}}));
+                           W{0xCB0A0168},               // sub x8, x11, x10: the rows
+                           W{0xF94003ED, 0xFFC003FF},   // ldr x13, [sp, #<the site's rows>]
+                           W{0x8B0A11AF}}));            // add x15, x13, x10, lsl #4
+  // after st_iter_rows: 2 (an iterator in slot A) leaves x8 0
+  CHECK(contains(e.words, {W{0xF100081F},               // cmp x0, #2
+                           W{0x9A8803E8}}));            // csel x8, xzr, x8, eq
+  // its ITER_END: the walk's ST_ITER cleared (str xzr, [sp, #<ip>]), x8 0, no call
+  CHECK(contains(e.words, {W{0xF90003FF, 0xFFC003FF}, W{0xD2800008}}));
   // without the walk calls the same loop plans no walk
   Emitted plain = emit(*f);
   CHECK(plain.text.find("x16, 36864") == std::string::npos);
   CHECK(plain.text.find("x16, 24576") != std::string::npos);
+  CHECK(plain.text.find("x15") == std::string::npos);
 }

@@ -1418,6 +1418,139 @@ TEST_CASE("jit: prefix walks left in the middle (a call, a fault, return, the bu
   CHECK(finished > 3);
 }
 
+// The AArch64 JIT keeps the one walk of a loop in registers (its cursor written to the frame only
+// where code leaves or calls), loads only the row's cells some instruction reads before they are
+// written again, and in a loop's second version keeps the count and cells of a list nothing in the
+// loop replaces or pushes onto in registers (jit-aarch64/a64_lower.cpp, plan_registers): BFS (e.src
+// read nowhere), a list read in the walk and pushed onto under another name (new rows past the
+// count it read), a list slot the walk replaces (never kept), e.src read only after a `break`, and
+// a position out of range of a kept list (its fault). Flat forms on and off, both engines, every
+// budget: the same bytes, steps and faults.
+const char* kWalkRegisters = R"(list edges by (src: int, dst: int) { w: int = 0 }
+event add(lo: int, hi: int, n: int) {
+  for i in lo .. hi {
+    for j in 0 .. i % 6 + 1 { edges[i, (i * 11 + j * 7 + 3) % n] = { w: (i * j + i) % 5 } }
+  }
+}
+query search(start: int, nodes: int) -> text {
+  let depth = repeat(-1, nodes)
+  let queue = seq int
+  depth[start] = 0
+  queue.push(start)
+  var head = 0
+  var depth_sum = 0
+  while head < queue.count() {
+    let v = queue[head]
+    head += 1
+    let d = depth[v]
+    depth_sum += d
+    for e in edges[v] {
+      if depth[e.dst] < 0 {
+        depth[e.dst] = d + 1
+        queue.push(e.dst)
+      }
+    }
+  }
+  return "{queue.count()} {depth_sum}"
+}
+query grow(n: int) -> int {
+  let seen = repeat(0, 8)
+  let more = seen
+  var t = 0
+  var v = 0
+  while v < n {
+    for e in edges[v] {
+      if e.dst < seen.count() { t = (t * 3 + seen[e.dst] + e.w) % 1000003 }
+      seen[e.dst % 8] = seen[e.dst % 8] + 1
+      if e.w == 2 { more.push(e.dst + v) }
+    }
+    v += 1
+  }
+  var h = 0
+  for k in 0 .. seen.count() { h = (h * 31 + seen[k]) % 1000003 }
+  return (t * 1000 + seen.count()) * 1000003 + h
+}
+query swap(n: int) -> int {
+  let a = repeat(1, 50)
+  let b = repeat(2, 50)
+  var cur = a
+  var t = 0
+  var v = 0
+  while v < n {
+    for e in edges[v] {
+      t = (t * 7 + cur[e.dst % 50] + e.src) % 1000003
+      if e.w == 1 { cur = b } else { cur = a }
+      cur[e.dst % 50] = t % 100
+    }
+    v += 1
+  }
+  return t * 10000 + a[7] * 100 + b[9]
+}
+query first_src(n: int) -> int {
+  var t = 0
+  var v = 0
+  while v < n {
+    var last = -1
+    for e in edges[v] {
+      if e.w == 3 {
+        last = e.src
+        break
+      }
+    }
+    t = (t * 5 + last + 2) % 1000003
+    v += 1
+  }
+  return t
+}
+query outside(n: int, size: int) -> int {
+  let d = repeat(0, size)
+  var t = 0
+  var v = 0
+  while v < n {
+    for e in edges[v] {
+      t += d[e.dst] + 1
+      d[e.dst] = t % 7
+    }
+    v += 1
+  }
+  return t
+}
+fn main() {
+  for k in 0 .. 6 {
+    let r = add(k * 50, k * 50 + 50, 300)
+    print("{r.ok}")
+  }
+  print(search(0, 300))
+  print(search(17, 300))
+  print(grow(300))
+  print(swap(300))
+  print(first_src(300))
+  print(outside(300, 300))
+  print(outside(300, 250))
+}
+)";
+
+TEST_CASE("jit: walks with their cursor in registers and lists kept in registers: the same bytes, steps and faults") {
+  FlatFormPolicy policy(50);
+  Config c;
+  c.max_steps = 10'000'000;
+  policy.set(0);  // flat forms off: the tree's cursors only
+  Run tree = run(kWalkRegisters, nullptr, c);
+  CHECK(tree.failed);
+  CHECK(contains(tree.error, "index 255 is out of range for a sequence of 250 items"));
+  CHECK(contains(tree.output, "200 1058\n250 1032\n541194822257755\n9878248459\n754078\n3231\n"));
+  policy.set(64u << 20);
+  uint64_t builds = pure::rt::store::flat_builds();
+  Run r = both(kWalkRegisters, c);
+  CHECK(pure::rt::store::flat_builds() > builds);
+  CHECK(r.output == tree.output);
+  CHECK(r.error == tree.error);
+  CHECK(r.compiled >= 6);
+  auto [spent, finished] = flat_budget_sweep(policy, kWalkRegisters, 300, 2100, 29, "out of range");
+  CHECK(spent > 30);
+  CHECK(finished > 3);
+}
+
 TEST_CASE("jit: background compiles (the normal mode) give the interpreter's bytes") {
   pure::jit::Options o;
   o.threshold = 0;
