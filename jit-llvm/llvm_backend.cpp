@@ -838,7 +838,7 @@ class ReusedCompiler final : public orc::IRCompileLayer::IRCompiler {
     auto buffer = MemoryBuffer::getMemBufferCopy(StringRef(object_.data(), object_.size()),
                                                  module.getModuleIdentifier() + "-jitted-objectbuffer");
     object_.clear();
-    return std::move(buffer);
+    return buffer;
   }
 
  private:
