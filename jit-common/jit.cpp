@@ -363,6 +363,18 @@ void Jit::stop() {
 void Jit::hot(const vm::Program& program, const vm::Function& function, uint32_t loop) {
   const vm::LoopInfo& info = function.loops[loop];
   const double cut = impl_->options.min_native_share;
+  bool waiting;  // checked before (Options::payoff): its share, and every other loop's, is known
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    waiting = impl_->passes.count(&info) != 0;
+  }
+  if (!waiting) hot_first(program, function, info, cut);
+  if (info.state.load(std::memory_order_relaxed) == static_cast<uint8_t>(vm::LoopState::Rejected)) return;
+  queue_if_repaid(program, function, loop);
+}
+
+// hot()'s first check of a loop: the rejections by native share.
+void Jit::hot_first(const vm::Program& program, const vm::Function& function, const vm::LoopInfo& info, double cut) {
   // A loop's native share is fixed by its code, so every other loop of the program still
   // undecided that would be rejected when it got hot is rejected now, claimed first as tier_up()
   // claims a hot loop (interpreted -> queued), so each loop is decided once whichever thread gets
@@ -390,8 +402,11 @@ void Jit::hot(const vm::Program& program, const vm::Function& function, uint32_t
     vm::reject_loop(program, info);
     std::lock_guard<std::mutex> guard(impl_->lock);
     ++impl_->stats.rejected;
-    return;
   }
+}
+
+void Jit::queue_if_repaid(const vm::Program& program, const vm::Function& function, uint32_t loop) {
+  const vm::LoopInfo& info = function.loops[loop];
   {
     std::lock_guard<std::mutex> guard(impl_->lock);
     if (!impl_->repaid(function, info)) {

@@ -131,6 +131,8 @@ class Jit final : public vm::Tier {
   struct Impl;
 
  private:
+  void hot_first(const vm::Program& program, const vm::Function& function, const vm::LoopInfo& info, double cut);
+  void queue_if_repaid(const vm::Program& program, const vm::Function& function, uint32_t loop);
   std::unique_ptr<Impl> impl_;
 };
 
