@@ -265,7 +265,7 @@ struct Jit::Impl {
     seen += options.threshold;
     if (seen * loop_instructions(function, loop) >= cost) {
       if (debug)
-        std::fprintf(stderr, "pure-jit: %s loop %u (%llu instructions) compiled after %llu passes (cost %llu)\n",
+        std::fprintf(stderr, "pure-jit: %s loop %u (%llu instructions) queued after %llu passes (expected cost %llu loop instructions)\n",
                      function.name.c_str(), static_cast<unsigned>(&loop - function.loops.data()),
                      static_cast<unsigned long long>(loop_instructions(function, loop)),
                      static_cast<unsigned long long>(seen), static_cast<unsigned long long>(cost));
