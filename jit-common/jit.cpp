@@ -5,12 +5,14 @@
 
 #include <time.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 
 namespace pure::jit {
@@ -224,10 +226,13 @@ uint64_t loop_instructions(const vm::Function& function, const vm::LoopInfo& loo
   return n;
 }
 
+using Clock = std::chrono::steady_clock;
+
 struct Job {
   const vm::Program* program;
   const vm::Function* function;
   uint32_t loop;
+  Clock::time_point queued;
 };
 
 }  // namespace
@@ -244,17 +249,49 @@ struct Jit::Impl {
   std::unique_ptr<Backend> backend;  // made by the first compile, on the thread that compiles
   Stats stats;                        // under lock
   bool debug = std::getenv("PURE_JIT_DEBUG") != nullptr;
+  // Options::payoff: the passes counted so far of each hot loop whose compile has not paid yet
+  // (under lock), and whether a compile has been queued (the next ones do not pay the set-up)
+  std::unordered_map<const vm::LoopInfo*, uint64_t> passes;
+  bool set_up = false;
+
+  // Whether `loop` has run long enough interpreted to pay for its compile (ski rental); counts
+  // `threshold` more passes. Called with lock held.
+  bool repaid(const vm::Function& function, const vm::LoopInfo& loop) {
+    if (!options.payoff || options.threshold == 0) return true;
+    const uint64_t cost = (set_up ? 0 : kind->setup_cost) + kind->loop_cost +
+                          kind->instruction_cost * loop_instructions(function, loop);
+    if (cost == 0) return true;
+    uint64_t& seen = passes[&loop];
+    seen += options.threshold;
+    if (seen * loop_instructions(function, loop) >= cost) {
+      if (debug)
+        std::fprintf(stderr, "pure-jit: %s loop %u (%llu instructions) queued after %llu passes (expected cost %llu loop instructions)\n",
+                     function.name.c_str(), static_cast<unsigned>(&loop - function.loops.data()),
+                     static_cast<unsigned long long>(loop_instructions(function, loop)),
+                     static_cast<unsigned long long>(seen), static_cast<unsigned long long>(cost));
+      passes.erase(&loop);
+      return true;
+    }
+    if (seen == options.threshold) ++stats.waited;
+    ++stats.waits;
+    return false;
+  }
 
   void compile(const Job& job) {
     const vm::LoopInfo& loop = job.function->loops[job.loop];
     double start = thread_cpu_ms();
     std::string error = "cancelled";
     vm::NativeLoop entry = nullptr;
+    double setup = 0;
     if (!cancel.load(std::memory_order_relaxed)) {
-      if (!backend) backend = kind->make();  // the JIT itself: on the first compile
+      if (!backend) {
+        backend = kind->make();  // the JIT itself: on the first compile
+        setup = thread_cpu_ms() - start;
+      }
       entry = backend->compile(*job.function, job.loop, error, &cancel);
     }
     double ms = thread_cpu_ms() - start;
+    double wall = std::chrono::duration<double, std::milli>(Clock::now() - job.queued).count();
     if (!entry && cancel.load(std::memory_order_relaxed)) return;  // stopped: nothing will run it
     if (entry) {
       vm::publish_loop(loop, entry);
@@ -264,9 +301,11 @@ struct Jit::Impl {
     }
     std::lock_guard<std::mutex> guard(lock);
     stats.compile_ms += ms;
+    stats.setup_ms += setup;
     if (entry) {
       ++stats.compiled;
-      stats.loop_ms.push_back(ms);
+      stats.loop_ms.push_back(ms - setup);
+      if (stats.first_ms < 0) stats.first_ms = wall;
       uint64_t n = loop_instructions(*job.function, loop);
       stats.instructions += n;
       stats.native_instructions += static_cast<uint64_t>(native_share(*kind, *job.function, loop) * static_cast<double>(n) + 0.5);
@@ -324,6 +363,18 @@ void Jit::stop() {
 void Jit::hot(const vm::Program& program, const vm::Function& function, uint32_t loop) {
   const vm::LoopInfo& info = function.loops[loop];
   const double cut = impl_->options.min_native_share;
+  bool waiting;  // checked before (Options::payoff): its share, and every other loop's, is known
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    waiting = impl_->passes.count(&info) != 0;
+  }
+  if (!waiting) hot_first(program, function, info, cut);
+  if (info.state.load(std::memory_order_relaxed) == static_cast<uint8_t>(vm::LoopState::Rejected)) return;
+  queue_if_repaid(program, function, loop);
+}
+
+// hot()'s first check of a loop: the rejections by native share.
+void Jit::hot_first(const vm::Program& program, const vm::Function& function, const vm::LoopInfo& info, double cut) {
   // A loop's native share is fixed by its code, so every other loop of the program still
   // undecided that would be rejected when it got hot is rejected now, claimed first as tier_up()
   // claims a hot loop (interpreted -> queued), so each loop is decided once whichever thread gets
@@ -351,16 +402,30 @@ void Jit::hot(const vm::Program& program, const vm::Function& function, uint32_t
     vm::reject_loop(program, info);
     std::lock_guard<std::mutex> guard(impl_->lock);
     ++impl_->stats.rejected;
-    return;
+  }
+}
+
+void Jit::queue_if_repaid(const vm::Program& program, const vm::Function& function, uint32_t loop) {
+  const vm::LoopInfo& info = function.loops[loop];
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
+    if (!impl_->repaid(function, info)) {
+      // not yet: interpreted again, counted afresh from 0 (vm/driver.cpp parked its counter
+      // before this call; another VM's count racing with this may only bring the next check on)
+      info.hits.store(0, std::memory_order_relaxed);
+      info.state.store(static_cast<uint8_t>(vm::LoopState::Interpreted), std::memory_order_seq_cst);
+      return;
+    }
+    impl_->set_up = true;
   }
   if (impl_->options.synchronous) {
-    impl_->compile(Job{&program, &function, loop});
+    impl_->compile(Job{&program, &function, loop, Clock::now()});
     return;
   }
   {
     std::lock_guard<std::mutex> guard(impl_->lock);
     if (impl_->stopping) return;
-    impl_->queue.push_back(Job{&program, &function, loop});
+    impl_->queue.push_back(Job{&program, &function, loop, Clock::now()});
     if (!impl_->worker.joinable()) impl_->worker = std::thread([this] { impl_->run(); });
   }
   impl_->wake.notify_one();
@@ -413,6 +478,14 @@ bool read_env(bool available, const char* backend_name, EnvSettings& out, std::s
     }
     out.options.min_native_share = share;
   }
+  if (const char* p = std::getenv("PURE_JIT_PAYOFF"); p && *p) {
+    std::string v = p;
+    if (v != "0" && v != "1") {
+      error = "PURE_JIT_PAYOFF=" + v + ": expected 0 (compile at the threshold) or 1 (once a compile would pay)";
+      return false;
+    }
+    out.options.payoff = v == "1";
+  }
   out.stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
   return true;
 }
@@ -426,9 +499,14 @@ std::string stats_line(const Stats& st) {
     per_loop += one;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "pure-jit: %u loops compiled, %u rejected; %.0f%% of their instructions native; compile %.1f ms CPU (per loop: ",
-                st.compiled, st.rejected, share, st.compile_ms);
-  return line + per_loop + ")";
+  std::snprintf(line, sizeof line, "pure-jit: %u loops compiled, %u rejected, %u waited; %.0f%% of their instructions native; compile %.1f ms CPU (set-up %.1f; per loop: ",
+                st.compiled, st.rejected, st.waited, share, st.compile_ms, st.setup_ms);
+  std::string out = line + per_loop + ")";
+  if (st.first_ms >= 0) {
+    std::snprintf(line, sizeof line, "; first native code %.1f ms after its loop got hot", st.first_ms);
+    out += line;
+  }
+  return out;
 }
 
 }  // namespace pure::jit

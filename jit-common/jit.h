@@ -56,6 +56,11 @@ struct BackendKind {
   // 10-20 ms more a run). One whose compiles are cheap (asmjit: well under a millisecond) wins on
   // them (bench/a64-icount: textkeys 0.76 of the interpreter's instructions).
   uint32_t call_cost = 0;
+  // What a compile is expected to cost in processor time, in the interpreter's loop instructions
+  // done in the same time: setup_cost for the first compile (the engine's loading and set-up),
+  // loop_cost for each, and instruction_cost per instruction of its loop. All 0: compiles too
+  // cheap to wait for (asmjit), the threshold alone decides. See Options::payoff.
+  uint64_t setup_cost = 0, loop_cost = 0, instruction_cost = 0;
 };
 
 // Whether the native code of `in` (slot A a text slot: a_text) does the runtime's work at every
@@ -79,6 +84,12 @@ struct Options {
   // INT_TEXT and SEQ_PUSH through pure_step, ran 11% slower compiled (the compile costs more than
   // the few dispatches it saves); mandelbrot's and sieve's loops (0.93-1.0) run 1.1-4.3x faster.
   double min_native_share = 0.8;
+  // Ski rental: a hot loop is compiled only once the interpreter has done in it (its passes times
+  // its instructions) at least the expected cost of the compile (BackendKind's costs), so that a
+  // loop that ends soon after it gets hot never pays a compile that does not pay back, and one
+  // that runs long loses at most that cost. Checked every `threshold` passes; threshold 0 (on
+  // first entry) or payoff false: the threshold alone decides.
+  bool payoff = true;
 };
 
 struct Stats {
@@ -86,8 +97,12 @@ struct Stats {
   uint32_t rejected = 0;            // loops kept interpreted (too little native, or a failed compile)
   uint64_t instructions = 0;        // instructions of the compiled loops
   uint64_t native_instructions = 0;  // of those, compiled to machine code (not pure_step, not exits)
-  double compile_ms = 0;            // thread CPU time of all compiles
-  std::vector<double> loop_ms;      // per compiled loop, in the order they finished
+  uint32_t waited = 0;               // hot loops not compiled when they got hot: their compile would not have paid yet (some compile later)
+  uint32_t waits = 0;                // the checks that found so (every threshold passes of such a loop)
+  double compile_ms = 0;            // thread CPU time of all compiles (the backend's set-up included)
+  double setup_ms = 0;              // of that, the backend's set-up (the engine's loading: the first compile)
+  double first_ms = -1;             // wall time from the first loop queued to its native code (-1: none)
+  std::vector<double> loop_ms;      // per compiled loop, in the order they finished (set-up not included)
 };
 
 // The tier. Destroying it cancels queued compiles and waits for the one in flight; its native
@@ -116,6 +131,8 @@ class Jit final : public vm::Tier {
   struct Impl;
 
  private:
+  void hot_first(const vm::Program& program, const vm::Function& function, const vm::LoopInfo& info, double cut);
+  void queue_if_repaid(const vm::Program& program, const vm::Function& function, uint32_t loop);
   std::unique_ptr<Impl> impl_;
 };
 
@@ -165,6 +182,8 @@ std::vector<bool> written_in(const vm::Function& function, const std::vector<boo
 //                      (tests only)
 //  PURE_JIT_THRESHOLD  loop passes before a compile (default 1000; 0 = on first entry)
 //  PURE_JIT_MIN_SHARE  the native-share cut-off (default 0.8; tests set 0 to compile every loop)
+//  PURE_JIT_PAYOFF     0: compile every loop at the threshold (no ski rental, Options::payoff)
+//  PURE_JIT_COSTS      SETUP,LOOP,INSTRUCTION: the LLVM backend's BackendKind costs (measurements only)
 //  PURE_JIT_STATS      1: print stats_line() to stderr at exit
 struct EnvSettings {
   bool use_jit = false;
@@ -174,7 +193,8 @@ struct EnvSettings {
 // Reads the environment. `available` is whether this build has a JIT (named `backend_name`, or
 // null). False with `error` set on a malformed value or a JIT asked of a build without one.
 bool read_env(bool available, const char* backend_name, EnvSettings& out, std::string& error);
-// "pure-jit: N loops compiled, M rejected; P% of their instructions native; compile X ms CPU (per loop: ...)"
+// "pure-jit: N loops compiled, M rejected, W waited; P% of their instructions native; compile X ms
+// CPU (set-up S; per loop: ...); first native code F ms after its loop got hot"
 std::string stats_line(const Stats& stats);
 
 }  // namespace pure::jit

@@ -115,7 +115,37 @@ std::unique_ptr<Backend> load_engine() {
 
 const BackendKind& native_backend() {
   // the runtime's work counts as 4 instructions, none native (BackendKind::call_cost, measured there)
-  static const BackendKind kind{"llvm", &lowering_of, &load_engine, 4};
+  // A compile's expected processor time in the interpreter's loop instructions (BackendKind's
+  // costs, the ski rental of Options::payoff), measured on x86-64 (PURE_JIT=sync
+  // PURE_JIT_THRESHOLD=0 PURE_JIT_STATS=1 on collatz, mandelbrot, sieve, spectralnorm; bench/README.md):
+  // the engine's loading and set-up 4.2-5.1 ms, a loop about 2 ms + 0.6 ms an instruction (9
+  // instructions 4.8-5.5 ms, 15 about 11, 24 about 16.5), and the interpreter about 0.9M loop
+  // instructions a millisecond (collatz: 7.65M in some 9 ms). PURE_JIT_COSTS=SETUP,LOOP,INSTRUCTION
+  // replaces them (measurements only).
+  static const BackendKind kind = [] {
+    BackendKind k{"llvm", &lowering_of, &load_engine, 4};
+    k.setup_cost = 4'000'000;
+    k.loop_cost = 1'800'000;
+    k.instruction_cost = 550'000;
+    if (const char* c = std::getenv("PURE_JIT_COSTS"); c && *c) {
+      char* end = nullptr;
+      uint64_t v[3];
+      bool ok = true;
+      for (int i = 0; i < 3 && ok; ++i) {
+        v[i] = std::strtoull(c, &end, 10);
+        ok = end != c && (i < 2 ? *end == ',' : *end == 0);
+        c = end + 1;
+      }
+      if (ok) {
+        k.setup_cost = v[0];
+        k.loop_cost = v[1];
+        k.instruction_cost = v[2];
+      } else {
+        std::fprintf(stderr, "pure-jit: PURE_JIT_COSTS: expected SETUP,LOOP,INSTRUCTION (whole numbers); ignored\n");
+      }
+    }
+    return k;
+  }();
   return kind;
 }
 

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <mutex>
 
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -26,10 +27,12 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/SmallVectorMemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -867,10 +870,58 @@ class LoopLowering {
 
 }  // namespace
 
+namespace {
+// The code generator of every compile: one legacy pass pipeline (addPassesToEmitMC) on the
+// backend's one TargetMachine, built at the first compile and run again on each module, in place
+// of ORC's SimpleCompiler, which builds the pipeline again per module. Each run starts afresh:
+// the pipeline's machine-module pass resets its MCContext at the end of a run and the printer its
+// object streamer, so nothing of one module is left in the next (tests/jit: loops compiled one
+// after another by one backend). The object file is written into `object` and copied out.
+class ReusedCompiler final : public orc::IRCompileLayer::IRCompiler {
+ public:
+  explicit ReusedCompiler(TargetMachine& machine)
+      : IRCompiler(orc::irManglingOptionsFromTargetOptions(machine.Options)), machine_(machine), out_(object_) {}
+  Expected<std::unique_ptr<MemoryBuffer>> operator()(Module& module) override {
+    if (!built_) {
+      MCContext* context = nullptr;
+      if (machine_.addPassesToEmitMC(passes_, context, out_))
+        return make_error<StringError>("the target cannot emit machine code", inconvertibleErrorCode());
+      built_ = true;
+    }
+    object_.clear();
+    passes_.run(module);
+    auto buffer = MemoryBuffer::getMemBufferCopy(StringRef(object_.data(), object_.size()),
+                                                 module.getModuleIdentifier() + "-jitted-objectbuffer");
+    object_.clear();
+    return buffer;
+  }
+
+ private:
+  TargetMachine& machine_;
+  legacy::PassManager passes_;
+  SmallVector<char, 0> object_;
+  raw_svector_ostream out_;
+  bool built_ = false;
+};
+}  // namespace
+
 struct LlvmBackend::State {
   std::mutex lock;
   std::unique_ptr<orc::LLJIT> jit;
-  std::unique_ptr<TargetMachine> machine;  // for the optimiser's cost model
+  // the optimiser's cost model and the code generator (ReusedCompiler): one subtarget for both
+  std::unique_ptr<TargetMachine> machine;
+  // The O2 pipeline's builder and analysis managers, made at the first compile and kept: a compile
+  // builds the pipeline, runs it and then clears the managers' results (a module of its own each).
+  struct Optimiser {
+    LoopAnalysisManager lam;
+    FunctionAnalysisManager fam;
+    CGSCCAnalysisManager cgam;
+    ModuleAnalysisManager mam;
+    PassInstrumentationCallbacks callbacks;
+    std::unique_ptr<PassBuilder> pb;
+    const std::atomic<bool>* cancel = nullptr;  // the running compile's
+  };
+  std::unique_ptr<Optimiser> optimiser;
   std::string setup_error;
   uint64_t next_id = 0;
   void* kept_next = nullptr;  // see ~LlvmBackend
@@ -947,8 +998,13 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
     return;
   }
   state_->machine = std::move(*machine);
+  TargetMachine* tm = state_->machine.get();
   auto jit = orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(*jtmb)
+                 .setCompileFunctionCreator([tm](orc::JITTargetMachineBuilder)
+                                                -> Expected<std::unique_ptr<orc::IRCompileLayer::IRCompiler>> {
+                   return std::make_unique<ReusedCompiler>(*tm);
+                 })
                  .setPlatformSetUp(orc::setUpInactivePlatform)  // no static initializers to run
                  .setLinkProcessSymbolsByDefault(false)         // native code calls only what is defined below
                  .create();
@@ -1024,22 +1080,32 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
     return nullptr;
   }
   {
-    LoopAnalysisManager lam;
-    FunctionAnalysisManager fam;
-    CGSCCAnalysisManager cgam;
-    ModuleAnalysisManager mam;
-    PassInstrumentationCallbacks callbacks;
-    if (cancel)  // a cancelled compile skips the passes left (its result is thrown away)
-      callbacks.registerShouldRunOptionalPassCallback(
-          [cancel](StringRef, Any) { return !cancel->load(std::memory_order_relaxed); });
-    PassBuilder pb(state_->machine.get(), PipelineTuningOptions(), std::nullopt, &callbacks);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(OptimizationLevel::O2);
-    mpm.run(*module, mam);
+    if (!state_->optimiser) {
+      auto o = std::make_unique<State::Optimiser>();
+      State::Optimiser* raw = o.get();
+      // a cancelled compile skips the passes left (its result is thrown away)
+      o->callbacks.registerShouldRunOptionalPassCallback([raw](StringRef, Any) {
+        return !raw->cancel || !raw->cancel->load(std::memory_order_relaxed);
+      });
+      o->pb = std::make_unique<PassBuilder>(state_->machine.get(), PipelineTuningOptions(), std::nullopt, &o->callbacks);
+      o->pb->registerModuleAnalyses(o->mam);
+      o->pb->registerCGSCCAnalyses(o->cgam);
+      o->pb->registerFunctionAnalyses(o->fam);
+      o->pb->registerLoopAnalyses(o->lam);
+      o->pb->crossRegisterProxies(o->lam, o->fam, o->cgam, o->mam);
+      state_->optimiser = std::move(o);
+    }
+    State::Optimiser& o = *state_->optimiser;
+    o.cancel = cancel;
+    // built again per compile: the inliner's wrapper pass moves its pipeline out when it runs
+    ModulePassManager mpm = o.pb->buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+    mpm.run(*module, o.mam);
+    // nothing cached outlives its module
+    o.lam.clear();
+    o.fam.clear();
+    o.cgam.clear();
+    o.mam.clear();
+    o.cancel = nullptr;
   }
   if (cancelled()) return nullptr;
   if (getenv("PURE_JIT_DUMP")) module->print(errs(), nullptr);

@@ -138,9 +138,10 @@ int main(int argc, char** argv) {
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"
              "Environment: PURE_JIT=0 forces the interpreter; PURE_JIT=1 (the default) compiles hot loops to\n"
              "machine code on a background thread (LLVM on x86-64, asmjit on AArch64). PURE_JIT_THRESHOLD=N: loop\n"
-             "passes before a loop is compiled (default 1000; 0 = on first entry). PURE_JIT_STATS=1 prints to\n"
-             "stderr at exit the loops compiled and rejected, the share of their instructions compiled natively\n"
-             "and the compile milliseconds. PURE_JIT_MIN_SHARE=S (default 0.8): compile only loops with at least\n"
+             "passes before a loop is first considered (default 1000; 0 = compile on first entry); it compiles once\n"
+             "its interpreted work has reached the compile's expected cost (PURE_JIT_PAYOFF=0: at the threshold).\n"
+             "PURE_JIT_STATS=1 prints to stderr at exit the loops compiled, rejected and waiting, the share of\n"
+             "their instructions compiled natively and the compile milliseconds. PURE_JIT_MIN_SHARE=S (default 0.8): compile only loops with at least\n"
              "that share of native instructions." PURE_RUN_ENGINE_HELP);
 #else
   app.footer("Arguments after FILE are passed to main(args: seq text). main may read standard input with input().\n"

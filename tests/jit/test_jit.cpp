@@ -844,6 +844,7 @@ pure::jit::Options by_default_options(bool synchronous, uint32_t threshold) {
   pure::jit::Options o;
   o.threshold = threshold;
   o.synchronous = synchronous;
+  o.payoff = false;  // these loops are far too short to pay for a compile: the threshold decides here
   return o;
 }
 }  // namespace
@@ -1549,6 +1550,94 @@ TEST_CASE("jit: walks with their cursor in registers and lists kept in registers
   auto [spent, finished] = flat_budget_sweep(policy, kWalkRegisters, 300, 2100, 29, "out of range");
   CHECK(spent > 30);
   CHECK(finished > 3);
+}
+
+// A loop of `first` passes of a few instructions (4-10), then another of `second`.
+std::string two_loops(int first, int second) {
+  return "fn main() {\n var t = 0\n for i in 0 .. " + std::to_string(first) + " { t += i % 7 }\n print(t)\n"
+         " var u = 0\n for i in 0 .. " + std::to_string(second) + " { u += i % 11 }\n print(u)\n}\n";
+}
+
+TEST_CASE("jit: ski rental: a loop is compiled once its interpreted work reaches its compile's expected cost") {
+  pure::jit::BackendKind kind = pure::jit::native_backend();
+  kind.setup_cost = 0;
+  kind.instruction_cost = 0;
+  const std::string short_long = two_loops(20'000, 200'000);  // 80k-200k loop instructions, then 0.8M-2M
+  const std::string long_short = two_loops(200'000, 20'000);
+  Config c;
+  c.max_steps = 100'000'000;
+  Run interp = run(short_long, nullptr, c), interp2 = run(long_short, nullptr, c);
+  for (bool synchronous : {true, false}) {
+    CAPTURE(synchronous);
+    pure::jit::Options o;
+    o.threshold = 1000;
+    o.synchronous = synchronous;
+    {
+      kind.loop_cost = 400'000;  // only the long loop repays it
+      pure::jit::Jit jit(kind, o);
+      Run r = run(short_long, &jit, c);
+      check_same(interp, r);
+      pure::jit::Stats s = jit.stats();
+      CHECK(s.compiled == 1);
+      CHECK(r.compiled == 1);
+      CHECK(s.waited == 2);  // both got hot at 1000 passes, neither had paid then
+      CHECK(s.waits > 2);
+      CHECK(r.open_loops == 2);  // the short one still undecided
+    }
+    {
+      // the set-up is charged to the first compile only: the long loop pays it, then the short one
+      // needs only its own cost (with the set-up charged again it would stay interpreted)
+      kind.setup_cost = 600'000;
+      kind.loop_cost = 50'000;
+      pure::jit::Jit jit(kind, o);
+      Run r = run(long_short, &jit, c);
+      check_same(interp2, r);
+      CHECK(jit.stats().compiled == 2);
+      CHECK(jit.stats().waited == 2);
+      kind.setup_cost = 0;
+    }
+    kind.loop_cost = 400'000;
+    {
+      o.payoff = false;  // the threshold alone: both
+      pure::jit::Jit jit(kind, o);
+      Run r = run(short_long, &jit, c);
+      check_same(interp, r);
+      CHECK(jit.stats().compiled == 2);
+      CHECK(jit.stats().waited == 0);
+      o.payoff = true;
+    }
+    {
+      o.threshold = 0;  // on first entry, whatever the cost: both
+      pure::jit::Jit jit(kind, o);
+      Run r = run(short_long, &jit, c);
+      check_same(interp, r);
+      CHECK(jit.stats().compiled == 2);
+      CHECK(jit.stats().waited == 0);
+    }
+  }
+}
+
+TEST_CASE("jit: one backend compiles different loops one after another (its pipelines are reused)") {
+  // sync, every loop at first entry: loop after loop through the same optimiser and code
+  // generator; each must give its own function's results
+  pure::jit::Options o;
+  o.threshold = 0;
+  o.synchronous = true;
+  pure::jit::Jit jit(pure::jit::native_backend(), o);
+  const char* p =
+      "fn f(n: int) -> int {\n var t = 0\n for i in 0 .. n { t += i * 3 % 5 }\n return t\n}\n"
+      "fn g(n: int) -> num {\n var x = 0.5\n for i in 0 .. n { x = x * 1.0001 + 0.25 }\n return x\n}\n"
+      "fn h(n: int) -> int {\n var a = 1\n var b = 0\n while a < n { b += a % 3\n a = a * 2 + 1 }\n return b\n}\n"
+      "fn main() {\n print(f(1000))\n print(g(300))\n print(h(1000000))\n print(f(77))\n}\n";
+  Run a = run(p, nullptr);
+  Run b = run(p, &jit);
+  check_same(a, b);
+  CHECK(jit.stats().compiled == 3);
+  CHECK(jit.stats().rejected == 0);
+  CHECK(b.native == 3);
+  CHECK(jit.stats().setup_ms >= 0);
+  CHECK(jit.stats().first_ms >= 0);
+  CHECK(jit.stats().loop_ms.size() == 3);
 }
 
 TEST_CASE("jit: background compiles (the normal mode) give the interpreter's bytes") {
