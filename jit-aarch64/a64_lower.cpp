@@ -1026,6 +1026,27 @@ class Lowerer {
     });
   }
 
+  // The inline lookup of a flat-form site (filled by an earlier pass) that both ST_ITER forms
+  // begin with: no site yet or the memory meter over its limit -> call_it; the prefix key (slot
+  // key_slot) outside the dense index -> empty; else w10 / w11 are the first row and the end of
+  // the key's rows (FlatList::rows_of), x9 their index entry.
+  void site_lookup(int32_t site, uint32_t key_slot, aj::Label call_it, aj::Label empty) {
+    keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site)));
+    keep(as_.cbz(A::x9, call_it));
+    keep(as_.ldr(A::x10, aj::arm::ptr(A::sp, site + 8)));
+    keep(as_.ldr(A::x11, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.limit))));
+    keep(as_.ldr(A::x12, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.used))));
+    keep(as_.cmp(A::x12, A::x11));
+    keep(as_.b(CC::kGT, call_it));
+    A::Gp key = gp_in(key_slot, A::x14);
+    keep(as_.ldp(A::x10, A::x11, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, base)))));
+    keep(as_.sub(A::x10, key, A::x10));
+    keep(as_.cmp(A::x10, A::x11));
+    keep(as_.b(CC::kHS, empty));
+    keep(as_.add(A::x9, A::x9, A::x10, aj::arm::lsl(2)));
+    keep(as_.ldp(A::w10, A::w11, aj::arm::ptr(A::x9)));
+  }
+
   // The ST_ITER of the register walk (reg_walk_): the rows into kRun/kLeft, by the site's own
   // lookup once it is filled (as for a walk in the frame, below in lower()) or through
   // pure_jit_st_iter_rows (its cursor read back by call_c; 2, an iterator in slot A: kLeft 0).
@@ -1060,20 +1081,7 @@ class Lowerer {
     const uint32_t width = iter_row_width(fn_.code, walk_q_.at(pc));
     const int32_t site = static_cast<int32_t>(site_var_.at(pc));
     aj::Label call_it = as_.newLabel(), empty = as_.newLabel(), begun = as_.newLabel();
-    keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site)));
-    keep(as_.cbz(A::x9, call_it));
-    keep(as_.ldr(A::x10, aj::arm::ptr(A::sp, site + 8)));
-    keep(as_.ldr(A::x11, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.limit))));
-    keep(as_.ldr(A::x12, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.used))));
-    keep(as_.cmp(A::x12, A::x11));
-    keep(as_.b(CC::kGT, call_it));
-    A::Gp key = gp_in(in.c, A::x14);
-    keep(as_.ldp(A::x10, A::x11, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, base)))));
-    keep(as_.sub(A::x10, key, A::x10));
-    keep(as_.cmp(A::x10, A::x11));
-    keep(as_.b(CC::kHS, empty));
-    keep(as_.add(A::x9, A::x9, A::x10, aj::arm::lsl(2)));
-    keep(as_.ldp(A::w10, A::w11, aj::arm::ptr(A::x9)));
+    site_lookup(site, in.c, call_it, empty);
     keep(as_.sub(kLeft, A::x11, A::x10));
     // the first row: rows + first * row_bytes, where row_bytes is width cells (pure_jit_st_iter_rows
     // fills the site only for a dense form of the walk's width)
@@ -1712,20 +1720,7 @@ class Lowerer {
           // dense index read as FlatList::rows_of reads it, into the walk; else the call below
           const int32_t site = static_cast<int32_t>(site_var_.at(pc));
           aj::Label call_it = as_.newLabel(), empty = as_.newLabel(), begun = as_.newLabel();
-          keep(as_.ldr(A::x9, aj::arm::ptr(A::sp, site)));
-          keep(as_.cbz(A::x9, call_it));
-          keep(as_.ldr(A::x10, aj::arm::ptr(A::sp, site + 8)));
-          keep(as_.ldr(A::x11, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.limit))));
-          keep(as_.ldr(A::x12, aj::arm::ptr(A::x10, static_cast<int32_t>(meter_.used))));
-          keep(as_.cmp(A::x12, A::x11));
-          keep(as_.b(CC::kGT, call_it));
-          A::Gp key = gp_in(in.c, A::x14);
-          keep(as_.ldp(A::x10, A::x11, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, base)))));
-          keep(as_.sub(A::x10, key, A::x10));
-          keep(as_.cmp(A::x10, A::x11));
-          keep(as_.b(CC::kHS, empty));
-          keep(as_.add(A::x9, A::x9, A::x10, aj::arm::lsl(2)));
-          keep(as_.ldp(A::w10, A::w11, aj::arm::ptr(A::x9)));
+          site_lookup(site, in.c, call_it, empty);
           keep(as_.sub(A::x11, A::x11, A::x10));
           keep(as_.ldp(A::x13, A::x12, aj::arm::ptr(A::sp, site + static_cast<int32_t>(offsetof(PureWalkSite, rows)))));
           keep(as_.mul(A::x10, A::x10, A::x12));

@@ -1398,25 +1398,34 @@ fn main() {
 }
 )";
 
-TEST_CASE("jit: prefix walks left in the middle (a call, a fault, return, the budget) over a flat form: the same bytes and faults") {
+// A program that ends in a fault, run with flat forms off (the tree's cursors, interpreted: the
+// reference), then on by both engines: the same output and error, flat forms built, at least
+// `compiled` loops compiled; then the step-budget sweep lo..hi by step (flat_budget_sweep), with
+// more than `min_spent` budgets spent and more than 3 runs ending in `ended`.
+void check_walks_against_tree(const char* program, const char* error, const char* output, int compiled, uint64_t lo,
+                              uint64_t hi, uint64_t step, const char* ended, int min_spent) {
   FlatFormPolicy policy(50);
   Config c;
   c.max_steps = 10'000'000;
   policy.set(0);  // flat forms off: the tree's cursors only
-  Run tree = run(kWalksLeft, nullptr, c);
+  Run tree = run(program, nullptr, c);
   CHECK(tree.failed);
-  CHECK(contains(tree.error, "division by zero"));
-  CHECK(contains(tree.output, "true\n"));
+  CHECK(contains(tree.error, error));
+  CHECK(contains(tree.output, output));
   policy.set(64u << 20);
   uint64_t builds = pure::rt::store::flat_builds();
-  Run r = both(kWalksLeft, c);
+  Run r = both(program, c);
   CHECK(pure::rt::store::flat_builds() > builds);
   CHECK(r.output == tree.output);
   CHECK(r.error == tree.error);
-  CHECK(r.compiled >= 4);
-  auto [spent, finished] = flat_budget_sweep(policy, kWalksLeft, 100, 6000, 151, "division by zero");
-  CHECK(spent > 5);
+  CHECK(r.compiled >= compiled);
+  auto [spent, finished] = flat_budget_sweep(policy, program, lo, hi, step, ended);
+  CHECK(spent > min_spent);
   CHECK(finished > 3);
+}
+
+TEST_CASE("jit: prefix walks left in the middle (a call, a fault, return, the budget) over a flat form: the same bytes and faults") {
+  check_walks_against_tree(kWalksLeft, "division by zero", "true\n", 4, 100, 6000, 151, "division by zero", 5);
 }
 
 // The AArch64 JIT keeps the one walk of a loop in registers (its cursor written to the frame only
@@ -1532,24 +1541,9 @@ fn main() {
 )";
 
 TEST_CASE("jit: walks with their cursor in registers and lists kept in registers: the same bytes, steps and faults") {
-  FlatFormPolicy policy(50);
-  Config c;
-  c.max_steps = 10'000'000;
-  policy.set(0);  // flat forms off: the tree's cursors only
-  Run tree = run(kWalkRegisters, nullptr, c);
-  CHECK(tree.failed);
-  CHECK(contains(tree.error, "index 255 is out of range for a sequence of 250 items"));
-  CHECK(contains(tree.output, "200 1058\n250 1032\n541194822257755\n9878248459\n754078\n3231\n"));
-  policy.set(64u << 20);
-  uint64_t builds = pure::rt::store::flat_builds();
-  Run r = both(kWalkRegisters, c);
-  CHECK(pure::rt::store::flat_builds() > builds);
-  CHECK(r.output == tree.output);
-  CHECK(r.error == tree.error);
-  CHECK(r.compiled >= 6);
-  auto [spent, finished] = flat_budget_sweep(policy, kWalkRegisters, 300, 2100, 29, "out of range");
-  CHECK(spent > 30);
-  CHECK(finished > 3);
+  check_walks_against_tree(kWalkRegisters, "index 255 is out of range for a sequence of 250 items",
+                           "200 1058\n250 1032\n541194822257755\n9878248459\n754078\n3231\n", 6, 300, 2100, 29,
+                           "out of range", 30);
 }
 
 // A loop of `first` passes of a few instructions (4-10), then another of `second`.
