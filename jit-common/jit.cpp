@@ -237,6 +237,11 @@ struct Job {
 
 }  // namespace
 
+// How long the compile thread waits with nothing queued before the backend gives back what only
+// compiling needs (Backend::idle): longer than the gaps between a program's first hot loops,
+// short next to a server's life.
+constexpr std::chrono::milliseconds kIdleDelay{250};
+
 struct Jit::Impl {
   const BackendKind* kind;
   Options options;
@@ -325,13 +330,17 @@ struct Jit::Impl {
       guard.unlock();
       compile(job);
       guard.lock();
-      if (queue.empty() && backend && !stopping) {
-        guard.unlock();
-        backend->idle();  // nothing queued: the backend may give back what only compiling needs
-        guard.lock();
-      }
       busy = false;
       if (queue.empty()) idle.notify_all();
+      // Nothing queued: the backend may give back what only compiling needs (LLVM's code pages),
+      // once no compile has come for kIdleDelay. At once, a program whose loops get hot one after
+      // another (sieve's two, spectralnorm's five) faulted the engine's pages back in for each.
+      if (queue.empty() && backend && !stopping &&
+          !wake.wait_for(guard, kIdleDelay, [&] { return stopping || !queue.empty(); })) {
+        guard.unlock();
+        backend->idle();
+        guard.lock();
+      }
     }
     busy = false;
     idle.notify_all();
