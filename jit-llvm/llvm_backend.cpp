@@ -203,15 +203,17 @@ class LoopLowering {
     for (uint32_t pc = 0; pc < code.size(); ++pc)
       if (in_region_[pc]) bb_[pc] = BasicBlock::Create(C, "pc" + std::to_string(pc), F);
 
-    // enter at one of the loop's LOOP / ITER_NEXT instructions
+    // enter at one of the LOOP / ITER_NEXT instructions that head the loop or a loop nested in
+    // it (BackendKind::nested_entries: the tier publishes this code for those too). Every slot is
+    // loaded from the frame above whichever it is, and the frame is the same: inner loops are
+    // never in an inlined callee (vm/load.cpp: the callee has no LOOP).
     Value* ip = B.CreatePtrToInt(F->getArg(2), i64);
     BasicBlock* unknown = BasicBlock::Create(C, "unknown_entry", F);
     SwitchInst* sw = B.CreateSwitch(ip, unknown);
     for (uint32_t pc = 0; pc < code.size(); ++pc) {
       if (!in_region_[pc]) continue;
       const Instr& in = code[pc];
-      if (vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_)))
-        sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
+      if (enters(in)) sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
     }
     B.SetInsertPoint(unknown);  // never taken: the interpreter enters only at those
     B.CreateRet(F->getArg(2));
@@ -274,6 +276,16 @@ class LoopLowering {
   }
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
+  // Whether `in` heads this loop or one nested in it.
+  bool enters(const Instr& in) const {
+    for (uint32_t l = 0; l < fn_.loops.size(); ++l)
+      if (vm::heads_loop(fn_, in, l)) {
+        for (int32_t x = static_cast<int32_t>(l); x >= 0; x = fn_.loops[static_cast<size_t>(x)].parent)
+          if (x == loop_id_) return true;
+        return false;
+      }
+    return false;
+  }
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
   void store_back() {
     for (uint32_t s : tracked_) tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
