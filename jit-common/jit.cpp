@@ -233,6 +233,7 @@ struct Job {
   const vm::Function* function;
   uint32_t loop;
   Clock::time_point queued;
+  std::vector<uint32_t> also;  // loops nested in it that take its code too (Options::nested)
 };
 
 }  // namespace
@@ -300,22 +301,25 @@ struct Jit::Impl {
     if (!entry && cancel.load(std::memory_order_relaxed)) return;  // stopped: nothing will run it
     if (entry) {
       vm::publish_loop(loop, entry);
+      for (uint32_t inner : job.also) vm::publish_loop(job.function->loops[inner], entry);
     } else {
       vm::reject_loop(*job.program, loop);
+      for (uint32_t inner : job.also) vm::reject_loop(*job.program, job.function->loops[inner]);
       if (debug) std::fprintf(stderr, "pure-jit: %s loop %u not compiled: %s\n", job.function->name.c_str(), job.loop, error.c_str());
     }
     std::lock_guard<std::mutex> guard(lock);
     stats.compile_ms += ms;
     stats.setup_ms += setup;
     if (entry) {
-      ++stats.compiled;
+      stats.compiled += 1 + static_cast<uint32_t>(job.also.size());
+      stats.nested += static_cast<uint32_t>(job.also.size());
       stats.loop_ms.push_back(ms - setup);
       if (stats.first_ms < 0) stats.first_ms = wall;
       uint64_t n = loop_instructions(*job.function, loop);
       stats.instructions += n;
       stats.native_instructions += static_cast<uint64_t>(native_share(*kind, *job.function, loop) * static_cast<double>(n) + 0.5);
     } else {
-      ++stats.rejected;
+      stats.rejected += 1 + static_cast<uint32_t>(job.also.size());
     }
   }
 
@@ -425,16 +429,53 @@ void Jit::queue_if_repaid(const vm::Program& program, const vm::Function& functi
       info.state.store(static_cast<uint8_t>(vm::LoopState::Interpreted), std::memory_order_seq_cst);
       return;
     }
+  }
+  // Options::nested: the outermost enclosing loop still interpreted that would compile is
+  // compiled instead, claimed as tier_up() claims a hot loop, and its code serves each loop on
+  // the way; an enclosing loop already compiled lends its code with no compile.
+  // At most 3 times the hot loop's own compile (BackendKind's costs, the set-up aside): a loop
+  // nested in a large one that would never repay its compile (a program's outer loop of a few
+  // passes) loses no more than that.
+  Job job{&program, &function, loop, Clock::now(), {}};
+  const BackendKind& kind = *impl_->kind;
+  auto compile_cost = [&](const vm::LoopInfo& l) { return kind.loop_cost + kind.instruction_cost * loop_instructions(function, l); };
+  if (kind.nested_entries && impl_->options.nested) {
+    for (int32_t p = function.loops[job.loop].parent; p >= 0; p = function.loops[static_cast<size_t>(p)].parent) {
+      const vm::LoopInfo& outer = function.loops[static_cast<size_t>(p)];
+      const auto state = static_cast<vm::LoopState>(outer.state.load(std::memory_order_acquire));
+      if (state == vm::LoopState::Compiled) {
+        vm::NativeLoop entry = outer.entry.load(std::memory_order_acquire);
+        vm::publish_loop(function.loops[job.loop], entry);
+        for (uint32_t inner : job.also) vm::publish_loop(function.loops[inner], entry);
+        std::lock_guard<std::mutex> guard(impl_->lock);
+        impl_->stats.compiled += 1 + static_cast<uint32_t>(job.also.size());
+        impl_->stats.nested += 1 + static_cast<uint32_t>(job.also.size());
+        return;
+      }
+      uint8_t expected = static_cast<uint8_t>(vm::LoopState::Interpreted);
+      if (state != vm::LoopState::Interpreted || compile_cost(outer) > 3 * compile_cost(info) ||
+          native_share(*impl_->kind, function, outer) < impl_->options.min_native_share ||
+          !outer.state.compare_exchange_strong(expected, static_cast<uint8_t>(vm::LoopState::Queued)))
+        break;
+      outer.hits.store(vm::kLoopParked, std::memory_order_seq_cst);  // counted no more
+      job.also.push_back(job.loop);
+      job.loop = static_cast<uint32_t>(p);
+      std::lock_guard<std::mutex> guard(impl_->lock);
+      impl_->passes.erase(&outer);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> guard(impl_->lock);
     impl_->set_up = true;
   }
   if (impl_->options.synchronous) {
-    impl_->compile(Job{&program, &function, loop, Clock::now()});
+    impl_->compile(job);
     return;
   }
   {
     std::lock_guard<std::mutex> guard(impl_->lock);
     if (impl_->stopping) return;
-    impl_->queue.push_back(Job{&program, &function, loop, Clock::now()});
+    impl_->queue.push_back(std::move(job));
     if (!impl_->worker.joinable()) impl_->worker = std::thread([this] { impl_->run(); });
   }
   impl_->wake.notify_one();
@@ -495,6 +536,14 @@ bool read_env(bool available, const char* backend_name, EnvSettings& out, std::s
     }
     out.options.payoff = v == "1";
   }
+  if (const char* n = std::getenv("PURE_JIT_NESTED"); n && *n) {
+    std::string v = n;
+    if (v != "0" && v != "1") {
+      error = "PURE_JIT_NESTED=" + v + ": expected 0 (each hot loop compiled alone) or 1 (its enclosing loop's compile)";
+      return false;
+    }
+    out.options.nested = v == "1";
+  }
   out.stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
   return true;
 }
@@ -508,8 +557,8 @@ std::string stats_line(const Stats& st) {
     per_loop += one;
   }
   char line[256];
-  std::snprintf(line, sizeof line, "pure-jit: %u loops compiled, %u rejected, %u waited; %.0f%% of their instructions native; compile %.1f ms CPU (set-up %.1f; per loop: ",
-                st.compiled, st.rejected, st.waited, share, st.compile_ms, st.setup_ms);
+  std::snprintf(line, sizeof line, "pure-jit: %u loops compiled (%u by an enclosing loop's code), %u rejected, %u waited; %.0f%% of their instructions native; compile %.1f ms CPU (set-up %.1f; per loop: ",
+                st.compiled, st.nested, st.rejected, st.waited, share, st.compile_ms, st.setup_ms);
   std::string out = line + per_loop + ")";
   if (st.first_ms >= 0) {
     std::snprintf(line, sizeof line, "; first native code %.1f ms after its loop got hot", st.first_ms);

@@ -127,6 +127,7 @@ const BackendKind& native_backend() {
     k.setup_cost = 4'000'000;
     k.loop_cost = 1'800'000;
     k.instruction_cost = 550'000;
+    k.nested_entries = true;  // LoopLowering's entry dispatch takes the heads of nested loops
     if (const char* c = std::getenv("PURE_JIT_COSTS"); c && *c) {
       char* end = nullptr;
       uint64_t v[3];

@@ -203,15 +203,21 @@ class LoopLowering {
     for (uint32_t pc = 0; pc < code.size(); ++pc)
       if (in_region_[pc]) bb_[pc] = BasicBlock::Create(C, "pc" + std::to_string(pc), F);
 
-    // enter at one of the loop's LOOP / ITER_NEXT instructions
+    // enter at one of the LOOP / ITER_NEXT instructions that head the loop or a loop nested in
+    // it (BackendKind::nested_entries: the tier publishes this code for those too). Every slot is
+    // loaded from the frame above whichever it is, and the frame is the same: inner loops are
+    // never in an inlined callee (vm/load.cpp: the callee has no LOOP).
     Value* ip = B.CreatePtrToInt(F->getArg(2), i64);
     BasicBlock* unknown = BasicBlock::Create(C, "unknown_entry", F);
     SwitchInst* sw = B.CreateSwitch(ip, unknown);
+    std::vector<uint32_t> nested_heads;
     for (uint32_t pc = 0; pc < code.size(); ++pc) {
       if (!in_region_[pc]) continue;
       const Instr& in = code[pc];
       if (vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_)))
         sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
+      else if (enters(in))
+        nested_heads.push_back(pc);
     }
     B.SetInsertPoint(unknown);  // never taken: the interpreter enters only at those
     B.CreateRet(F->getArg(2));
@@ -234,6 +240,34 @@ class LoopLowering {
         B.SetInsertPoint(bb_[pc]);
         lower(pc);
       }
+
+    // A nested head enters a copy of what follows it up to this loop's own head (the rest of
+    // that pass), which then goes on in the loop's code there. Entered in the middle, the loop's
+    // cycle would have two ways in: irreducible, so LLVM would keep none of it in registers (sieve's
+    // inner loop reloaded its list's bytes pointer and stored the step meter at every pass).
+    const std::vector<BasicBlock*> main_blocks = bb_;
+    for (uint32_t head : nested_heads) {
+      std::vector<bool> copied(code.size(), false);
+      std::vector<uint32_t> work{head};
+      while (!work.empty()) {
+        uint32_t pc = work.back();
+        work.pop_back();
+        if (pc >= code.size() || !in_region_[pc] || copied[pc] || vm::heads_loop(fn_, code[pc], static_cast<uint32_t>(loop_id_)))
+          continue;
+        copied[pc] = true;
+        work.push_back(pc + 1);  // where it falls through, or a dead block when it never does
+        if (ir::op_jumps(code[pc].op)) work.push_back(static_cast<uint32_t>(static_cast<int64_t>(pc) + code[pc].imm));
+      }
+      for (uint32_t pc = 0; pc < code.size(); ++pc)
+        if (copied[pc]) bb_[pc] = BasicBlock::Create(C, "in" + std::to_string(head) + "_pc" + std::to_string(pc), F);
+      for (uint32_t pc = 0; pc < code.size(); ++pc)
+        if (copied[pc]) {
+          B.SetInsertPoint(bb_[pc]);
+          lower(pc);
+        }
+      sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&code[head])), bb_[head]);
+      bb_ = main_blocks;
+    }
   }
 
  private:
@@ -274,6 +308,16 @@ class LoopLowering {
   }
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
+  // Whether `in` heads this loop or one nested in it.
+  bool enters(const Instr& in) const {
+    for (uint32_t l = 0; l < fn_.loops.size(); ++l)
+      if (vm::heads_loop(fn_, in, l)) {
+        for (int32_t x = static_cast<int32_t>(l); x >= 0; x = fn_.loops[static_cast<size_t>(x)].parent)
+          if (x == loop_id_) return true;
+        return false;
+      }
+    return false;
+  }
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
   void store_back() {
     for (uint32_t s : tracked_) tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);

@@ -1611,6 +1611,110 @@ TEST_CASE("jit: ski rental: a loop is compiled once its interpreted work reaches
   }
 }
 
+// Options::nested: an inner loop that gets hot first compiles its outermost enclosing loop, whose
+// code is then entered at either head (BackendKind::nested_entries); one inside a loop already
+// compiled takes that loop's code. Both engines: the same bytes, faults and steps, whichever head
+// native code was entered at. `xs` grows in the outer loop (its count and rows must not be kept
+// across the inner loop's passes), `flags` is only written (kept).
+std::string nested_sieve(const std::string& inner_extra) {
+  return "fn main() {\n let flags = repeat(false, 3001)\n let xs = [0]\n var count = 0\n"
+         " for i in 2 .. 3000 {\n  if not flags[i] {\n   count += 1\n   xs.push(i)\n   var j = i * i\n"
+         "   while j < 3000 {\n    flags[j] = true\n    xs[j % xs.count()] += 1\n" + inner_extra +
+         "    j += i\n   }\n  }\n }\n print(\"{count} {xs.count()} {xs[0]} {xs[1]} {xs[xs.count() - 1]}\")\n}\n";
+}
+
+TEST_CASE("jit: an inner loop hot first compiles its enclosing loop, entered at either head: the same bytes, steps and faults") {
+  if (!pure::jit::native_backend().nested_entries) return;
+  Config c;
+  c.max_steps = 10'000'000;
+  pure::jit::Options o;
+  o.threshold = 100;  // the inner loop's first run (i = 2) gets hot; the outer loop has had 1 pass
+  o.synchronous = true;
+  o.payoff = false;
+  const std::string plain = nested_sieve("");
+  Run interp = run(plain, nullptr, c);
+  CHECK(interp.output == "430 431 2871 382 2999\n");
+  {
+    pure::jit::Jit jit(pure::jit::native_backend(), o);
+    Run r = run(plain, &jit, c);
+    check_same(interp, r);
+    CHECK(jit.stats().compiled == 2);
+    CHECK(jit.stats().nested == 1);
+    CHECK(jit.stats().loop_ms.size() == 1);  // one compile
+    CHECK(r.native == 2);
+  }
+  {
+    o.nested = false;  // each loop alone: two compiles, the same bytes
+    pure::jit::Jit jit(pure::jit::native_backend(), o);
+    Run r = run(plain, &jit, c);
+    check_same(interp, r);
+    CHECK(jit.stats().compiled == 2);
+    CHECK(jit.stats().nested == 0);
+    CHECK(jit.stats().loop_ms.size() == 2);
+    o.nested = true;
+  }
+  // three deep: the innermost gets hot, the outermost is compiled for all three
+  const char* deep =
+      "fn main() {\n var t = 0\n for a in 0 .. 3 {\n  for b in 0 .. 4 {\n   var k = 0\n"
+      "   while k < 500 { t += (k * a + b) % 13\n k += 1 }\n  }\n  t += a\n }\n print(t)\n}\n";
+  {
+    pure::jit::Jit jit(pure::jit::native_backend(), o);
+    Run a = run(deep, nullptr, c), r = run(deep, &jit, c);
+    check_same(a, r);
+    CHECK(jit.stats().compiled == 3);
+    CHECK(jit.stats().nested == 2);
+    CHECK(jit.stats().loop_ms.size() == 1);
+  }
+  // an enclosing loop that would cost more than 3 times the hot loop's own compile is left alone
+  std::string big = "fn main() {\n var t = 0\n for i in 0 .. 3 {\n";
+  for (int line = 0; line < 12; ++line) big += "  t += i * " + std::to_string(line + 3) + " % " + std::to_string(line + 5) + "\n";
+  big += "  var k = 0\n  while k < 500 { t += k % 13\n k += 1 }\n }\n print(t)\n}\n";
+  {
+    pure::jit::Jit jit(pure::jit::native_backend(), o);
+    Run a = run(big, nullptr, c), r = run(big, &jit, c);
+    check_same(a, r);
+    CHECK(jit.stats().nested == 0);
+    CHECK(jit.stats().compiled == 1);
+  }
+  // an enclosing loop compiled first; its call leaves native code, so the interpreter runs the
+  // inner loop, which gets hot later and takes the enclosing loop's code without a compile
+  const char* later =
+      "fn twice(x: int) -> int {\n var s = 0\n for k in 0 .. 2 { s += x }\n return s\n}\n"
+      "fn main() {\n var t = 0\n for i in 0 .. 3000 {\n  t += twice(i) % 3\n  var j = 0\n  var n = 0\n"
+      "  if i > 1500 { n = 5 }\n  while j < n { t += j * i % 7\n j += 1 }\n }\n print(t)\n}\n";
+  {
+    pure::jit::Jit jit(pure::jit::native_backend(), o);
+    Run a = run(later, nullptr, c), r = run(later, &jit, c);
+    check_same(a, r);
+    CHECK(jit.stats().nested == 1);
+    CHECK(r.native == 3);
+  }
+  // faults in the inner loop after native code was entered at its head: out of range (the grown
+  // list's count read again), an overflow, a division by zero
+  for (const char* extra : {"    if i > 40 { xs[j + 3000] = 1 }\n", "    if i > 40 { count += 9223372036854775807 }\n",
+                            "    if i > 40 { count += j / (i - 43) }\n"}) {
+    CAPTURE(extra);
+    const std::string bad = nested_sieve(extra);
+    pure::jit::Jit jit(pure::jit::native_backend(), o);
+    Run a = run(bad, nullptr, c), r = run(bad, &jit, c);
+    check_same(a, r);
+    CHECK(a.failed);
+    CHECK(jit.stats().nested == 1);
+  }
+  // budgets: spent before, at and after the compile, in either loop; failing exactly below the
+  // interpreter's need
+  const uint64_t need = interpreter_need(plain, 1'000'000);
+  for (uint64_t budget : {uint64_t{150}, uint64_t{400}, uint64_t{1003}, uint64_t{1500}, uint64_t{2999}, need / 2,
+                          need / 3 + 7, need - 100, need - 1, need, need + 1}) {
+    CAPTURE(budget);
+    pure::jit::Jit jit(pure::jit::native_backend(), o);
+    Run a = run_with_budget(plain, budget, nullptr), r = run_with_budget(plain, budget, &jit);
+    check_same(a, r);
+    CHECK(a.failed == (budget < need));
+    if (a.failed) CHECK(contains(a.error, "step budget spent"));
+  }
+}
+
 TEST_CASE("jit: one backend compiles different loops one after another (its pipelines are reused)") {
   // sync, every loop at first entry: loop after loop through the same optimiser and code
   // generator; each must give its own function's results
