@@ -19,6 +19,9 @@ inline void put_u64(std::string& out, uint64_t v) {
 inline void store_u32(char* p, uint32_t v) {
   for (int i = 0; i < 4; ++i) p[i] = static_cast<char>(v >> (8 * i));
 }
+inline void store_u64(char* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<char>(v >> (8 * i));
+}
 
 inline uint16_t get_u16(const char* p) {
   auto* u = reinterpret_cast<const unsigned char*>(p);

@@ -14,7 +14,9 @@
 //   footer: "PUREEND1" | u64 sequence | u64 block count | u32 crc32c of bytes 0..23 | u32 0
 // Column types: 0 Int, 1 Num, 2 Bool, 3 Text.
 #include <chrono>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "host/bytes.h"
 #include "host/crc32c.h"
@@ -185,23 +187,51 @@ Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_
       return out.add(payload);
     };
     start_block();
-    for (auto cursor = list.scan(); const rt::Cell* row = cursor->take();) {
-      for (uint32_t c = 0; c < width; ++c) {
-        if (column_type(schema, c) == rt::ColType::Text) {
-          auto* t = reinterpret_cast<const rt::Text*>(row[c]);
-          put_u32(payload, t->len);
-          payload.append(t->bytes, t->len);
-          state_bytes += t->len;
-        } else {
-          put_u64(payload, row[c]);
+    // Each row's bytes go in with one resize and plain stores: the cells' little-endian u64s and
+    // the texts' u32 lengths and bytes, laid out as put_u64 / put_u32 would (byte by byte, the
+    // checkpoint thread spent about a tenth of pure-serve's processor time under TPC-C).
+    std::vector<uint32_t> texts;  // the row's text columns
+    for (uint32_t c = 0; c < width; ++c)
+      if (column_type(schema, c) == rt::ColType::Text) texts.push_back(c);
+    // Rows come a leaf's run at a time (side by side, valid while the snapshot is held), so the
+    // texts a few rows ahead can be asked for while this row is encoded: each text is its own
+    // allocation, and waiting for its header was most of the checkpoint's time.
+    constexpr size_t kAhead = 4;
+    auto prefetch_texts = [&](const rt::Cell* row) {
+      for (uint32_t c : texts) __builtin_prefetch(reinterpret_cast<const void*>(row[c]));
+    };
+    const rt::Cell* run = nullptr;
+    for (auto cursor = list.scan(); size_t n = cursor->take_run(&run, SIZE_MAX);) {
+      if (!texts.empty())
+        for (size_t j = 0; j < n && j < kAhead; ++j) prefetch_texts(run + j * width);
+      for (size_t j = 0; j < n; ++j) {
+        const rt::Cell* row = run + j * width;
+        if (!texts.empty() && j + kAhead < n) prefetch_texts(row + kAhead * width);
+        size_t row_bytes = 8ull * (width - texts.size());
+        for (uint32_t c : texts) row_bytes += 4 + reinterpret_cast<const rt::Text*>(row[c])->len;
+        size_t at = payload.size();
+        payload.resize(at + row_bytes);
+        char* p = payload.data() + at;
+        for (uint32_t c = 0, t = 0; c < width; ++c) {
+          if (t < texts.size() && texts[t] == c) {
+            ++t;
+            auto* text = reinterpret_cast<const rt::Text*>(row[c]);
+            store_u32(p, text->len);
+            std::memcpy(p + 4, text->bytes, text->len);
+            p += 4 + text->len;
+            state_bytes += text->len;
+          } else {
+            store_u64(p, row[c]);
+            p += 8;
+          }
         }
-      }
-      state_bytes += 8ull * width;
-      ++in_block;
-      ++rows;
-      if (payload.size() >= kBlockTarget) {
-        if (Status s = close_block(); !s.ok()) return s;
-        start_block();
+        state_bytes += 8ull * width;
+        ++in_block;
+        ++rows;
+        if (payload.size() >= kBlockTarget) {
+          if (Status s = close_block(); !s.ok()) return s;
+          start_block();
+        }
       }
     }
     if (Status s = close_block(); !s.ok()) return s;
