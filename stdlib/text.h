@@ -145,13 +145,14 @@ class IndexedText {
 
 
 // ---- the templates above ------------------------------------------------------------------------
-namespace detail {
 // The first byte equal to c in [p, end), or end: eight bytes at a time (a zero byte of w ^ c*0x01..
 // marks a match; the lowest such byte is exact on a little-endian machine, which x86-64 and
 // AArch64 Linux both are), so the short fields of a split take no call.
-inline const char* find_byte(const char* p, const char* end, char c) {
+// byte_pattern(c) is c in each of eight bytes: a caller that looks for the same byte many times
+// (a split walked piece by piece) makes it once.
+constexpr uint64_t byte_pattern(char c) { return 0x0101010101010101ull * static_cast<unsigned char>(c); }
+inline const char* find_byte(const char* p, const char* end, char c, uint64_t pattern) {
   static_assert(std::endian::native == std::endian::little);
-  const uint64_t pattern = 0x0101010101010101ull * static_cast<unsigned char>(c);
   for (; end - p >= 8; p += 8) {
     uint64_t w;
     std::memcpy(&w, p, 8);
@@ -163,6 +164,8 @@ inline const char* find_byte(const char* p, const char* end, char c) {
     if (*p == c) return p;
   return end;
 }
+inline const char* find_byte(const char* p, const char* end, char c) { return find_byte(p, end, c, byte_pattern(c)); }
+namespace detail {
 inline bool ascii_white_space(char byte) {
   return byte == ' ' || byte == '\t' || byte == '\n' || byte == '\v' || byte == '\f' || byte == '\r';
 }
@@ -183,7 +186,7 @@ inline bool Pieces::next(std::string_view& piece) {
       if (separator_.size() == 1) {
         const char* p = text_.data() + position_;
         const char* end = text_.data() + size;
-        const char* hit = detail::find_byte(p, end, separator_[0]);
+        const char* hit = find_byte(p, end, separator_[0]);
         piece = std::string_view(p, static_cast<std::size_t>(hit - p));
         if (hit == end) done_ = true;
         else position_ = static_cast<std::size_t>(hit - text_.data()) + 1;

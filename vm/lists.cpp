@@ -1,7 +1,5 @@
 // vm/lists.cpp — keyed event lists, stored lists and iterators: the list instructions that
 // are too large to inline into the interpreter loop.
-#include <cstring>
-
 #include "base/assert.h"
 #include "runtime/memory.h"
 #include "vm/exec.h"
@@ -447,7 +445,7 @@ const Instr* text_iter(VM& vm, Slot* s, const Instr* ip) {
     if (ip->imm == 0 && separator->len == 1) {
       walk->by_byte = true;
       walk->separator_byte = separator->bytes[0];
-      walk->pattern = 0x0101010101010101ull * static_cast<unsigned char>(separator->bytes[0]);
+      walk->pattern = text::byte_pattern(separator->bytes[0]);
       walk->at = t->bytes;
       walk->end = t->bytes + t->len;
     }
@@ -476,27 +474,12 @@ const Instr* text_iter(VM& vm, Slot* s, const Instr* ip) {
 }
 
 // The next piece of a split by one byte (TextPieces::by_byte): text::Pieces' Split with a
-// one-byte separator (detail::find_byte), the same pieces.
+// one-byte separator (text::find_byte), the same pieces.
 static inline bool next_by_byte(TextPieces& walk, std::string_view& piece) {
   const char* p = walk.at;
   if (!p) return false;
   const char* end = walk.end;
-  const char* hit = end;
-  for (const char* q = p;; q += 8) {
-    if (end - q < 8) {
-      for (; q < end; ++q)
-        if (*q == walk.separator_byte) break;
-      hit = q;
-      break;
-    }
-    uint64_t w;
-    std::memcpy(&w, q, 8);
-    uint64_t x = w ^ walk.pattern;
-    if (uint64_t found = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull) {
-      hit = q + (__builtin_ctzll(found) >> 3);
-      break;
-    }
-  }
+  const char* hit = text::find_byte(p, end, walk.separator_byte, walk.pattern);
   piece = std::string_view(p, static_cast<size_t>(hit - p));
   walk.at = hit == end ? nullptr : hit + 1;
   return true;

@@ -32,8 +32,8 @@ struct TextPieces {
   uint16_t flags = 0;
   // A split by one byte (`t.split(" ")`, the common case), cut here without text::Pieces' kind
   // and separator tests: the next piece starts at `at` (null once the last one was cut; `text`
-  // holds the bytes while the walk lives), `end` is the text's end, `pattern` the separator byte
-  // in each of eight bytes. by_byte false: text::Pieces cuts.
+  // holds the bytes while the walk lives), `end` is the text's end, `pattern`
+  // text::byte_pattern(separator_byte). by_byte false: text::Pieces cuts.
   bool by_byte = false;
   char separator_byte = 0;
   const char* at = nullptr;
