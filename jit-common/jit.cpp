@@ -493,6 +493,20 @@ Stats Jit::stats() const {
 
 const BackendKind& Jit::backend() const { return *impl_->kind; }
 
+// A 0/1 switch of the environment: `out` unchanged when `name` is unset or empty; false with
+// `error` set on any other value, naming what 0 and 1 mean.
+static bool read_switch(const char* name, const char* off, const char* on, bool& out, std::string& error) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return true;
+  std::string v = value;
+  if (v != "0" && v != "1") {
+    error = std::string(name) + "=" + v + ": expected 0 (" + off + ") or 1 (" + on + ")";
+    return false;
+  }
+  out = v == "1";
+  return true;
+}
+
 bool read_env(bool available, const char* backend_name, EnvSettings& out, std::string& error) {
   out = EnvSettings{};
   std::string mode = std::getenv("PURE_JIT") ? std::getenv("PURE_JIT") : "";
@@ -528,22 +542,9 @@ bool read_env(bool available, const char* backend_name, EnvSettings& out, std::s
     }
     out.options.min_native_share = share;
   }
-  if (const char* p = std::getenv("PURE_JIT_PAYOFF"); p && *p) {
-    std::string v = p;
-    if (v != "0" && v != "1") {
-      error = "PURE_JIT_PAYOFF=" + v + ": expected 0 (compile at the threshold) or 1 (once a compile would pay)";
-      return false;
-    }
-    out.options.payoff = v == "1";
-  }
-  if (const char* n = std::getenv("PURE_JIT_NESTED"); n && *n) {
-    std::string v = n;
-    if (v != "0" && v != "1") {
-      error = "PURE_JIT_NESTED=" + v + ": expected 0 (each hot loop compiled alone) or 1 (its enclosing loop's compile)";
-      return false;
-    }
-    out.options.nested = v == "1";
-  }
+  if (!read_switch("PURE_JIT_PAYOFF", "compile at the threshold", "once a compile would pay", out.options.payoff, error) ||
+      !read_switch("PURE_JIT_NESTED", "each hot loop compiled alone", "its enclosing loop's compile", out.options.nested, error))
+    return false;
   out.stats = std::getenv("PURE_JIT_STATS") && std::string(std::getenv("PURE_JIT_STATS")) != "0";
   return true;
 }
