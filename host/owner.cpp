@@ -246,15 +246,27 @@ void Owner::collect_ready(std::vector<Waiting>& out) {
 }
 
 void Owner::deliver(std::vector<Waiting>& ready) {
+  using Replies = std::vector<std::pair<EventDone, EventReply>>;
+  std::shared_ptr<Replies> job;
   for (Waiting& w : ready)
-    for (auto& [done, reply] : w.replies) {
-      switch (reply.kind) {
+    for (auto& item : w.replies) {
+      switch (item.second.kind) {
         case EventReply::Kind::Committed: ++committed_; break;
         case EventReply::Kind::Failed: ++failed_; break;
         case EventReply::Kind::Unavailable: ++unavailable_; break;
       }
-      done(std::move(reply));
+      if (!options_.reply_runner) {
+        item.first(std::move(item.second));
+        continue;
+      }
+      if (!job) job = std::make_shared<Replies>();
+      job->push_back(std::move(item));
     }
+  // The snapshots stay with ready (released by the caller, on this thread); only the callbacks go.
+  if (job)
+    options_.reply_runner([job] {
+      for (auto& [done, reply] : *job) done(std::move(reply));
+    });
 }
 
 std::string Owner::close() {

@@ -133,6 +133,13 @@ struct OwnerOptions {
   // it returns before any event is answered Unavailable because of that failure, and before
   // healthy() turns false.
   std::function<void(const std::string& reason)> on_unhealthy;
+  // Where the callbacks of a batch's replies run. Null: on the thread that learns the batch is
+  // durable (the owner's, or the log's), one after another. Set: each delivery's callbacks, in
+  // order, are handed to it as one job (any thread may call it; it must run every job exactly
+  // once, or destroy it unrun only when the callers are gone). pure-serve posts the job to its
+  // I/O threads: one hand-off a batch instead of one a reply, and the replies' encoding leaves
+  // the owner.
+  std::function<void(std::function<void()> job)> reply_runner;
 };
 
 struct OwnerStats {
@@ -179,7 +186,8 @@ class Owner {
   OwnerStats stats() const;
 
   // Stops taking events, runs what is queued, waits until it is durable (or the log fails), and
-  // stops the thread. Every pending callback has run when it returns. Idempotent.
+  // stops the thread. Every pending callback has run (or, with a reply_runner, has been handed to
+  // it) when it returns. Idempotent.
   std::string close();
 
  private:

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -151,6 +152,70 @@ TEST_CASE("a poisoned log: the event is not acknowledged, not published, and the
   Opened again;
   REQUIRE(open_owner(fs, "/data", *p, manual_checkpoints(), &again).ok());
   CHECK(dump(*again.owner->snapshot()) == reference(*p, 3));
+}
+
+TEST_CASE("a reply_runner gets each delivery's callbacks as one job: none runs early, each once, in order") {
+  auto p = compile(kAccounts);
+  FaultFileSystem fs;
+  std::mutex jobs_mutex;
+  std::vector<std::function<void()>> jobs;
+  OwnerOptions oo;
+  oo.reply_runner = [&](std::function<void()> job) {
+    std::lock_guard<std::mutex> lock(jobs_mutex);
+    jobs.push_back(std::move(job));
+  };
+  Opened m;
+  REQUIRE(open_owner(fs, "/data", *p, manual_checkpoints(), &m, oo).ok());
+  // From one thread, without waiting: every third event fails (need of an absent key).
+  constexpr int kEvents = 60;
+  std::vector<int> heard;  // the submission index of each reply, in the order they run
+  std::vector<EventReply> replies(kEvents);
+  int expect_failed = 0;
+  for (int i = 0; i < kEvents; ++i) {
+    Call c = workload_call(*p, uint64_t(i) + 1);
+    if (i % 3 == 2) {
+      c = {fn(*p, "need"), {Value::of_int(1000 + i)}};
+      ++expect_failed;
+    }
+    m.owner->submit(c.fn, std::move(c.args), [&, i](EventReply r) {
+      heard.push_back(i);  // jobs run on this test's thread only, so no lock
+      replies[i] = std::move(r);
+    });
+  }
+  // The owner counts each reply as it hands it over; wait for all of them.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (m.owner->stats().committed + m.owner->stats().failed < kEvents) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  OwnerStats stats = m.owner->stats();
+  CHECK(stats.committed == uint64_t(kEvents - expect_failed));
+  CHECK(stats.failed == uint64_t(expect_failed));
+  CHECK(heard.empty());  // handed over, not run
+  std::vector<std::function<void()>> taken;
+  {
+    std::lock_guard<std::mutex> lock(jobs_mutex);
+    taken.swap(jobs);
+  }
+  CHECK(!taken.empty());
+  CHECK(taken.size() <= stats.batches);  // at most one job a delivery, never one a reply
+  for (auto& job : taken) job();
+  REQUIRE(heard.size() == size_t(kEvents));
+  for (int i = 0; i < kEvents; ++i) CHECK(heard[i] == i);
+  uint64_t last_sequence = 0;
+  for (int i = 0; i < kEvents; ++i) {
+    if (i % 3 == 2) {
+      CHECK(replies[i].kind == EventReply::Kind::Failed);
+      continue;
+    }
+    CHECK(replies[i].kind == EventReply::Kind::Committed);
+    CHECK(replies[i].sequence == last_sequence + 1);
+    last_sequence = replies[i].sequence;
+  }
+  CHECK(m.owner->visible().second == last_sequence);
+  REQUIRE(m.owner->close() == "");
+  std::lock_guard<std::mutex> lock(jobs_mutex);
+  CHECK(jobs.empty());  // nothing pending at close
 }
 
 TEST_CASE("checkpoints follow the log's growth, never block the owner, and recovery starts from them") {

@@ -538,6 +538,15 @@ int run_http(Api& api, const HttpOptions& options, const std::function<void(cons
   std::string where = (bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string()) +
                       ":" + std::to_string(bound.port());
   auto work = net::make_work_guard(ioc);
+  // Replies posted here run before the drain's own post below (the owners are closed first), so
+  // none is left behind while the io_context runs; after it, ReplyPost runs them inline again.
+  struct Unset {
+    ReplyPost* replies;
+    ~Unset() {
+      if (replies) replies->set(nullptr);
+    }
+  } unset{options.replies};
+  if (options.replies) options.replies->set([&ioc](std::function<void()> job) { net::post(ioc, std::move(job)); });
   net::signal_set signals(ioc, SIGINT, SIGTERM);
   std::thread drainer;
   signals.async_wait([&](beast::error_code ec, int signo) {

@@ -238,6 +238,10 @@ int main(int argc, char** argv) {
   owner_options.tier = jit.get();
 #endif
   owner_options.max_queue = max_queue;
+  // The owners hand each batch's replies to the I/O threads in one job (http.h, ReplyPost).
+  auto replies = std::make_shared<pure::serve::ReplyPost>();
+  http.replies = replies.get();
+  owner_options.reply_runner = [replies](std::function<void()> job) { replies->run(std::move(job)); };
   pure::host::DurableOptions durable_options;
   durable_options.log.sync = sync == "none" ? pure::host::Sync::None : pure::host::Sync::Always;
   durable_options.log.segment_bytes = static_cast<uint64_t>(segment_mb * 1024 * 1024);
