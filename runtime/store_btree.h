@@ -89,6 +89,14 @@ struct TreeRoot {
 // Deepest tree the store builds (fan-out >= 8, so 2^63 rows need far fewer levels).
 inline constexpr uint32_t kMaxHeight = 24;
 
+// Asks for every cache line of a node at once: a halving search then finds its probes' lines
+// arriving together instead of waiting for each in turn (a big list's nodes are rarely cached).
+inline void prefetch_node(const Node* node, uint32_t bytes) {
+  const char* at = reinterpret_cast<const char*>(node);
+#pragma GCC unroll 4
+  for (uint32_t off = 0; off < bytes; off += 64) __builtin_prefetch(at + off);
+}
+
 // First row index in a leaf whose first n key cells are >= key.
 uint32_t leaf_lower_bound(const ListShape& s, const Node* leaf, const Cell* key, uint32_t n);
 // Child of an inner node that holds `key` (full key): separators <= key.

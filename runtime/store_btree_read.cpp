@@ -85,14 +85,6 @@ inline uint32_t search_ints(const Cell* at, uint32_t count, uint32_t stride, con
   return first + (before_key<N, Upper>(at + size_t(first) * stride, key) ? 1 : 0);
 }
 
-// Asks for every cache line of a node at once: the halving search then finds its probes'
-// lines arriving together instead of waiting for each in turn (a seek's leaf is rarely cached).
-inline void prefetch_node(const Node* node, uint32_t bytes) {
-  const char* at = reinterpret_cast<const char*>(node);
-#pragma GCC unroll 4
-  for (uint32_t off = 0; off < bytes; off += 64) __builtin_prefetch(at + off);
-}
-
 // search_ints for the n of a list with integer keys; false when n has no unrolled form.
 template <bool Upper>
 inline bool search_ints_n(uint32_t n, const Cell* at, uint32_t count, uint32_t stride, const Cell* key, uint32_t& out) {
@@ -179,7 +171,10 @@ const Cell* tree_find(const ListShape& s, const TreeRoot& t, const Cell* key, co
     leaf = *hint;
   } else {
     leaf = t.root;
-    for (uint32_t h = t.height; h > 0; --h) leaf = children(leaf)[inner_child_for(s, leaf, key)];
+    for (uint32_t h = t.height; h > 0; --h) {
+      leaf = children(leaf)[inner_child_for(s, leaf, key)];
+      prefetch_node(leaf, h == 1 ? s.leaf_bytes : s.inner_bytes);
+    }
     if (hint) *hint = leaf;
   }
   uint32_t i = leaf_lower_bound(s, leaf, key, s.key_width);

@@ -17,6 +17,7 @@ uint32_t LiveTree::descend(const Cell* key, Path& path, bool& found) const {
     path.node[level] = node;
     path.index[level] = inner_child_for(shape_, node, key);
     node = children(node)[path.index[level]];
+    prefetch_node(node, level + 1 == tree_.height ? shape_.leaf_bytes : shape_.inner_bytes);
   }
   path.node[tree_.height] = node;
   uint32_t i = leaf_lower_bound(shape_, node, key, shape_.key_width);
