@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -153,6 +154,7 @@ struct Options {
   bool bank = false;  // the bank queries instead of TPC-C
   bool new_order_only = false;  // every transaction a New-Order (its cost alone), same random stream
   bool skip_consistency = false;  // no consistency query after the run (count_instructions counts only the mix)
+  std::string sched = "normal";   // the terminals' policy: normal, or batch (SCHED_BATCH)
 };
 
 // ---- a transaction's inputs (clauses 2.4.1 to 2.8.1) ----
@@ -1060,8 +1062,10 @@ Options parse(int argc, char** argv) {
     else if (a == "--bank") o.bank = true;
     else if (a == "--new-order-only") o.new_order_only = true;
     else if (a == "--no-consistency") o.skip_consistency = true;
+    else if (a == "--sched") o.sched = val();
     else die("unknown option " + a);
   }
+  if (o.sched != "normal" && o.sched != "batch") die("--sched normal or --sched batch");
   if (o.system != "pure" && o.system != "sqlite") die("--system pure or --system sqlite");
   if (o.system == "pure" && o.port == 0) die("--port is needed for pure");
   if (o.system == "sqlite" && o.db.empty()) die("--db is needed for sqlite");
@@ -1105,6 +1109,10 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int t = 0; t < o.terminals; t++) {
     threads.emplace_back([&, t] {
+      if (o.sched == "batch") {
+        sched_param none{};
+        if (pthread_setschedparam(pthread_self(), SCHED_BATCH, &none) != 0) die("cannot set SCHED_BATCH");
+      }
       Terminal term{1 + t % o.warehouses, 1 + (t / o.warehouses) % 10, mix(static_cast<uint64_t>(o.seed) * 1000003u + static_cast<uint64_t>(t))};
       Stats& st = stats[static_cast<size_t>(t)];
       Tx tx;
@@ -1184,9 +1192,9 @@ int main(int argc, char** argv) {
                             : pure ? pure_consistency(o) : [&] { Db db(o.db, o, false); return sqlite_consistency(db); }();
   std::string json = format("{\"bench\":\"tpcc\",\"system\":\"%s\",\"config\":\"%s\",\"setting\":\"%s\",\"warehouses\":%d,"
                             "\"terminals\":%d,\"seconds\":%.2f,\"runs\":1,\"transactions\":%ld,\"per_second\":%.0f,"
-                            "\"new_orders_per_minute\":%.0f,\"rollbacks\":%ld,\"errors\":%ld",
+                            "\"new_orders_per_minute\":%.0f,\"rollbacks\":%ld,\"errors\":%ld,\"sched\":\"%s\"",
                             o.system.c_str(), o.label.c_str(), o.setting.c_str(), o.warehouses, o.terminals, wall, total,
-                            total / wall, (all.ok[kNewOrder]) * 60.0 / wall, all.rollbacks, all.errors);
+                            total / wall, (all.ok[kNewOrder]) * 60.0 / wall, all.rollbacks, all.errors, o.sched.c_str());
   for (const char* which : {"p50_ms", "p99_ms"}) {
     json += format(",\"%s\":{", which);
     for (int k = 0; k < kKinds; k++)
