@@ -182,7 +182,8 @@ TEST_CASE("a reply_runner gets each delivery's callbacks as one job: none runs e
       replies[i] = std::move(r);
     });
   }
-  // The owner counts each reply as it hands it over; wait for all of them.
+  // The owner counts each reply just before it hands the delivery's job over; wait for all of
+  // them, then close (which returns only when every callback has been handed to the runner).
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (m.owner->stats().committed + m.owner->stats().failed < kEvents) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
@@ -191,6 +192,8 @@ TEST_CASE("a reply_runner gets each delivery's callbacks as one job: none runs e
   OwnerStats stats = m.owner->stats();
   CHECK(stats.committed == uint64_t(kEvents - expect_failed));
   CHECK(stats.failed == uint64_t(expect_failed));
+  uint64_t visible = m.owner->visible().second;
+  REQUIRE(m.owner->close() == "");
   CHECK(heard.empty());  // handed over, not run
   std::vector<std::function<void()>> taken;
   {
@@ -212,10 +215,9 @@ TEST_CASE("a reply_runner gets each delivery's callbacks as one job: none runs e
     CHECK(replies[i].sequence == last_sequence + 1);
     last_sequence = replies[i].sequence;
   }
-  CHECK(m.owner->visible().second == last_sequence);
-  REQUIRE(m.owner->close() == "");
+  CHECK(visible == last_sequence);
   std::lock_guard<std::mutex> lock(jobs_mutex);
-  CHECK(jobs.empty());  // nothing pending at close
+  CHECK(jobs.empty());  // nothing handed over after close
 }
 
 TEST_CASE("checkpoints follow the log's growth, never block the owner, and recovery starts from them") {
