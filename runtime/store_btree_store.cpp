@@ -2,7 +2,7 @@
 // events, O(1) snapshots. Depends on the private store headers; the VM sees only store.h.
 //
 // Text ownership: a row in a node owns its texts. put/append/set_field copy borrowed texts in
-// (text_store_copy). A replaced or removed row (or field) moves into the undo log, which
+// (TextSlabs::copy: short texts live in the store's slabs, store_texts.h). A replaced or removed row (or field) moves into the undo log, which
 // releases it at commit, or puts it back at rollback; outside events it waits in `deferred_`
 // until the next commit, rollback or publish. Every text count changes on the owner thread.
 #include "runtime/store_btree_store.h"
@@ -13,6 +13,7 @@
 #include "runtime/memory.h"
 #include "runtime/store_flat.h"
 #include "runtime/store_live_tree.h"
+#include "runtime/store_texts.h"
 
 namespace pure::rt {
 namespace {
@@ -26,6 +27,7 @@ using store::TreeRoot;
 // even if the store is destroyed first; the last holder frees the nodes.
 struct Core {
   std::vector<ListShape> shapes;
+  store::TextSlabs texts;  // the short texts of every row (before `nodes`: outlives their release)
   store::Registry registry;
   store::Nodes nodes;
   std::vector<std::unique_ptr<LiveTree>> trees;
@@ -172,8 +174,8 @@ class BTreeStore;
 
 class BTreeList final : public ListWriter {
  public:
-  BTreeList(BTreeStore& store, const ListShape& shape, LiveTree& tree)
-      : store_(store), shape_(shape), tree_(tree), owned_(shape.row_width + 1), old_(shape.row_width + 1) {}
+  BTreeList(BTreeStore& store, const ListShape& shape, LiveTree& tree, store::TextSlabs& texts)
+      : store_(store), shape_(shape), tree_(tree), texts_(texts), owned_(shape.row_width + 1), old_(shape.row_width + 1) {}
   const ListSchema& schema() const override { return shape_.schema; }
   int64_t count() const override { return tree_.tree().count; }
   // The finger moves on reads too; it is owner-only state, like the live list itself.
@@ -227,13 +229,14 @@ class BTreeList final : public ListWriter {
   }
   void own_texts(Cell* row) const {
     for (uint32_t c : shape_.text_columns)
-      row[c] = reinterpret_cast<Cell>(text_store_copy(reinterpret_cast<const Text*>(row[c])));
+      row[c] = reinterpret_cast<Cell>(texts_.copy(reinterpret_cast<const Text*>(row[c])));
   }
   void row_left(const Cell* row, bool restoring);
 
   BTreeStore& store_;
   const ListShape& shape_;
   LiveTree& tree_;
+  store::TextSlabs& texts_;
   uint64_t shape_version_ = 0;
   int64_t text_bytes_ = 0;
   std::vector<Cell> owned_, old_;  // one row each: the incoming row and the one it replaced
@@ -245,7 +248,7 @@ class BTreeStore final : public Store {
   BTreeStore(std::vector<ListSchema> lists, uint32_t node_bytes)
       : core_(std::make_shared<Core>(lists, node_bytes)) {
     for (size_t i = 0; i < core_->trees.size(); ++i)
-      lists_.push_back(std::make_unique<BTreeList>(*this, core_->shapes[i], *core_->trees[i]));
+      lists_.push_back(std::make_unique<BTreeList>(*this, core_->shapes[i], *core_->trees[i], core_->texts));
   }
   ~BTreeStore() override {
     if (in_event_) rollback();
@@ -431,7 +434,7 @@ bool BTreeList::set_field(const Cell* key, uint32_t field, Cell value) {
   uint32_t column = shape_.key_width + field;
   store_.reserve_log((shape_.key_width > 0 ? shape_.key_width : 1) + 1);
   bool text = is_text(column);
-  Cell owned = text ? reinterpret_cast<Cell>(text_store_copy(reinterpret_cast<const Text*>(value))) : value;
+  Cell owned = text ? reinterpret_cast<Cell>(texts_.copy(reinterpret_cast<const Text*>(value))) : value;
   Cell old = 0;
   const Cell* row = tree_.set(key, column, owned, &old);
   if (!row) {

@@ -7,6 +7,7 @@
 #include <new>
 
 #include "runtime/memory.h"
+#include "runtime/store_texts.h"
 
 namespace pure::rt {
 
@@ -142,11 +143,15 @@ bool text_classify(Text* t) {
 }
 
 Text* text_store_copy(const Text* t) {
-  if (t->stored()) {
+  if (t->stored() && !(t->flags & kTextSlab)) {  // (a slab text stays in its own store)
     Text* same = const_cast<Text*>(t);
     if (!same->immortal()) ++same->rc;
     return same;
   }
+  return text_store_fresh(t);
+}
+
+Text* text_store_fresh(const Text* t) {
   Text* copy = allocate(t->len, t->len, false);
   if (t->len) std::memcpy(copy->bytes, t->bytes, t->len);
   uint16_t known = t->flags & (kTextAscii | kTextNotAscii);
@@ -159,8 +164,18 @@ void text_store_retain(Text* t) {
 }
 
 void text_store_release(Text* t) {
-  if (t && !t->immortal() && --t->rc == 0) text_free(t);
+  if (t && !t->immortal() && --t->rc == 0) {
+    if (t->flags & kTextSlab) store::TextSlabs::free_text(t);
+    else text_free(t);
+  }
 }
+
+void text_count_made(uint32_t len) {
+  ++g_live_texts;
+  g_bytes_allocated += len;
+}
+
+void text_count_freed() { --g_live_texts; }
 
 Text* text_new_immortal(std::string_view s) {
   Text* t = text_new(s);

@@ -16,7 +16,8 @@
 // Pieces (kTextPiece) are VM texts made together by TextBatch (the pieces of one split, words or
 // lines): they share blocks of at most kPieceBlockBytes instead of one allocation each, and `pad`
 // holds a piece's offset from its block's start in 8-byte units. A block goes back to the system
-// when its last piece is freed. A piece is an ordinary VM text to everyone else (counted, retained
+// when its last piece is freed. A store keeps its short texts the same way (kTextSlab: stored
+// texts in slabs of one block size, runtime/store_texts.h), but reuses a freed block. A piece is an ordinary VM text to everyone else (counted, retained
 // and released the same; never appended to in place, its capacity being its length).
 #pragma once
 #include <cstddef>
@@ -33,6 +34,7 @@ inline constexpr uint16_t kTextImmortal = 2;
 inline constexpr uint16_t kTextAscii = 4;     // known: every byte is below 0x80
 inline constexpr uint16_t kTextNotAscii = 8;  // known: some byte is not
 inline constexpr uint16_t kTextPiece = 16;    // one of the texts of a TextBatch block (see above)
+inline constexpr uint16_t kTextSlab = 32;     // a stored text in a store's slab (store_texts.h)
 
 struct Text {
   uint32_t rc;     // references; meaning depends on the owner (see above)
@@ -136,7 +138,9 @@ class TextBatch {
 };
 
 // The store's side. text_store_copy returns a store-owned text equal to t (t itself, retained,
-// when t is already stored). Release on the owner thread only.
+// when t is already stored and not in some store's slabs), from malloc; the B+tree store copies
+// through its own slabs (store_texts.h). Release on the owner thread only: text_store_release
+// gives a slab text back to its slab.
 Text* text_store_copy(const Text* t);
 void text_store_retain(Text* t);
 void text_store_release(Text* t);
