@@ -1,7 +1,12 @@
 // vm/calls.cpp — calls and returns, events as transactions, faults and unwinding, run_main.
 #include <algorithm>
 #include <cstdio>
+#include <new>
+#include <type_traits>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "base/assert.h"
 #include "runtime/memory.h"
@@ -11,13 +16,50 @@ namespace pure::vm {
 
 constexpr size_t kStackSlots = limits::kStackSlots;
 
+// Address space for one of a machine's fixed stacks (the slot stack, the call records): its pages
+// come as calls go deep, 4 KiB at a time. Not from malloc, which in the shipped programs maps
+// large blocks on 2 MiB pages (tools/allocator.h): a host's event touches the first few KiB of
+// the 32 MiB slot stack and of the call records, and each of the two would cost a whole huge page
+// on every thread that runs machines (4 MiB a thread, 8 in pure-serve's owner and I/O thread).
+// Sanitizer builds take the arrays from the heap, where out-of-bounds reads are caught.
+template <class T>
+class StackSpace {
+ public:
+  explicit StackSpace(size_t n) : bytes_(n * sizeof(T)) {
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    void* m = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    madvise(m, bytes_, MADV_NOHUGEPAGE);  // a hint: without it (THP "always") the pages are larger
+    p_ = static_cast<T*>(m);
+#else
+    p_ = static_cast<T*>(::operator new(bytes_));
+#endif
+  }
+  ~StackSpace() {
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    munmap(p_, bytes_);
+#else
+    ::operator delete(p_);
+#endif
+  }
+  StackSpace(const StackSpace&) = delete;
+  StackSpace& operator=(const StackSpace&) = delete;
+  T* get() const { return p_; }
+
+ private:
+  size_t bytes_;
+  T* p_;
+};
+
 // The slot stack ends at kStackSlots; the spare slots past it are for inlined calls' code, which
 // may use up to limits::kInlineSlots slots past what a call of its function checked (vm/load.cpp).
+// (Slot and CallInfo have no constructors: nothing is written until a call writes it.)
 struct MachineMemory {
-  std::unique_ptr<Slot[]> stack{new Slot[kStackSlots + limits::kInlineSlots]};
-  std::unique_ptr<CallInfo[]> calls{new CallInfo[kMaxCallDepth]};
+  StackSpace<Slot> stack{kStackSlots + limits::kInlineSlots};
+  StackSpace<CallInfo> calls{kMaxCallDepth};
   std::vector<Iterator> iters;
 };
+static_assert(std::is_trivially_default_constructible_v<Slot> && std::is_trivially_default_constructible_v<CallInfo>);
 
 // One spare per thread: a machine takes it when it starts and gives it back when it ends, so a
 // host's calls reuse the slot stack and the stacks' capacity instead of allocating them.
