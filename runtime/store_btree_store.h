@@ -11,7 +11,7 @@
 namespace pure::rt {
 
 // Bytes of one node (leaf or inner) before rounding to whole rows/entries.
-inline constexpr uint32_t kDefaultNodeBytes = 1024;
+inline constexpr uint32_t kDefaultNodeBytes = 2048;
 
 std::unique_ptr<Store> make_btree_store(std::vector<ListSchema> lists, uint32_t node_bytes = kDefaultNodeBytes);
 
