@@ -2,9 +2,10 @@
 // events, O(1) snapshots. Depends on the private store headers; the VM sees only store.h.
 //
 // Text ownership: a row in a node owns its texts. put/append/set_field copy borrowed texts in
-// (TextSlabs::copy: short texts live in the store's slabs, store_texts.h). A replaced or removed row (or field) moves into the undo log, which
-// releases it at commit, or puts it back at rollback; outside events it waits in `deferred_`
-// until the next commit, rollback or publish. Every text count changes on the owner thread.
+// (TextSlabs::copy: short texts live in the store's slabs, store_texts.h). A replaced or removed
+// row (or field) moves into the undo log, which releases it at commit, or puts it back at
+// rollback; outside events it waits in `deferred_` until the next commit, rollback or publish.
+// Every text count changes on the owner thread.
 #include "runtime/store_btree_store.h"
 
 #include <algorithm>
