@@ -33,6 +33,11 @@ namespace {
 constexpr uint32_t kHeader = 80;  // a slab's header, rounded up to a multiple of 8
 }  // namespace
 
+// The slab a slab text is in: `pad` is its offset from the slab's start in 8-byte units.
+TextSlabs::Slab* TextSlabs::slab_of(const Text* t) {
+  return reinterpret_cast<Slab*>(const_cast<char*>(reinterpret_cast<const char*>(t)) - (uint64_t{t->pad} << 3));
+}
+
 static_assert(TextSlabs::kMaxSlabBytes / 8 <= 65536, "a block's offset in 8-byte units fits Text::pad");
 static_assert(TextSlabs::kMaxBlock % 8 == 0 && TextSlabs::kMaxBlock <= TextSlabs::kFirstSlabBytes - kHeader);
 
@@ -49,8 +54,7 @@ TextSlabs::~TextSlabs() {
 Text* TextSlabs::copy(const Text* t) {
   if (t->stored()) {
     if (t->immortal()) return const_cast<Text*>(t);
-    bool here = !(t->flags & kTextSlab) ||
-                reinterpret_cast<const Slab*>(reinterpret_cast<const char*>(t) - (uint64_t{t->pad} << 3))->owner == this;
+    bool here = !(t->flags & kTextSlab) || slab_of(t)->owner == this;
     if (here) {
       ++const_cast<Text*>(t)->rc;
       return const_cast<Text*>(t);
@@ -108,12 +112,16 @@ TextSlabs::Slab* TextSlabs::new_slab(uint32_t index, uint32_t block) {
   s->all_next = all_;
   if (all_) all_->all_prev = s;
   all_ = s;
-  s->prev = nullptr;
-  s->next = open_[index];
-  if (s->next) s->next->prev = s;
-  open_[index] = s;
-  s->listed = true;
+  list(s);
   return s;
+}
+
+void TextSlabs::list(Slab* s) {
+  s->prev = nullptr;
+  s->next = open_[s->index];
+  if (s->next) s->next->prev = s;
+  open_[s->index] = s;
+  s->listed = true;
 }
 
 void TextSlabs::unlist(Slab* s) {
@@ -136,7 +144,7 @@ void TextSlabs::release_slab(Slab* s) {
 
 void TextSlabs::free_text(Text* t) {
   assert((t->flags & kTextSlab) && t->rc == 0);
-  auto* s = reinterpret_cast<Slab*>(reinterpret_cast<char*>(t) - (uint64_t{t->pad} << 3));
+  Slab* s = slab_of(t);
   TextSlabs* owner = s->owner;
   assert(s->live > 0 && owner->live_ > 0);
   char* p = reinterpret_cast<char*>(t);
@@ -145,13 +153,7 @@ void TextSlabs::free_text(Text* t) {
   --s->live;
   --owner->live_;
   text_count_freed();
-  if (!s->listed) {  // it was full: it has room again
-    s->prev = nullptr;
-    s->next = owner->open_[s->index];
-    if (s->next) s->next->prev = s;
-    owner->open_[s->index] = s;
-    s->listed = true;
-  }
+  if (!s->listed) owner->list(s);  // it was full: it has room again
   // An empty slab goes back, unless it is the only one its size can allocate from.
   if (s->live == 0 && (s->prev || s->next)) owner->release_slab(s);
 }

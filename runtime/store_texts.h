@@ -59,6 +59,8 @@ class TextSlabs {
   static uint32_t size_index(uint32_t block) { return block / 8 - 2; }
   Text* take(uint32_t block);
   Slab* new_slab(uint32_t index, uint32_t block);
+  static Slab* slab_of(const Text* t);
+  void list(Slab* s);    // into open_[its size], at the head
   void unlist(Slab* s);
   void release_slab(Slab* s);
 

@@ -16,9 +16,10 @@
 // Pieces (kTextPiece) are VM texts made together by TextBatch (the pieces of one split, words or
 // lines): they share blocks of at most kPieceBlockBytes instead of one allocation each, and `pad`
 // holds a piece's offset from its block's start in 8-byte units. A block goes back to the system
-// when its last piece is freed. A store keeps its short texts the same way (kTextSlab: stored
-// texts in slabs of one block size, runtime/store_texts.h), but reuses a freed block. A piece is an ordinary VM text to everyone else (counted, retained
-// and released the same; never appended to in place, its capacity being its length).
+// when its last piece is freed. A piece is an ordinary VM text to everyone else (counted, retained
+// and released the same; never appended to in place, its capacity being its length). A store keeps
+// its short texts the same way (kTextSlab: stored texts in slabs of one block size each,
+// runtime/store_texts.h), but reuses a freed block.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -22,11 +22,16 @@ constexpr size_t kStackSlots = limits::kStackSlots;
 // the 32 MiB slot stack and of the call records, and each of the two would cost a whole huge page
 // on every thread that runs machines (4 MiB a thread, 8 in pure-serve's owner and I/O thread).
 // Sanitizer builds take the arrays from the heap, where out-of-bounds reads are caught.
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define PURE_STACK_MAPPED 1
+#else
+#define PURE_STACK_MAPPED 0
+#endif
 template <class T>
 class StackSpace {
  public:
   explicit StackSpace(size_t n) : bytes_(n * sizeof(T)) {
-#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if PURE_STACK_MAPPED
     void* m = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) throw std::bad_alloc();
     madvise(m, bytes_, MADV_NOHUGEPAGE);  // a hint: without it (THP "always") the pages are larger
@@ -36,7 +41,7 @@ class StackSpace {
 #endif
   }
   ~StackSpace() {
-#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if PURE_STACK_MAPPED
     munmap(p_, bytes_);
 #else
     ::operator delete(p_);
