@@ -117,6 +117,9 @@ TEST_CASE("queries read published snapshots while the owner writes") {
       ++reads;
     }
   });
+  // The writes start once the reader is reading: on a loaded machine the reader's thread could
+  // otherwise first run after all 300 events, and the test would check no concurrent read at all.
+  while (reads.load() == 0) std::this_thread::yield();
   for (uint64_t i = 1; i <= 300; ++i) REQUIRE(call(*m.owner, workload_call(*p, i)).kind == EventReply::Kind::Committed);
   done = true;
   reader.join();
