@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "base/assert.h"
 #include "base/limits.h"
 
 #include "frontend/builtins.h"
@@ -85,6 +86,7 @@ class Checker {
   Diagnostics& d_;
   std::map<std::string, const Type*> type_names_;
   std::map<std::string, int> list_index_;
+  std::vector<const ListDecl*> rows_resolving_;  // stored lists whose type `X.Row` is resolving, outermost first
   std::map<std::string, int> func_index_;
   std::map<std::string, int> const_index_;
   int const_depth_ = 0;  // constants being computed, one inside the other
@@ -478,7 +480,16 @@ class Checker {
   const Type* row_type(TypeExpr* t) {
     for (ListDecl& l : m_.lists) {
       if (l.name != t->name) continue;
-      const Type* lt = l.resolved ? l.resolved : resolve_type(l.type.get());
+      if (l.resolved) return l.resolved->is_list() ? l.resolved->element : tt_.error();
+      // `list a by id: int { r: a.Row }`, or a and b naming each other's rows: a row cannot hold
+      // a row (a field is a scalar), and resolving it again would never end
+      if (std::find(rows_resolving_.begin(), rows_resolving_.end(), &l) != rows_resolving_.end()) {
+        error(t->loc, "'" + t->name + ".Row' is used inside the type of stored list '" + t->name +
+                          "' itself, and a row cannot hold a row",
+              "a list's fields are int, num, bool or text");
+        return tt_.error();
+      }
+      const Type* lt = resolve_list_type(l);
       return lt->is_list() ? lt->element : tt_.error();
     }
     std::vector<std::string> names;
@@ -488,6 +499,15 @@ class Checker {
     return tt_.error();
   }
 
+  const Type* resolve_list_type(ListDecl& l) {
+    if (!l.type) return tt_.error();
+    PURE_ASSERT(rows_resolving_.size() < m_.lists.size());
+    rows_resolving_.push_back(&l);
+    const Type* lt = resolve_type(l.type.get());
+    rows_resolving_.pop_back();
+    return lt;
+  }
+
   void declare_lists() {
     for (size_t i = 0; i < m_.lists.size(); ++i) {
       ListDecl& l = m_.lists[i];
@@ -495,7 +515,7 @@ class Checker {
         error(l.loc, "stored list '" + l.name + "' is declared twice");
         continue;
       }
-      l.resolved = l.type ? resolve_type(l.type.get()) : tt_.error();
+      l.resolved = resolve_list_type(l);
       list_index_[l.name] = static_cast<int>(i);
     }
   }

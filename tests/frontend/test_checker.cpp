@@ -462,3 +462,17 @@ type P { x: int }
   // `.Row` only after a name, in a type: elsewhere a field or a method as before
   CHECK(contains(errs("fn main() { let s = stock.Row }\n"), "error"));
 }
+
+TEST_CASE("checker: a stored list whose type names its own rows is an error, not an endless resolution (fuzz find)") {
+  // found by the frontend fuzzer: `s: stock.Row` inside stock's own type recursed until the stack ran out
+  std::string e = errors_of("list stock by id: int { s: stock.Row }\nfn main() {}\n");
+  CHECK(contains(e, "'stock.Row' is used inside the type of stored list 'stock' itself, and a row cannot hold a row"));
+  CHECK(contains(e, "1:28"));
+  // two lists naming each other's rows, through a sequence and a key
+  e = errors_of("list a by id: int { r: seq b.Row }\nlist b by (k: a.Row) { n: int }\nfn main() {}\n");
+  CHECK(contains(e, "'a.Row' is used inside the type of stored list 'a' itself"));
+  // a list resolved already is named as usual, from a later list's type too (still not a scalar field)
+  e = errors_of("list a by id: int { n: int }\nlist b by id: int { r: a.Row }\nfn main() {}\n");
+  CHECK(contains(e, "a list's field must be int, num, bool or text"));
+  CHECK(!contains(e, "itself"));
+}
