@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh — quick start, command 2: install what is needed, build everything (Release)
 # and run every test with ctest.
-#   --full   also: unit tests under ASan+UBSan, store, host-call and durability tests under TSan, bounded fuzz runs of the
+#   --full   also: unit tests under ASan+UBSan, store, host-call and durability tests under TSan, bounded fuzz runs (a count and a seed) of the
 #            frontend and of running (fuzz_run), and the AArch64 build run under qemu with a cross-device comparison of the
 #            examples (what CI runs)
 set -euo pipefail
@@ -42,9 +42,9 @@ if ((full)); then
 
   if [[ -x tests/fuzz/run.sh ]]; then
     stage "fuzzing the frontend (bounded)"
-    bash tests/fuzz/run.sh 60
+    bash tests/fuzz/run.sh --runs 50000 --seed 1
     stage "fuzzing runs: B+tree store against the reference store (bounded)"
-    PURE_FUZZ_TARGET=fuzz_run bash tests/fuzz/run.sh 60
+    PURE_FUZZ_TARGET=fuzz_run bash tests/fuzz/run.sh --runs 30000 --seed 1
   fi
 
   if [[ -x scripts/ci-aarch64.sh ]]; then
