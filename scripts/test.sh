@@ -24,7 +24,11 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 
 if ((full)); then
   stage "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
-  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_SANITIZE=ON > /dev/null
+  # -O1 and line tables only (-g1): what the sanitizers need for their reports, at less than half
+  # the compile time of -O2 -g (the whole tree: 7.5 against about 18 minutes on 2 cores), and the
+  # tests run no slower
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_SANITIZE=ON \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" > /dev/null
   cmake --build build-asan -j "$jobs"
   ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "bench"
 
@@ -33,7 +37,7 @@ if ((full)); then
   # every test of tests/runtime and tests/host (their folders' phony targets: a new test there is
   # built without touching this list), plus the host-call and owner tests the pattern names
   cmake --build build-tsan -j "$jobs" --target tests/runtime/all tests/host/all test_invoke test_owner
-  ctest --test-dir build-tsan --output-on-failure -R "^runtime\.|^vm\.invoke$|^host\.|^serve\.owner$"
+  ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "^runtime\.|^vm\.invoke$|^host\.|^serve\.owner$"
 
   stage "benchmark harness: its tests and a quick run (every system must agree on every check)"
   bash scripts/deps.sh --bench
