@@ -480,6 +480,10 @@ EXEC(ITER_NEXT) {
   return ip + 1;
 }
 EXEC(TEXT_ITER) { return text_iter(vm, s, ip); }
+EXEC(ITER_SKIP) {
+  vm.iters[s[ip->b].i].skip_texts = static_cast<uint64_t>(ip->imm);
+  return ip + 1;
+}
 EXEC(ITER_END) {
   release_iterators(vm, static_cast<uint32_t>(s[ip->b].i));
   return ip + 1;

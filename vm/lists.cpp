@@ -35,6 +35,16 @@ static void row_to_slots(VM& vm, Slot* dst, const rt::Cell* row, const std::vect
   }
 }
 
+// row_to_slots without the text fields in skip (ITER_SKIP: the loop never reads them): their
+// slots keep what they hold, and the texts are not touched.
+static void row_to_slots_skipping(VM& vm, Slot* dst, const rt::Cell* row, const std::vector<rt::ColType>& cols, uint32_t n,
+                                  uint64_t skip) {
+  for (uint32_t i = 0; i < n; ++i) {
+    if (cols[i] != rt::ColType::Text) dst[i].u = row[i];
+    else if (i >= 64 || !((skip >> i) & 1)) set_text(dst[i], load_text_cell(vm, row[i]));
+  }
+}
+
 static void load_cell(VM& vm, Slot& dst, rt::Cell c, rt::ColType t) {
   if (t == rt::ColType::Text) set_text(dst, load_text_cell(vm, c));
   else dst.u = c;
@@ -573,6 +583,7 @@ static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {
   }
   if (!shape.any_text)
     for (uint32_t i = 0, w = shape.width(); i < w; ++i) s[ip->a + i].u = row[i];
+  else if (it.skip_texts) row_to_slots_skipping(vm, s + ip->a, row, shape.cols, shape.width(), it.skip_texts);
   else row_to_slots(vm, s + ip->a, row, shape.cols, 0, shape.width());
   return ip + 1;
 }

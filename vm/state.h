@@ -80,6 +80,8 @@ struct alignas(256) Iterator {
   bool sliced = false;
   bool reverse = false;            // the cursor or walk goes backwards
   rt::Slice slice;
+  // ITER_SKIP: the text fields (a bit per field) that ITER_NEXT leaves unloaded in a stored row.
+  uint64_t skip_texts = 0;
   // TEXT_ITER: the pieces of a text, cut one at a time by ITER_NEXT (lists.cpp). Its own
   // allocation, one a loop: the iterator's 256 bytes have no room for it.
   std::unique_ptr<TextPieces> pieces;
