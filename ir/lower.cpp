@@ -568,13 +568,14 @@ class Lowerer {
     const Type* row = lt->element;
     uint32_t var = new_slots(row, s.name2.empty() ? s.name : s.name2);
     if (!s.name2.empty()) local_slot_[s.local] = new_slot(SlotKind::Int, s.name);
-    local_slot_[s.name2.empty() ? s.local : s.local2] = var;
+    const int row_local = s.name2.empty() ? s.local : s.local2;
+    local_slot_[row_local] = var;
     uint32_t iter = new_slot(SlotKind::Iter, "");
     start_iterator(it, iter);
     if (row->kind == TypeKind::Item) {
       // the text fields the body never names are not loaded (a stored row's texts are read
       // where they lie: skipping one saves a cache miss and its counting)
-      uint64_t skip = unread_text_fields(s, s.name2.empty() ? s.local : s.local2, row);
+      uint64_t skip = unread_text_fields(s, row_local, row);
       if (skip) emit(Op::ITER_SKIP, 0, iter, 0, static_cast<int64_t>(skip), s.loc);
     }
     uint32_t position = s.name2.empty() ? 0 : local_slot_[s.local];

@@ -26,22 +26,15 @@ static std::string key_text(const rt::ListShape& shape, const Slot* key, uint32_
   fault(ip, "no item with key " + key_text(shape, key, shape.key_count) + " in " + list);
 }
 
-// Copies a row into slots, borrowing or copying store texts as the context requires.
-static void row_to_slots(VM& vm, Slot* dst, const rt::Cell* row, const std::vector<rt::ColType>& cols, uint32_t from, uint32_t n) {
+// Copies a row into slots, borrowing or copying store texts as the context requires. The text
+// fields in skip (a bit per field, ITER_SKIP: the loop never reads them) are left alone: their
+// slots keep what they hold, and the texts are not touched.
+static void row_to_slots(VM& vm, Slot* dst, const rt::Cell* row, const std::vector<rt::ColType>& cols, uint32_t from, uint32_t n,
+                         uint64_t skip = 0) {
   for (uint32_t i = 0; i < n; ++i) {
     rt::Cell c = row[i];
-    if (cols[from + i] == rt::ColType::Text) set_text(dst[i], load_text_cell(vm, c));
-    else dst[i].u = c;
-  }
-}
-
-// row_to_slots without the text fields in skip (ITER_SKIP: the loop never reads them): their
-// slots keep what they hold, and the texts are not touched.
-static void row_to_slots_skipping(VM& vm, Slot* dst, const rt::Cell* row, const std::vector<rt::ColType>& cols, uint32_t n,
-                                  uint64_t skip) {
-  for (uint32_t i = 0; i < n; ++i) {
-    if (cols[i] != rt::ColType::Text) dst[i].u = row[i];
-    else if (i >= 64 || !((skip >> i) & 1)) set_text(dst[i], load_text_cell(vm, row[i]));
+    if (cols[from + i] != rt::ColType::Text) dst[i].u = c;
+    else if (i >= 64 || !((skip >> i) & 1)) set_text(dst[i], load_text_cell(vm, c));
   }
 }
 
@@ -583,8 +576,7 @@ static const Instr* iter_next_inner(VM& vm, Slot* s, const Instr* ip) {
   }
   if (!shape.any_text)
     for (uint32_t i = 0, w = shape.width(); i < w; ++i) s[ip->a + i].u = row[i];
-  else if (it.skip_texts) row_to_slots_skipping(vm, s + ip->a, row, shape.cols, shape.width(), it.skip_texts);
-  else row_to_slots(vm, s + ip->a, row, shape.cols, 0, shape.width());
+  else row_to_slots(vm, s + ip->a, row, shape.cols, 0, shape.width(), it.skip_texts);
   return ip + 1;
 }
 
