@@ -108,6 +108,16 @@ class Browser:
                 raise WebDriverError(f"no element {css}")
             time.sleep(0.05)
 
+    def find_all(self, css):
+        """Every element css selects now (references)."""
+        found = self._s("POST", "/elements", {"using": "css selector", "value": css})
+        return [e[ELEMENT] for e in found]
+
+    def label(self, element):
+        """The accessible name the browser computes for an element reference (what a screen
+        reader announces)."""
+        return self._s("GET", f"/element/{element}/computedlabel")
+
     def click(self, css):
         self._s("POST", f"/element/{self.find(css)}/click", {})
 
