@@ -633,6 +633,14 @@ class FiguresTest(Page):
         shown_ms = float(m.group(1)) * {"µs": 1e-3, "ms": 1, "s": 1e3}[m.group(2)]
         self.assertLessEqual(shown_ms, waited_ms + 0.1, f"{value} for an event the client waited {waited_ms:.2f} ms for")
         self.assertEqual(b.run("return document.querySelector('[data-figure=store-memory] .label').textContent"), "store memory")
+        # /metrics answered but refused: the figures say so instead of standing still
+        b.run("if (!window.__fetch) window.__fetch = window.fetch;"
+              "window.fetch = (url, options) => String(url) === 'metrics' ? Promise.resolve(new Response("
+              "'{\"error\": \"not today\"}', { status: 503 })) : window.__fetch(url, options);")
+        self.addCleanup(b.run, "if (window.__fetch) window.fetch = window.__fetch")
+        got = b.wait("return document.querySelector('[data-figure=none]')?.textContent", timeout=8, what="no figures")
+        self.assertEqual(got, "No figures: GET /metrics answered 503 (not today).")
+        self.assertEqual(b.text("#health"), "serving")
 
 
 class TokenTest(Page):

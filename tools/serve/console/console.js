@@ -519,7 +519,12 @@ import { figures, parseMetrics } from './figures.js';
     pollMetrics.busy = true;
     try {
       const r = await request('GET', 'metrics');
-      if (r.status !== 200) return;
+      if (r.status !== 200) {  // answered, but no figures: say so rather than leave the last ones
+        state.metrics = null;
+        $('#figures').replaceChildren(el('p', { class: 'muted', 'data-figure': 'none',
+          text: `No figures: GET /metrics answered ${r.status}${r.json && r.json.error ? ` (${r.json.error})` : ''}.` }));
+        return;
+      }
       const now = { at: performance.now(), samples: parseMetrics(r.text) };
       const before = state.metrics;
       state.metrics = now;
