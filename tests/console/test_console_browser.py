@@ -433,6 +433,9 @@ class ShopTest(Page):
         assert_contrast(self, "marked whitespace and a long value")
         b.click("#rows tbody tr:nth-child(4) td:first-child button.more")
         b.wait(f"return !{long_cell}.querySelector('.val.open')", what="the long value closed again")
+        # and from the keyboard: the button takes Enter
+        b.type("#rows tbody tr:nth-child(4) td:first-child button.more", "\ue007", clear=False)
+        b.wait(f"return {long_cell}.querySelector('.val.open')", what="the long value opened by Enter")
         # the journal's lines hold the same texts
         b.click("#lists tr[data-list=journal] button")
         b.wait("return document.querySelectorAll('#rows tbody tr').length === 5 && "
