@@ -531,6 +531,16 @@ class ShopTest(Page):
         assert_contrast(self, "a field that failed its check")
         b.type("#query-big-n", "4")
         self.assertEqual(b.run(f"const f = {field}; return [f.getAttribute('aria-invalid'), f.getAttribute('aria-describedby')]"), [None, None])
+        # a seq's elements are checked by the server: its 400 marks the field the same way
+        self.send("missing", {"skus": "[1, 2]"})
+        state, text = self.result("missing", "error")
+        self.assertTrue(text.startswith("rejected (400): parameter 'skus[0]': expected text"), text)
+        field = "document.getElementById('event-missing-skus')"
+        invalid, note = b.run(f"const f = {field}; return [f.getAttribute('aria-invalid'), "
+                              "document.getElementById(f.getAttribute('aria-describedby')).textContent]")
+        self.assertEqual(invalid, "true")
+        self.assertTrue(note.startswith("skus[0]: expected text"), note)
+        self.assertEqual(b.run(FIELDS), [])
 
 
 class OfflineTest(Page):

@@ -246,8 +246,9 @@ import { figures, parseMetrics } from './figures.js';
   }
 
   // A labelled text input (label for=id) and its error note; mark(error) shows a failed check on
-  // it (class invalid, aria-invalid, aria-describedby naming the note) or clears it.
-  function textField(grid, id, path, t, placeholder) {
+  // it (class invalid, aria-invalid, aria-describedby naming the note) or clears it, and marks
+  // keeps it under the field's path for the server's own refusals (markRejected).
+  function textField(grid, id, path, t, placeholder, marks) {
     const input = el('input', { type: 'text', id, name: path, 'data-type': t.type, placeholder, autocomplete: 'off', spellcheck: 'false' });
     const note = el('span', { class: 'field-error', id: `${id}-error`, hidden: true });
     grid.append(el('label', { for: id }, path.split('.').pop(), ' ', el('span', { class: 'type', text: t.type })), input, note);
@@ -264,12 +265,13 @@ import { figures, parseMetrics } from './figures.js';
       note.textContent = error || '';
     };
     input.addEventListener('input', () => mark(null));
+    marks.set(path, mark);
     return { input, mark };
   }
 
   // An input for a value of type t; read() gives {json} (JSON text) or {error}. idBase makes the
   // element ids unique in the page (a form's kind and name).
-  function inputFor(t, path, grid, idBase) {
+  function inputFor(t, path, grid, idBase, marks) {
     const id = `${idBase}-${path}`;
     if (t.type === 'bool') {
       const box = el('input', { type: 'checkbox', id, name: path, 'data-type': 'bool' });
@@ -278,7 +280,7 @@ import { figures, parseMetrics } from './figures.js';
     }
     if (SCALARS.includes(t.type)) {
       const placeholder = { int: 'whole number', num: 'number, nan, inf or -inf', text: 'text' }[t.type];
-      const { input, mark } = textField(grid, id, path, t, placeholder);
+      const { input, mark } = textField(grid, id, path, t, placeholder, marks);
       return () => {
         const r = checkScalar(t.type, input.value);
         mark(r.error);
@@ -290,7 +292,7 @@ import { figures, parseMetrics } from './figures.js';
       const inner = el('div', { class: 'params' });
       set.append(inner);
       grid.append(set);
-      const readers = t.fields.map((f) => [f.name, inputFor(f, `${path}.${f.name}`, inner, idBase)]);
+      const readers = t.fields.map((f) => [f.name, inputFor(f, `${path}.${f.name}`, inner, idBase, marks)]);
       return () => {
         const parts = [];
         let error = null;
@@ -303,7 +305,7 @@ import { figures, parseMetrics } from './figures.js';
       };
     }
     if (t.type.startsWith('seq ')) {  // a JSON array, sent as written (the server checks each element)
-      const { input, mark } = textField(grid, id, path, t, example(t));
+      const { input, mark } = textField(grid, id, path, t, example(t), marks);
       return () => {
         let error = null;
         try {
@@ -340,7 +342,8 @@ import { figures, parseMetrics } from './figures.js';
 
   function callForm(fn, kind) {
     const grid = el('div', { class: 'params' });
-    const readers = fn.params.map((p) => [p.name, inputFor(p, p.name, grid, `${kind}-${fn.name}`)]);
+    const marks = new Map();
+    const readers = fn.params.map((p) => [p.name, inputFor(p, p.name, grid, `${kind}-${fn.name}`, marks)]);
     const result = el('div', { class: 'result', 'aria-live': 'polite' });
     const sig = `${kind} ${fn.name}(${fn.params.map((p) => `${p.name}: ${p.type}`).join(', ')})` +
       (fn.result ? ` -> ${fn.result.type}` : '');
@@ -364,11 +367,21 @@ import { figures, parseMetrics } from './figures.js';
       button.disabled = true;
       try {
         await send(fn, kind, `{${parts.join(',')}}`, result);
+        markRejected(result, marks);
       } finally {
         button.disabled = false;
       }
     });
     return form;
+  }
+
+  // A 400 that names a parameter ('skus[2]', 'l.label') marks the field it came from, as the form's
+  // own check would have (a seq's elements are checked by the server only).
+  function markRejected(result, marks) {
+    const m = /^rejected \(400\): parameter '([^']*)': ([\s\S]*?)\s*\([\d.]+ ms\)$/.exec(result.textContent);
+    if (result.dataset.state !== 'error' || !m) return;
+    const mark = marks.get(m[1]) || marks.get(m[1].replace(/\[.*$/, ''));
+    if (mark) mark(`${m[1]}: ${m[2]}`);
   }
 
   function setResult(box, kind, ...parts) {
