@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -710,6 +711,8 @@ if __name__ == "__main__":
     if not found:
         print(f"console.browser: skipped: {why}")
         sys.exit(77)
+    # ended from outside (ctest's timeout, timeout(1), Ctrl-C): the browser goes too
+    signal.signal(signal.SIGTERM, lambda *_: (tearDownModule(), os._exit(143)))
     started = time.monotonic()
     program = unittest.main(exit=False, verbosity=2)
     print(f"console.browser: {time.monotonic() - started:.1f} s; screenshots in {OUT}")

@@ -5,6 +5,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -43,7 +44,10 @@ class Browser:
         self.port = free_port()
         self.profile = tempfile.mkdtemp(prefix="pure-console-profile-")
         self.log = open(os.path.join(self.profile, "chromedriver.log"), "wb")
-        self.proc = subprocess.Popen([driver, f"--port={self.port}"], stdout=self.log, stderr=subprocess.STDOUT)
+        # its own process group, which chromium joins: close() ends them all, even when chromium
+        # hangs and chromedriver, ended, would leave it running
+        self.proc = subprocess.Popen([driver, f"--port={self.port}"], stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         self.base = f"http://127.0.0.1:{self.port}"
         self.session = None
         end = time.monotonic() + timeout
@@ -154,12 +158,16 @@ class Browser:
             except Exception:
                 pass
             self.session = None
-        if self.proc.poll() is None:
-            self.proc.terminate()
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # the group: chromedriver and every chromium process
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                continue
+            time.sleep(0.2)  # chromium's processes end after their leader
+        self.proc.poll()
         self.log.close()
         shutil.rmtree(self.profile, ignore_errors=True)
