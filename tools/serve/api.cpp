@@ -606,16 +606,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-bool token_matches(std::string_view header, const std::string& token) {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.size() < kBearer.size() || header.substr(0, kBearer.size()) != kBearer) return false;
-  std::string_view given = header.substr(kBearer.size());
-  // compare in time independent of where the first difference is
-  unsigned diff = given.size() != token.size();
-  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned>(token[i] ^ (i < given.size() ? given[i] : 0));
-  return diff == 0;
-}
-
 Response json_response(int status, std::string body) {
   Response r;
   r.status = status;
@@ -625,8 +615,10 @@ Response json_response(int status, std::string body) {
 
 Response error(int status, std::string_view message) { return json_response(status, error_body(message)); }
 
+// allow: "GET, HEAD" or "POST" (named "GET" or "POST" in the message)
 Response method_not_allowed(std::string_view method, std::string_view what, const char* allow) {
-  Response r = error(405, std::string(what) + " takes " + allow + ", not " + std::string(method));
+  std::string_view named = std::string_view(allow).substr(0, std::string_view(allow).find(','));
+  Response r = error(405, std::string(what) + " takes " + std::string(named) + ", not " + std::string(method));
   r.allow = allow;
   return r;
 }
@@ -710,13 +702,28 @@ void Api::handle(const Request& request, Respond respond) {
     target = target.substr(0, q);
   }
   const std::string_view method = request.method;
-  bool get = method == "GET";
-  if (target == "/health") {
-    if (!get) return answer(Route::Health, method_not_allowed(method, "/health", "GET"));
+  bool get = method == "GET" || method == "HEAD";  // HEAD: as GET; the HTTP layer drops the body
+  // Who may ask (access.h): only the Host names this server serves (a page whose name was rebound
+  // to this address sends its own), only its own pages' Origin.
+  if (!request.host.empty() && !options_.hosts.allows(request.host))
+    return answer(Route::Other, error(421, "this server does not serve the host '" + std::string(request.host) +
+                                               "' (it serves " + options_.hosts.list() +
+                                               "; start it with --allow-host NAME to serve another name)"));
+  if (!request.origin.empty() && !same_origin(request.origin, request.host, options_.tls))
+    return answer(Route::Other, error(403, "cross-origin requests are refused: Origin '" + std::string(request.origin) +
+                                               "' is not this server's (" + (options_.tls ? "https://" : "http://") +
+                                               std::string(request.host) + ")"));
+  if (target == "/health") {  // open to all: a load balancer's probe carries no token
+    if (!get) return answer(Route::Health, method_not_allowed(method, "/health", "GET, HEAD"));
     return answer(Route::Health, health());
   }
+  Tokens::Check auth;
+  if (options_.tokens.writes_need_token()) auth = options_.tokens.check(request.authorization);
+  bool reads_need_token = options_.tokens.reads_need_token();
   if (target == "/metrics") {
-    if (!get) return answer(Route::Metrics, method_not_allowed(method, "/metrics", "GET"));
+    if (!get) return answer(Route::Metrics, method_not_allowed(method, "/metrics", "GET, HEAD"));
+    if (reads_need_token && !(auth.scopes & kScopeRead))
+      return answer(Route::Metrics, refuse_token(auth, kScopeRead, "/metrics"));
     Response r;
     r.body = metrics();
     r.content_type = "text/plain; version=0.0.4";
@@ -727,6 +734,9 @@ void Api::handle(const Request& request, Respond respond) {
   if (target.substr(0, kPrefix.size()) != kPrefix)
     return answer(Route::Other, error(404, "no route " + std::string(target) +
                                                ": the API is under /v1/MODULE, /health and /metrics, the console at /"));
+  // Every read needs a token when read tokens exist: refused before anything of the module shows.
+  if (reads_need_token && !(auth.scopes & kScopeRead))
+    return answer(Route::Other, refuse_token(auth, kScopeRead, std::string(method) + " " + std::string(target)));
   std::vector<std::string_view> parts = split(target.substr(kPrefix.size()), '/');
   Module* m = find(parts[0]);
   if (!m) {
@@ -735,11 +745,11 @@ void Api::handle(const Request& request, Respond respond) {
     return answer(Route::Other, error(404, "no module '" + std::string(parts[0]) + "' (serving: " + names + ")"));
   }
   if (parts.size() == 1) {
-    if (!get) return answer(Route::Interface, method_not_allowed(method, "/v1/" + m->name, "GET"));
+    if (!get) return answer(Route::Interface, method_not_allowed(method, "/v1/" + m->name, "GET, HEAD"));
     return answer(Route::Interface, interface(*m));
   }
   if (parts.size() == 3 && parts[1] == "lists") {
-    if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET"));
+    if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET, HEAD"));
     if (!m->serving()) return answer(Route::List, not_serving(*m));
     return answer(Route::List, list_page(*m, parts[2], query_string));
   }
@@ -750,7 +760,7 @@ void Api::handle(const Request& request, Respond respond) {
   // GET .../source is the module's text; events and queries take POST, so one named source
   // stays reachable.
   if (parts[1] == "source" && (get || index < 0)) {
-    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET"));
+    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD"));
     return answer(Route::Source, source(*m));
   }
   const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
@@ -759,19 +769,54 @@ void Api::handle(const Request& request, Respond respond) {
   Route route = fn->kind == FuncKind::Event ? Route::Event : Route::Query;
   if (method != "POST")
     return answer(route, method_not_allowed(method, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name, "POST"));
+  // A body a form or another site's page can send without asking (text/plain, a form's types)
+  // never runs anything: application/json makes a browser ask first (a CORS preflight, refused).
+  if (!is_json_content_type(request.content_type))
+    return answer(route, error(415, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name +
+                                        " takes a JSON body: send 'Content-Type: application/json' (got " +
+                                        (request.content_type.empty() ? std::string("none")
+                                                                      : "'" + std::string(request.content_type) + "'") +
+                                        ")"));
   if (!m->serving()) return answer(route, not_serving(*m));
   if (route == Route::Query) return answer(route, query(*m, *fn, static_cast<uint32_t>(index), request));
-  event(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
+  event(*m, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
 }
 
-void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
-                Clock::time_point start) {
+Response Api::refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const {
+  std::string scope = scope_name(needed);
+  std::string prefix = std::string(what) + " needs a token of scope " + scope + ": ";
+  Response r;
+  std::string challenge = "Bearer realm=\"pure-serve\"";
+  switch (check.outcome) {
+    case Tokens::Outcome::Missing:
+      r = error(401, prefix + "none was sent (send the header 'Authorization: Bearer TOKEN')");
+      challenge += ", scope=\"" + scope + "\"";
+      break;
+    case Tokens::Outcome::WrongScheme:
+      r = error(401, prefix + "the Authorization header must use the Bearer scheme ('Authorization: Bearer TOKEN')");
+      challenge += ", scope=\"" + scope + "\"";
+      break;
+    case Tokens::Outcome::Invalid:
+      r = error(401, prefix + "the token sent is not valid");
+      challenge += ", error=\"invalid_token\", error_description=\"the token is not valid\"";
+      break;
+    case Tokens::Outcome::Valid:
+      r = error(403, prefix + "the token sent has scope " + scope_name(check.scopes));
+      challenge += ", error=\"insufficient_scope\", scope=\"" + scope + "\"";
+      break;
+  }
+  r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
+  return r;
+}
+
+void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+                Respond respond, Clock::time_point start) {
   auto answer = [&](Response r) {
     finish(Route::Event, request.target, r, start);
     respond(std::move(r));
   };
-  if (!options_.token.empty() && !token_matches(request.authorization, options_.token))
-    return answer(error(401, "event " + fn.name + " needs the token: send the header 'Authorization: Bearer TOKEN'"));
+  if (options_.tokens.writes_need_token() && !(auth.scopes & kScopeWrite))
+    return answer(refuse_token(auth, kScopeWrite, "event " + fn.name));
   if (!m.owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
@@ -823,7 +868,8 @@ Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Req
 Response Api::interface(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
-  out += options_.token.empty() ? ",\"events_need_token\":false" : ",\"events_need_token\":true";
+  out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
+  out += options_.tokens.reads_need_token() ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
     out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
     bool first = true;

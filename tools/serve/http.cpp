@@ -46,7 +46,7 @@ class Session;
 // differently; it only skips Beast's parser and its composed reads for the common case.
 
 struct PlainRequest {
-  std::string_view method, target, body, authorization, if_none_match;
+  std::string_view method, target, body, authorization, if_none_match, host, origin, content_type;
   bool keep_alive = true;
   size_t size = 0;  // bytes of the request, head and body
 };
@@ -94,7 +94,8 @@ Plain parse_plain(std::string_view in, size_t header_limit, size_t body_limit, P
     return Plain::NotPlain;
   bool http11 = p[7] == '1';
   p += 10;
-  bool have_length = false, have_connection = false, have_auth = false, have_tag = false;
+  bool have_length = false, have_connection = false, have_auth = false, have_tag = false, have_host = false,
+       have_origin = false, have_type = false;
   uint64_t length = 0;
   out.keep_alive = http11;
   while (p < end) {
@@ -127,6 +128,18 @@ Plain parse_plain(std::string_view in, size_t header_limit, size_t body_limit, P
       if (have_auth) return Plain::NotPlain;
       have_auth = true;
       out.authorization = value;
+    } else if (iequal(name, "host")) {
+      if (have_host) return Plain::NotPlain;
+      have_host = true;
+      out.host = value;
+    } else if (iequal(name, "content-type")) {
+      if (have_type) return Plain::NotPlain;
+      have_type = true;
+      out.content_type = value;
+    } else if (iequal(name, "origin")) {
+      if (have_origin) return Plain::NotPlain;
+      have_origin = true;
+      out.origin = value;
     } else if (iequal(name, "if-none-match")) {
       if (have_tag) return Plain::NotPlain;
       have_tag = true;
@@ -135,12 +148,49 @@ Plain parse_plain(std::string_view in, size_t header_limit, size_t body_limit, P
       return Plain::NotPlain;
     }
   }
+  if (http11 && out.host.empty()) return Plain::NotPlain;  // Beast's path answers 400 (framing_problem)
   if (length > body_limit) return Plain::NotPlain;
   size_t body_at = head_end + 4;
   if (in.size() - body_at < length) return Plain::NeedMore;
   out.body = std::string_view(in.data() + body_at, static_cast<size_t>(length));
   out.size = body_at + static_cast<size_t>(length);
   return Plain::Complete;
+}
+
+// What RFC 9112 makes a request's head unusable, checked on every request Beast parsed (the fast
+// path hands each of these to Beast): "" or the reason for a 400 that closes the connection.
+// A Transfer-Encoding other than exactly `chunked` would leave the body's end to guesswork (a
+// proxy in front may frame it otherwise: request smuggling, section 6.3); in HTTP/1.0 the
+// framing is faulty whatever it says (section 6.1). Host, Authorization, Origin and
+// Content-Type decide what a request may do, so each may come once; HTTP/1.1 needs a Host.
+std::string framing_problem(const http::request<http::string_body>& req) {
+  int te = 0, length = 0, host = 0, auth = 0, origin = 0, type = 0;
+  std::string_view coding, host_value;
+  for (const auto& f : req) {
+    switch (f.name()) {
+      case http::field::transfer_encoding: ++te, coding = f.value(); break;
+      case http::field::content_length: ++length; break;
+      case http::field::host: ++host, host_value = f.value(); break;
+      case http::field::authorization: ++auth; break;
+      case http::field::origin: ++origin; break;
+      case http::field::content_type: ++type; break;
+      default: break;
+    }
+  }
+  if (te) {
+    if (req.version() < 11) return "Transfer-Encoding in an HTTP/1.0 request (its framing cannot be trusted)";
+    if (te > 1) return "two Transfer-Encoding headers";
+    while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) coding.remove_suffix(1);
+    if (!beast::iequals(coding, "chunked"))
+      return "Transfer-Encoding must be exactly 'chunked', got '" + std::string(coding) + "'";
+    if (length) return "both Content-Length and Transfer-Encoding";
+  }
+  if (host > 1) return "two Host headers";
+  if ((host == 0 || host_value.empty()) && req.version() >= 11) return "an HTTP/1.1 request needs a Host header";
+  if (auth > 1) return "two Authorization headers";
+  if (origin > 1) return "two Origin headers";
+  if (type > 1) return "two Content-Type headers";
+  return "";
 }
 
 // The sessions alive, so that shutdown can close the idle ones.
@@ -225,6 +275,10 @@ class Session : public std::enable_shared_from_this<Session> {
     request.body = plain.body;
     request.authorization = plain.authorization;
     request.if_none_match = plain.if_none_match;
+    request.host = plain.host;
+    request.origin = plain.origin;
+    request.content_type = plain.content_type;
+    head_ = plain.method == "HEAD";
     size_t used = plain.size;
     handle(request, [this, used] { buffer_.consume(used); });
   }
@@ -233,8 +287,34 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
     parser_->body_limit(options_.body_limit);
-    http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->on_header(ec);
+    put_header();
+  }
+
+  // Beast's parser over the head as it arrives (what async_read_header does), with one check of
+  // ours first: Beast joins a folded header line (obs-fold) to the one before it, which a proxy
+  // in front may read as a header of its own; RFC 9112 section 5.2 lets a server refuse it.
+  // Beast consumes no byte of a head until the head is whole, so the bytes seen here are all of it.
+  void put_header() {
+    std::string_view in(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    size_t end = in.find("\r\n\r\n");
+    std::string_view head = in.substr(0, end == std::string_view::npos ? in.size() : end + 2);
+    for (size_t at = head.find("\r\n"); at != std::string_view::npos && at + 2 < head.size(); at = head.find("\r\n", at + 2))
+      if (head[at + 2] == ' ' || head[at + 2] == '\t')
+        return reply_error(http::status::bad_request,
+                           "bad HTTP request: obsolete line folding (a header line that starts with a space or tab)",
+                           Route::Http);
+    if (!in.empty()) {
+      beast::error_code ec;
+      size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec && ec != http::error::need_more) return on_read_error(ec);
+      if (parser_->is_header_done()) return on_header({});
+    }
+    socket_.async_read_some(buffer_.prepare(16384), [self = shared_from_this()](beast::error_code ec, size_t n) {
+      if (self->state_ == State::Closed) return;
+      self->buffer_.commit(n);
+      if (ec) return self->on_read_error(ec == net::error::eof ? beast::error_code(http::error::end_of_stream) : ec);
+      self->put_header();
     });
   }
 
@@ -242,6 +322,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (state_ == State::Closed) return;  // drain() closed it while this completion was queued
     if (ec) return on_read_error(ec);
     auto& req = parser_->get();
+    if (std::string problem = framing_problem(req); !problem.empty())
+      return reply_error(http::status::bad_request, "bad HTTP request: " + problem, Route::Http);
     auto expect = req.find(http::field::expect);
     if (expect != req.end() && beast::iequals(expect->value(), "100-continue") && !parser_->is_done()) {
       // The client waits for this before it sends the body.
@@ -309,6 +391,10 @@ class Session : public std::enable_shared_from_this<Session> {
       request.authorization = std::string_view(auth->value().data(), auth->value().size());
     if (auto tag = req.find(http::field::if_none_match); tag != req.end())
       request.if_none_match = std::string_view(tag->value().data(), tag->value().size());
+    if (auto host = req.find(http::field::host); host != req.end()) request.host = host->value();
+    if (auto origin = req.find(http::field::origin); origin != req.end()) request.origin = origin->value();
+    if (auto type = req.find(http::field::content_type); type != req.end()) request.content_type = type->value();
+    head_ = req.method() == http::verb::head;
     handle(request, [] {});
   }
 
@@ -339,6 +425,7 @@ class Session : public std::enable_shared_from_this<Session> {
     Response r;
     r.status = static_cast<int>(status);
     r.body = error_body(message);
+    head_ = false;  // the request's method may not even be known: the reason is always sent
     write(std::move(r), true);
   }
 
@@ -355,7 +442,7 @@ class Session : public std::enable_shared_from_this<Session> {
     out_ += std::to_string(r.status);
     out_ += ' ';
     out_.append(reason.data(), reason.size());
-    out_ += "\r\nServer: pure-serve\r\nContent-Type: ";
+    out_ += "\r\nServer: pure-serve\r\nX-Content-Type-Options: nosniff\r\nContent-Type: ";
     out_ += r.content_type;
     out_ += "\r\n";
     if (!r.allow.empty()) out_ += "Allow: " + r.allow + "\r\n";
@@ -365,7 +452,7 @@ class Session : public std::enable_shared_from_this<Session> {
       out_ += "Content-Length: ";
       out_ += std::to_string(r.body.size());
       out_ += "\r\n\r\n";
-      out_ += r.body;
+      if (!head_) out_ += r.body;  // HEAD: the headers GET would send, no body
     } else {
       out_ += "\r\n";
     }
@@ -462,6 +549,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Registry& registry_;
   State state_ = State::Reading;
   bool keep_alive_ = true;
+  bool head_ = false;  // the request being answered is a HEAD
   bool timed_out_ = false;
   size_t discarded_ = 0;
   char scratch_[16384];

@@ -1,0 +1,343 @@
+"""tests/serve/test_security.py — pure-serve's defences as a real process on 127.0.0.1
+(docs/serve.md, "Security"): request smuggling refused on both parse paths (the hand-written
+fast path and Beast's), Host and Origin checks (DNS rebinding, cross-site requests), JSON bodies
+only, token scopes, HEAD, nosniff, and JSON numbers that overflow. Raw sockets for malformed
+HTTP. Run by ctest with PURE_SERVE set to the binary."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_client import Conn, Server, build, find_binary  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHOP = os.path.join(HERE, "shop.pure")
+warnings.simplefilter("ignore", ResourceWarning)
+
+
+def responses(data):
+    """The HTTP responses in data, each (status, headers lower-case, body)."""
+    out = []
+    while data:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if not sep:
+            break
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+        n = int(headers.get("content-length", "0"))
+        out.append((int(lines[0].split(" ")[1]), headers, rest[:n]))
+        data = rest[n:]
+    return out
+
+
+class Served(unittest.TestCase):
+    EXTRA = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server(find_binary(), [SHOP], "--request-timeout-ms", "2000", *cls.EXTRA)
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0
+
+    def conn(self):
+        c = Conn(self.server.port)
+        self.addCleanup(c.close)
+        return c
+
+    def raw(self, pieces, pause=0.0):
+        """Sends the pieces (a pause between them) on a fresh connection and reads until the server
+        closes it or goes quiet for a second; returns the bytes."""
+        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
+        try:
+            for i, piece in enumerate(pieces):
+                if i and pause:
+                    time.sleep(pause)
+                try:
+                    s.sendall(piece)
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+            s.settimeout(1.0)
+            out = b""
+            while True:
+                try:
+                    chunk = s.recv(65536)
+                except (socket.timeout, ConnectionResetError):
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            return out
+        finally:
+            s.close()
+
+    def hits(self, name):
+        status, body = self.conn().json("POST", "/v1/shop/count", {"name": name})
+        self.assertEqual(status, 200, body)
+        return body["result"]
+
+
+class Smuggling(Served):
+    """A request whose framing the server and a proxy in front could read differently is refused
+    with 400 and the connection closed: the body, itself a request, never runs. Each case goes
+    whole in one write (the fast path sees it first) and a byte at a time after the first line
+    (Beast's parser reads it piece by piece)."""
+
+    INNER = build("POST", "/v1/shop/hit", '{"name":"smuggled"}')
+
+    def refused(self, head, words, body=None):
+        body = self.INNER if body is None else body
+        request = head + b"Content-Type: application/json\r\n\r\n" + body
+        first = request.index(b"\r\n") + 2
+        for pieces in ([request], [request[:first]] + [request[i:i + 1] for i in range(first, len(request))]):
+            with self.subTest(head=head, split=len(pieces) > 1):
+                got = responses(self.raw(pieces))
+                self.assertEqual(len(got), 1, got)  # one answer: the body was not read as a request
+                status, headers, text = got[0]
+                self.assertEqual(status, 400, text)
+                self.assertEqual(headers.get("connection"), "close")
+                self.assertIn(words, json.loads(text)["error"])
+        self.assertEqual(self.hits("smuggled"), 0)
+
+    def test_transfer_encodings_other_than_chunked(self):
+        start = b"POST /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for coding in [b"xchunked", b"chunked, identity", b"identity", b"", b'"chunked"', b"gzip, chunked, x",
+                       b"chunked;q=1", b"chunkedx"]:
+            self.refused(start + b"Transfer-Encoding: " + coding + b"\r\n", "Transfer-Encoding must be exactly 'chunked'")
+
+    def test_repeated_and_folded_transfer_encodings(self):
+        start = b"POST /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        self.refused(start + b"Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n", "two Transfer-Encoding")
+        self.refused(start + b"Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n", "bad HTTP request")
+        self.refused(start + b"Transfer-Encoding: identity\r\n chunked\r\n", "bad HTTP request")  # obs-fold
+        self.refused(start + b"Transfer-Encoding : chunked\r\n", "bad HTTP request")
+        self.refused(start + b"X: y\r\n Transfer-Encoding: chunked\r\n", "bad HTTP request")
+
+    def test_content_length_with_transfer_encoding(self):
+        start = b"POST /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        n = b"%d" % len(self.INNER)
+        self.refused(start + b"Content-Length: " + n + b"\r\nTransfer-Encoding: xchunked\r\n", "Transfer-Encoding")
+        self.refused(start + b"Transfer-Encoding: identity\r\nContent-Length: " + n + b"\r\n", "Transfer-Encoding")
+        self.refused(start + b"Transfer-Encoding: chunked\r\nContent-Length: " + n + b"\r\n", "bad HTTP request",
+                     b"0\r\n\r\n" + self.INNER)
+        self.refused(start + b"Content-Length: " + n + b"\r\nTransfer-Encoding: chunked\r\n", "bad HTTP request",
+                     b"0\r\n\r\n" + self.INNER)
+
+    def test_transfer_encoding_in_http_1_0(self):
+        # RFC 9112 section 6.1: the framing of an HTTP/1.0 message with Transfer-Encoding is faulty
+        chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(self.INNER), self.INNER)
+        self.refused(b"POST /v1/shop/hit HTTP/1.0\r\nTransfer-Encoding: chunked\r\n", "HTTP/1.0", chunked)
+        self.refused(b"POST /v1/shop/hit HTTP/1.0\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n", "HTTP/1.0",
+                     chunked)
+
+    def test_host_and_authorization_headers(self):
+        self.refused(b"POST /v1/shop/hit HTTP/1.1\r\nContent-Length: 1\r\n", "needs a Host header", b"x" + self.INNER)
+        self.refused(b"POST /v1/shop/hit HTTP/1.1\r\nHost:\r\nContent-Length: 1\r\n", "needs a Host header",
+                     b"x" + self.INNER)
+        self.refused(b"POST /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: 127.0.0.1\r\nContent-Length: 1\r\n",
+                     "two Host headers", b"x" + self.INNER)
+        self.refused(b"POST /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer a\r\n"
+                     b"Authorization: Bearer b\r\nContent-Length: 1\r\n", "two Authorization headers", b"x" + self.INNER)
+        self.refused(b"POST /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://127.0.0.1\r\n"
+                     b"Origin: http://127.0.0.1\r\nContent-Length: 1\r\n", "two Origin headers", b"x" + self.INNER)
+        # GET without a Host: the fast path would take it whole, Beast's parser in pieces
+        self.refused(b"GET /health HTTP/1.1\r\n", "needs a Host header", b"")
+
+    def test_good_requests_on_both_paths(self):
+        # HTTP/1.0 needs no Host; chunked alone is fine; the same request whole and in pieces
+        self.assertTrue(self.raw([b"GET /health HTTP/1.0\r\n\r\n"]).startswith(b"HTTP/1.1 200 "))
+        body = b'{"name":"framed"}'
+        for head in [b"Transfer-Encoding: chunked\r\n", b"Transfer-Encoding: Chunked \r\n",
+                     b"Content-Length: %d\r\n" % len(body)]:
+            payload = body if b"Content-Length" in head else b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+            request = (b"POST /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                       b"Connection: close\r\n" + head + b"\r\n" + payload)
+            for pieces in ([request], [request[:10], request[10:]]):
+                got = responses(self.raw(pieces, pause=0.05))
+                self.assertEqual([g[0] for g in got], [200], got)
+        self.assertEqual(self.hits("framed"), 6)
+
+
+class HostsAndOrigins(Served):
+    """DNS rebinding and cross-site requests: only the listen address's Host names (and
+    --allow-host), only same-origin pages, only JSON bodies for POST."""
+
+    def status(self, method, path, headers, body=None):
+        c = self.conn()
+        if method == "POST":
+            headers = {**headers, "Content-Type": "application/json"}
+        c.send_raw(raw_request(method, path, headers, body))
+        status, _, text = c.read_response()
+        return status, json.loads(text) if text and text.startswith(b"{") else text
+
+    def post(self, headers, path, body):  # with exactly these headers
+        c = self.conn()
+        c.send_raw(raw_request("POST", path, headers, body))
+        status, _, text = c.read_response()
+        return status, json.loads(text)
+
+    def test_host_names(self):
+        port = self.server.port
+        for host in ["127.0.0.1", f"127.0.0.1:{port}", "localhost", f"LocalHost:{port}", "[::1]", f"[::1]:{port}",
+                     "localhost:1"]:  # the port is not compared: tunnels and port maps change it
+            with self.subTest(host=host):
+                self.assertEqual(self.status("GET", "/v1/shop", {"Host": host})[0], 200)
+        for host in ["evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "localhost.", "10.0.0.1",
+                     "[::2]", "local host", "127.0.0.1:x"]:
+            with self.subTest(host=host):
+                status, body = self.status("GET", "/v1/shop", {"Host": host})
+                self.assertEqual(status, 421, body)
+                self.assertIn("does not serve the host", body["error"])
+                self.assertIn("--allow-host", body["error"])
+        # an event too, before anything runs
+        status, body = self.status("POST", "/v1/shop/hit", {"Host": "evil.example"}, '{"name":"rebound"}')
+        self.assertEqual(status, 421)
+        self.assertEqual(self.hits("rebound"), 0)
+
+    def test_origins(self):
+        port = self.server.port
+        host = f"127.0.0.1:{port}"
+        ok = {"Host": host, "Origin": f"http://{host}"}
+        self.assertEqual(self.status("POST", "/v1/shop/hit", ok, '{"name":"same"}')[0], 200)
+        self.assertEqual(self.status("GET", "/v1/shop", {"Host": host, "Origin": f"HTTP://{host.upper()}"})[0], 200)
+        for origin in ["http://evil.example", "null", f"https://{host}", f"http://localhost:{port}", "http://127.0.0.1",
+                       f"http://{host}/", f"http://{host}.evil"]:
+            with self.subTest(origin=origin):
+                status, body = self.status("POST", "/v1/shop/hit", {"Host": host, "Origin": origin}, '{"name":"cross"}')
+                self.assertEqual(status, 403, body)
+                self.assertIn("cross-origin requests are refused", body["error"])
+                self.assertEqual(self.status("GET", "/v1/shop/lists/hits", {"Host": host, "Origin": origin})[0], 403)
+        self.assertEqual(self.hits("cross"), 0)
+        self.assertEqual(self.hits("same"), 1)
+
+    def test_json_bodies_only(self):
+        # what a form or fetch(url, {mode: "no-cors"}) can send without a preflight never runs
+        for kind in [None, "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                     "multipart/form-data; boundary=x", "application/jsonx", "application/json-patch+json", "json"]:
+            with self.subTest(kind=kind):
+                headers = {"Host": "127.0.0.1", "Content-Type": kind} if kind else {"Host": "127.0.0.1"}
+                status, body = self.post(headers, "/v1/shop/hit", '{"name":"form"}')
+                self.assertEqual(status, 415, body)
+                self.assertIn("send 'Content-Type: application/json'", body["error"])
+                self.assertIn("got none" if kind is None else f"got '{kind}'", body["error"])
+                self.assertEqual(self.post(headers, "/v1/shop/count", '{"name":"form"}')[0], 415)
+        self.assertEqual(self.hits("form"), 0)
+        for kind in ["application/json", "Application/JSON", "application/json; charset=utf-8",
+                     "application/json;charset=UTF-8"]:
+            with self.subTest(kind=kind):
+                self.assertEqual(self.post({"Host": "127.0.0.1", "Content-Type": kind}, "/v1/shop/hit",
+                                           '{"name":"json"}')[0], 200)
+        self.assertEqual(self.hits("json"), 4)
+
+    def test_head_answers_as_get_without_a_body(self):
+        for path in ["/", "/console/console.js", "/health", "/v1/shop", "/v1/shop/source", "/v1/shop/lists/hits",
+                     "/metrics"]:
+            with self.subTest(path=path):
+                got = self.conn().request("GET", path)
+                out = self.raw([b"HEAD " + path.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                                b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"])
+                head, rest = out.split(b"\r\n\r\n", 1)
+                self.assertTrue(head.startswith(b"HTTP/1.1 200 "), head)
+                headers = dict(line.lower().split(": ", 1) for line in head.decode().split("\r\n")[1:])
+                self.assertEqual(headers["content-type"], got[1]["content-type"])
+                if path != "/metrics":  # its figures move between the two requests
+                    self.assertEqual(int(headers["content-length"]), len(got[2]))
+                self.assertTrue(rest.startswith(b"HTTP/1.1 200 "), rest[:100])  # no body came between
+        out = self.raw([b"HEAD /v1/shop/hit HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"])
+        self.assertTrue(out.startswith(b"HTTP/1.1 405 "), out)
+        self.assertIn(b"\r\nAllow: POST\r\n", out)
+        self.assertTrue(out.endswith(b"\r\n\r\n"), out)  # no body
+
+    def test_nosniff_on_every_answer(self):
+        c = self.conn()
+        for method, path, body in [("GET", "/health", None), ("GET", "/v1/shop", None), ("POST", "/v1/shop/hit", "{}"),
+                                   ("GET", "/nope", None), ("POST", "/v1/shop/count", '{"name":"n"}'),
+                                   ("GET", "/metrics", None), ("GET", "/", None)]:
+            status, headers, _ = c.request(method, path, body)
+            self.assertEqual(headers.get("x-content-type-options"), "nosniff", (method, path, status))
+        out = self.raw([b"GET /health HTTP/9.9\r\n\r\n"])
+        self.assertIn(b"X-Content-Type-Options: nosniff\r\n", out)
+
+
+def raw_request(method, path, headers, body=None):
+    lines = [f"{method} {path} HTTP/1.1"] + [f"{k}: {v}" for k, v in headers.items()]
+    data = body.encode() if isinstance(body, str) else body
+    if data is not None:
+        lines.append(f"Content-Length: {len(data)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + (data or b"")
+
+
+class AllowHost(Served):
+    EXTRA = ("--allow-host", "App.Example", "--allow-host", "10.1.2.3")
+
+    def test_allowed_names_beside_the_listen_address(self):
+        c = self.conn()
+        for host, want in [("app.example", 200), ("APP.EXAMPLE:8443", 200), ("10.1.2.3", 200), ("localhost", 200),
+                           ("other.example", 421), ("10.1.2.4", 421)]:
+            c.send_raw(raw_request("GET", "/health", {"Host": host}))
+            self.assertEqual(c.read_response()[0], want, host)
+        # the same-origin check uses the name the page was loaded from
+        c.send_raw(raw_request("POST", "/v1/shop/hit", {"Host": "app.example", "Origin": "http://app.example",
+                                                        "Content-Type": "application/json"}, '{"name":"a"}'))
+        self.assertEqual(c.read_response()[0], 200)
+
+    def test_bad_values_and_any(self):
+        for value in ["a b", "host:80", "", "http://x", "a/b"]:
+            p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--allow-host", value, SHOP],
+                               capture_output=True, timeout=20)
+            self.assertEqual(p.returncode, 2, value)
+            self.assertIn(b"--allow-host takes a host name without a port", p.stderr)
+        server = Server(find_binary(), [SHOP], "--allow-host", "*")
+        try:
+            c = Conn(server.port)
+            c.send_raw(raw_request("GET", "/health", {"Host": "anything.example"}))
+            self.assertEqual(c.read_response()[0], 200)
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+
+class BeyondLoopback(unittest.TestCase):
+    def test_warning_without_a_token(self):
+        # listening on every interface, inside a network namespace of its own (no interface but a
+        # loopback that is down: nothing outside can reach it), only to read the start's log
+        unshare = shutil.which("unshare")
+        if not unshare or subprocess.run([unshare, "-rn", "true"], capture_output=True).returncode != 0:
+            self.skipTest("no network namespaces here (unshare -rn)")
+        data = tempfile.mkdtemp(prefix="pure-serve-wide-")
+        self.addCleanup(shutil.rmtree, data, True)
+        token = os.path.join(data, "token")
+        with open(token, "w") as f:
+            f.write("write tok\n")
+        for extra, warned in [([], True), (["--token-file", token], False)]:
+            p = subprocess.Popen([unshare, "-rn", find_binary(), "--listen", "0.0.0.0:0", "--data", data, *extra, SHOP],
+                                 stderr=subprocess.PIPE)
+            lines = []
+            try:
+                for raw in p.stderr:
+                    lines.append(json.loads(raw))
+                    if lines[-1]["event"] == "module_ready":
+                        break
+            finally:
+                p.terminate()
+                p.wait(20)
+            warnings_seen = [l for l in lines if l["event"] == "warning"]
+            self.assertEqual(bool(warnings_seen), warned, lines)
+            if warned:
+                self.assertIn("beyond loopback", warnings_seen[0]["message"])
+                self.assertIn("without --token-file", warnings_seen[0]["message"])
+
+
+if __name__ == "__main__":
+    unittest.main()
