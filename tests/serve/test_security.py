@@ -308,6 +308,195 @@ class AllowHost(Served):
             self.assertEqual(server.stop(), 0)
 
 
+class Numbers(Served):
+    """JSON numbers: a literal that overflows a num is refused (the strings "inf" and "-inf" are how
+    infinities are sent), an int out of range names the range; the fast argument path (plain
+    keys) and the JSON document path (the same body with an escaped key) answer byte for byte
+    alike."""
+
+    INT = "expected int in -9223372036854775808..9223372036854775807"
+    NUMS = ["1e400", "-1e400", "1E400", "123456789e305", "-0.0", "1e-400", "0.1", "1.5", "-0", "7", "1e2",
+            "123456789012345678", "1234567890123456789", "9223372036854775807", "9223372036854775808",
+            "-9223372036854775808", "-9223372036854775809", "18446744073709551616", "1e26", "-1e26", "1.0",
+            "2.5e-3", '"inf"', '"-inf"', '"nan"', '"1e400"', "true", "null", "[1]"]
+
+    def replies(self, path, key, other, value):
+        c = self.conn()
+        fast = c.request("POST", path, '{"%s": %s%s}' % (key, value, other))
+        escaped = '{"\\u%04x%s": %s%s}' % (ord(key[0]), key[1:], value, other)
+        document = c.request("POST", path, escaped)
+        self.assertEqual((fast[0], fast[2]), (document[0], document[2]), value)
+        return fast[0], json.loads(fast[2])
+
+    def test_both_argument_paths_agree(self):
+        for value in self.NUMS:
+            with self.subTest(value=value):
+                self.replies("/v1/shop/big", "n", "", value)
+                self.replies("/v1/shop/ratio", "a", ', "b": 1', value)
+                self.replies("/v1/shop/sum_all", "xs", "", "[1, %s]" % value)
+
+    def test_overflowing_nums_are_refused(self):
+        for value, sign in [("1e400", "above "), ("-1e400", "below -"), ("1E400", "above "), ("123456789e305", "above ")]:
+            status, body = self.replies("/v1/shop/ratio", "a", ', "b": 1', value)
+            self.assertEqual(status, 400, body)
+            self.assertEqual(body["error"], "parameter 'a': the number overflows num (%s1.7976931348623157e308); "
+                                            'send the string "inf" or "-inf" for an infinity' % sign)
+        status, body = self.replies("/v1/shop/sum_all", "xs", "", "[1, 1e999]")
+        self.assertEqual(status, 400, body)
+        self.assertIn("parameter 'xs[1]': the number overflows num", body["error"])
+        self.assertEqual(self.replies("/v1/shop/ratio", "a", ', "b": 1', '"inf"'), (200, {"result": "inf"}))
+        self.assertEqual(self.replies("/v1/shop/ratio", "a", ', "b": 1', '"-inf"'), (200, {"result": "-inf"}))
+        self.assertEqual(self.replies("/v1/shop/ratio", "a", ', "b": 1', "1e-400"), (200, {"result": 0.0}))
+        self.assertEqual(self.replies("/v1/shop/ratio", "a", ', "b": 1', "1.7976931348623157e308")[0], 200)
+
+    def test_int_range_errors_name_the_range(self):
+        for value, shown in [("1e26", "1e26"), ("-1e26", "-1e26"), ("9223372036854775808", "9223372036854775808"),
+                             ("18446744073709551615", "18446744073709551615"),
+                             ("-9223372036854775809", "-9.223372036854776e18"),
+                             ("18446744073709551616", "1.8446744073709552e19"), ("1e400", "a number above "),
+                             ("-1e400", "a number below ")]:
+            status, body = self.replies("/v1/shop/big", "n", "", value)
+            self.assertEqual(status, 400, body)
+            self.assertTrue(body["error"].startswith("parameter 'n': %s, got %s" % (self.INT, shown)), body)
+        self.assertEqual(self.replies("/v1/shop/big", "n", "", "1.5")[1]["error"],
+                         "parameter 'n': expected int (a JSON integer), got the number 1.5")
+        self.assertEqual(self.replies("/v1/shop/big", "n", "", "-9223372036854775808")[0], 409)  # in range; n * 2 overflows
+        self.assertEqual(self.replies("/v1/shop/big", "n", "", "4611686018427387903"), (200, {"result": 9223372036854775806}))
+
+
+TOKENS = """# tokens for test_security.py
+read r-token
+write  w-token
+admin a-token
+read,write rw-token
+"""
+
+
+class Scopes(unittest.TestCase):
+    """--token-file with scopes: once a read token exists every read needs a token of scope read,
+    events scope write (write includes read, admin both); 401 tells a missing token from a wrong
+    one (RFC 6750's WWW-Authenticate), 403 a token of too small a scope; /health and the
+    console's files stay open."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pure-serve-tokens-")
+        cls.tokens = os.path.join(cls.dir, "tokens")
+        with open(cls.tokens, "w") as f:
+            f.write(TOKENS)
+        cls.server = Server(find_binary(), [SHOP], "--token-file", cls.tokens)
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0
+        shutil.rmtree(cls.dir, True)
+
+    def ask(self, method, path, auth=None, body=None):
+        c = Conn(self.server.port)
+        try:
+            status, headers, text = c.request(method, path, body, {"Authorization": auth} if auth else None)
+        finally:
+            c.close()
+        return status, headers, json.loads(text) if text.startswith(b"{") else text
+
+    READS = [("GET", "/v1/shop", None), ("GET", "/v1/shop/lists/hits", None), ("GET", "/v1/shop/source", None),
+             ("GET", "/metrics", None), ("POST", "/v1/shop/count", '{"name":"s"}'), ("GET", "/v1/nomodule", None)]
+
+    def test_missing_and_wrong_tokens(self):
+        for method, path, body in self.READS + [("POST", "/v1/shop/hit", '{"name":"s"}')]:
+            # without a valid token nothing of the modules shows: not even that hit is an event (then 403 names write)
+            scope = "read"
+            with self.subTest(path=path):
+                status, headers, got = self.ask(method, path, None, body)
+                self.assertEqual(status, 401, got)
+                self.assertEqual(headers["www-authenticate"], f'Bearer realm="pure-serve", scope="{scope}"')
+                self.assertIn(f"needs a token of scope {scope}: none was sent", got["error"])
+                self.assertIn("Authorization: Bearer TOKEN", got["error"])
+                status, headers, got = self.ask(method, path, "Bearer nope", body)
+                self.assertEqual(status, 401, got)
+                self.assertIn('error="invalid_token"', headers["www-authenticate"])
+                self.assertIn(f"needs a token of scope {scope}: the token sent is not valid", got["error"])
+                self.assertNotIn("nope", got["error"])
+                status, headers, got = self.ask(method, path, "Basic cjp0b2tlbg==", body)
+                self.assertEqual(status, 401, got)
+                self.assertIn("must use the Bearer scheme", got["error"])
+                for near in ["Bearer r-toke", "Bearer r-tokenn", "Bearer R-TOKEN", "Bearer", "Bearer  ", "r-token"]:
+                    self.assertEqual(self.ask(method, path, near, body)[0], 401, near)
+        self.assertEqual(self.ask("POST", "/v1/shop/count", "Bearer r-token", '{"name":"s"}')[2], {"result": 0})
+
+    def test_scopes(self):
+        for token, reads, writes in [("r-token", True, False), ("w-token", True, True), ("a-token", True, True),
+                                     ("rw-token", True, True)]:
+            for scheme in ["Bearer", "bearer", "BEARER"]:
+                auth = f"{scheme} {token}"
+                with self.subTest(auth=auth):
+                    for method, path, body in self.READS[:-1]:
+                        self.assertEqual(self.ask(method, path, auth, body)[0], 200, path)
+                    status, headers, got = self.ask("POST", "/v1/shop/hit", auth, '{"name":"scoped"}')
+                    if writes:
+                        self.assertEqual(status, 200, got)
+                    else:
+                        self.assertEqual(status, 403, got)
+                        self.assertEqual(headers["www-authenticate"],
+                                         'Bearer realm="pure-serve", error="insufficient_scope", scope="write"')
+                        self.assertIn("event hit needs a token of scope write: the token sent has scope read",
+                                      got["error"])
+        self.assertEqual(self.ask("POST", "/v1/shop/count", "Bearer r-token", '{"name":"scoped"}')[2],
+                         {"result": 9})
+        status, _, got = self.ask("GET", "/v1/shop", "Bearer r-token")
+        self.assertEqual((got["events_need_token"], got["reads_need_token"]), (True, True))
+
+    def test_open_routes(self):
+        self.assertEqual(self.ask("GET", "/health")[0], 200)
+        for path in ["/", "/console/console.js", "/console/console.css"]:
+            self.assertEqual(self.ask("GET", path)[0], 200, path)
+
+    def test_write_tokens_alone_keep_reads_open(self):
+        path = os.path.join(self.dir, "writers")
+        with open(path, "w") as f:
+            f.write("w1\nwrite,admin w2\n")
+        server = Server(find_binary(), [SHOP], "--token-file", path)
+        try:
+            c = Conn(server.port)
+            self.assertEqual(c.json("POST", "/v1/shop/count", {"name": "x"})[0], 200)
+            self.assertEqual(c.json("GET", "/v1/shop/lists/hits")[0], 200)
+            status, body = c.json("GET", "/v1/shop")
+            self.assertEqual((status, body["events_need_token"], body["reads_need_token"]), (200, True, False))
+            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "x"})[0], 401)
+            for token in ["w1", "w2"]:
+                self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "x"}, {"Authorization": "Bearer " + token})[0],
+                                 200)
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+    def test_tokens_that_could_never_be_sent_are_refused_at_start(self):
+        cases = [
+            (b"read ok\nwrite bad\x00token\n", "line 2: the token holds the byte 0x00"),
+            (b"read a\x01b\n", "line 1: the token holds the byte 0x01"),
+            (b"read caf\xc3\xa9\n", "line 1: the token holds the byte 0xc3"),
+            (b"read one two\n", "line 1: expected 'SCOPE[,SCOPE] TOKEN' or a lone TOKEN, got 3 words"),
+            (b"\n# c\nreader tok\n", "line 3: unknown scope 'reader' (the scopes are read, write and admin)"),
+            (b"read,,write tok\n", "line 1: unknown scope ''"),
+            (b"read tok\nwrite tok\n", "line 2: the same token as line 1"),
+            (b"# only a comment\n\n", "holds no token"),
+            (b"", "holds no token"),
+            (b"read " + b"x" * 200 + b"\n",
+             "line 1: the token is 200 bytes: 'Authorization: Bearer TOKEN' could never fit --header-limit (200 bytes)"),
+        ]
+        for text, words in cases:
+            with self.subTest(text=text[:30]):
+                path = os.path.join(self.dir, "bad")
+                with open(path, "wb") as f:
+                    f.write(text)
+                p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", os.path.join(self.dir, "d"),
+                                    "--header-limit", "200", "--token-file", path, SHOP], capture_output=True, timeout=20)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(f"pure-serve: the token file '{path}' {words}".encode(), p.stderr)
+                self.assertNotIn(b"xxxxx", p.stderr)
+                self.assertNotIn(b"tok\n", p.stderr)
+
+
 class BeyondLoopback(unittest.TestCase):
     def test_warning_without_a_token(self):
         # listening on every interface, inside a network namespace of its own (no interface but a

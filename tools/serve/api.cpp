@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -213,6 +215,19 @@ std::string json_kind(const json::value& v) {
   return "?";
 }
 
+constexpr const char* kIntRange = "expected int in -9223372036854775808..9223372036854775807";
+
+// A number past int's range as a message shows it: shortest digits, in e-notation (1e26,
+// -9.223372036854776e18: not a 19-digit text that looks exact but is rounded).
+std::string beyond_int(double d) {
+  if (std::isinf(d)) return d < 0 ? "a number below -1.7976931348623157e308" : "a number above 1.7976931348623157e308";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string s(buf, end);
+  if (size_t e = s.find("e+"); e != std::string::npos) s.erase(e + 1, 1);
+  return s;
+}
+
 std::string expected(const std::string& what, const ir::ValueType& t, const json::value& v, const char* note = "") {
   return what + ": expected " + ir::value_type_name(t) + note + ", got " + json_kind(v);
 }
@@ -278,10 +293,15 @@ std::string decode(const Path& path, const ir::ValueType& t, const json::value& 
         out.i = v.get_int64();
         return "";
       }
-      if (v.is_uint64()) return what() + ": " + std::to_string(v.get_uint64()) + " is beyond int's range (-2^63 .. 2^63-1)";
+      if (v.is_uint64()) return what() + ": " + kIntRange + ", got " + std::to_string(v.get_uint64());
+      if (v.is_double() && !(std::fabs(v.get_double()) < 0x1p63))  // a whole number past int's range
+        return what() + ": " + kIntRange + ", got " + beyond_int(v.get_double());
       return expected(what(), t, v, " (a JSON integer)");
     case Kind::Num:
       out.kind = vm::Value::Kind::Num;
+      if (v.is_double() && !std::isfinite(v.get_double()))  // a literal too large for a double: never infinity
+        return what() + ": the number " + std::string(v.get_double() < 0 ? "overflows num (below -" : "overflows num (above ") +
+               "1.7976931348623157e308); send the string \"inf\" or \"-inf\" for an infinity";
       if (v.is_double()) out.n = v.get_double();
       else if (v.is_int64()) out.n = static_cast<double>(v.get_int64());
       else if (v.is_uint64()) out.n = static_cast<double>(v.get_uint64());
