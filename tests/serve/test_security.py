@@ -497,6 +497,162 @@ class Scopes(unittest.TestCase):
                 self.assertNotIn(b"tok\n", p.stderr)
 
 
+class Tls(unittest.TestCase):
+    """--tls-cert and --tls-key: HTTPS against a self-signed certificate the test makes with openssl,
+    checked with curl --cacert and Python's ssl module (TLS 1.2 and 1.3, AEAD ciphers, no
+    compression); /health, the console and the API over it; plain HTTP on its port gets nothing."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="pure-serve-tls-")
+        cls.server = None
+        openssl = shutil.which("openssl")
+        if not openssl or not shutil.which("curl"):
+            raise unittest.SkipTest("openssl or curl is missing")
+        cls.cert, cls.key = os.path.join(cls.dir, "cert.pem"), os.path.join(cls.dir, "key.pem")
+        subprocess.run([openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-keyout", cls.key, "-out", cls.cert, "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True,
+                       timeout=60)
+        probe = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", os.path.join(cls.dir, "probe"),
+                                "--tls-cert", cls.cert, "--tls-key", os.path.join(cls.dir, "missing.pem"), SHOP],
+                               capture_output=True, timeout=20)
+        if b"built without TLS" in probe.stderr:
+            raise unittest.SkipTest("this pure-serve has no TLS")
+        cls.server = Server(find_binary(), [SHOP], "--tls-cert", cls.cert, "--tls-key", cls.key,
+                            "--request-timeout-ms", "2000")
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.server:
+            assert cls.server.stop() == 0
+        shutil.rmtree(cls.dir, True)
+
+    def curl(self, *args):
+        p = subprocess.run(["curl", "-sS", "--cacert", self.cert, "-w", "\n%{http_code}", *args], capture_output=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        body, _, code = p.stdout.rpartition(b"\n")
+        return int(code), body
+
+    def url(self, path):
+        return f"https://127.0.0.1:{self.server.port}{path}"
+
+    def tls_socket(self, **versions):
+        import ssl
+        ctx = ssl.create_default_context(cafile=self.cert)
+        for k, v in versions.items():
+            setattr(ctx, k, v)
+        raw = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
+        return ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+
+    def test_curl_over_https(self):
+        self.assertIs(self.server.log("listening")[0]["tls"], True)
+        code, body = self.curl(self.url("/health"))
+        self.assertEqual((code, json.loads(body)), (200, {"ok": True, "modules": {"shop": "serving"}}))
+        code, body = self.curl(self.url("/"))
+        self.assertEqual(code, 200)
+        self.assertIn(b"<title>Pure console</title>", body)
+        code, body = self.curl(self.url("/console/console.js"))
+        self.assertEqual(code, 200)
+        code, body = self.curl("-X", "POST", "-H", "Content-Type: application/json", "-H",
+                               f"Origin: https://127.0.0.1:{self.server.port}", self.url("/v1/shop/hit"),
+                               "-d", '{"name":"tls"}')
+        self.assertEqual(code, 200, body)
+        # same origin is https:// on a TLS server
+        code, body = self.curl("-X", "POST", "-H", "Content-Type: application/json", "-H",
+                               f"Origin: http://127.0.0.1:{self.server.port}", self.url("/v1/shop/hit"),
+                               "-d", '{"name":"tls"}')
+        self.assertEqual(code, 403, body)
+        code, body = self.curl("-X", "POST", "-H", "Content-Type: application/json", self.url("/v1/shop/count"),
+                               "-d", '{"name":"tls"}')
+        self.assertEqual((code, json.loads(body)), (200, {"result": 1}))
+        # curl refuses a server it cannot verify: the certificate is what it says
+        p = subprocess.run(["curl", "-sS", self.url("/health")], capture_output=True, timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+
+    def test_protocol_versions_and_ciphers(self):
+        import ssl
+        for version in [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3]:
+            with self.subTest(version=version):
+                s = self.tls_socket(minimum_version=version, maximum_version=version)
+                try:
+                    self.assertEqual(s.version(), version.name.replace("v", "v").replace("_", "."))
+                    name, _, bits = s.cipher()
+                    self.assertTrue("GCM" in name or "CHACHA20" in name, name)  # AEAD
+                    if version == ssl.TLSVersion.TLSv1_2:
+                        self.assertTrue(name.startswith("ECDHE-"), name)  # forward secrecy
+                    self.assertIsNone(s.compression())
+                finally:
+                    s.close()
+        # TLS 1.1 is refused, when this client can still offer it at all
+        try:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+            ctx.minimum_version = ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+        except (ValueError, ssl.SSLError):
+            return
+        raw = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
+        with self.assertRaises(ssl.SSLError) as refused:
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1").close()
+        raw.close()
+        self.assertNotIn("NO_PROTOCOLS_AVAILABLE", str(refused.exception).upper())  # the server said no
+
+    def test_keep_alive_pipelining_and_large_replies(self):
+        s = self.tls_socket()
+        try:
+            c = Conn.__new__(Conn)
+            c.sock, c.buf = s, b""
+            c.send_raw(build("POST", "/v1/shop/hit", '{"name":"p"}') + build("POST", "/v1/shop/count", '{"name":"p"}') +
+                       build("GET", "/health"))
+            self.assertEqual([c.read_response()[0] for _ in range(3)], [200, 200, 200])
+            big = "x" * 300000
+            status, _, body = c.request("POST", "/v1/shop/echo", json.dumps({"t": big}))
+            self.assertEqual((status, json.loads(body)["result"]), (200, big))
+            self.assertEqual(c.json("POST", "/v1/shop/count", {"name": "p"}), (200, {"result": 1}))
+        finally:
+            s.close()
+
+    def test_plain_http_on_the_tls_port_gets_nothing(self):
+        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=5)
+        try:
+            s.sendall(build("POST", "/v1/shop/hit", '{"name":"clear"}'))
+            out = b""
+            try:
+                while chunk := s.recv(4096):
+                    out += chunk
+            except ConnectionResetError:
+                pass
+            self.assertNotIn(b"HTTP/1.1", out)
+        finally:
+            s.close()
+        code, body = self.curl("-X", "POST", "-H", "Content-Type: application/json", self.url("/v1/shop/count"),
+                               "-d", '{"name":"clear"}')
+        self.assertEqual(json.loads(body), {"result": 0})
+
+    def test_bad_certificate_files_stop_the_start(self):
+        other_key = os.path.join(self.dir, "other.pem")
+        subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out",
+                        other_key], check=True, capture_output=True, timeout=60)
+        garbage = os.path.join(self.dir, "garbage.pem")
+        with open(garbage, "w") as f:
+            f.write("not a certificate\n")
+        for args, words in [(["--tls-cert", self.cert], b"--tls-cert and --tls-key go together"),
+                            (["--tls-key", self.key], b"--tls-cert and --tls-key go together"),
+                            (["--tls-cert", garbage, "--tls-key", self.key], b"cannot load the certificate --tls-cert"),
+                            (["--tls-cert", os.path.join(self.dir, "none.pem"), "--tls-key", self.key],
+                             b"cannot load the certificate --tls-cert"),
+                            (["--tls-cert", self.cert, "--tls-key", garbage], b"cannot load the private key --tls-key"),
+                            (["--tls-cert", self.cert, "--tls-key", other_key], b"mismatch")]:
+            with self.subTest(args=args):
+                p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", os.path.join(self.dir, "d"),
+                                    *args, SHOP], capture_output=True, timeout=20)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertIn(words, p.stderr)
+
+
 class BeyondLoopback(unittest.TestCase):
     def test_warning_without_a_token(self):
         # listening on every interface, inside a network namespace of its own (no interface but a

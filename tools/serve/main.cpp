@@ -126,6 +126,10 @@ int main(int argc, char** argv) {
   app.add_option("--allow-host", allow_hosts,
                  "also serve requests whose Host is NAME (repeatable; '*': any), beside the listen address's own names")
       ->type_name("NAME");
+  std::string tls_cert, tls_key;
+  app.add_option("--tls-cert", tls_cert, "serve HTTPS with this PEM certificate chain (with --tls-key); plain HTTP without")
+      ->type_name("FILE");
+  app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert")->type_name("FILE");
   app.set_version_flag("--version", "pure-serve 0.1");
 #ifdef PURE_HAVE_JIT
   app.footer("Logs are JSON lines on stderr. curl examples: docs/serve.md.\n"
@@ -171,6 +175,13 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  if (tls_cert.empty() != tls_key.empty()) {
+    std::fprintf(stderr, "pure-serve: --tls-cert and --tls-key go together (a certificate and its private key)\n");
+    return kExitUsage;
+  }
+  http.tls_cert = tls_cert;
+  http.tls_key = tls_key;
+  api_options.tls = !tls_cert.empty();
   if (std::string e = pure::serve::make_host_rules(http.address, allow_hosts, api_options.hosts); !e.empty()) {
     std::fprintf(stderr, "pure-serve: %s\n", e.c_str());
     return kExitUsage;
@@ -344,7 +355,8 @@ int main(int argc, char** argv) {
   int rc = pure::serve::run_http(
       api, http,
       [&](const std::string& where) {
-        log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)}});
+        log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)},
+                               {"tls", http.tls_cert.empty() ? "false" : "true"}});
         if (!pure::serve::is_loopback_address(http.address) && !api_options.tokens.writes_need_token())
           log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
                                                 ") without --token-file: anyone who can connect can send events")}});
