@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace pure::serve {
 
@@ -212,6 +213,24 @@ std::string make_host_rules(std::string_view listen_address, const std::vector<s
 
 bool HostRules::allows(std::string_view host_header) const {
   if (any) return true;
+  // A connection sends the same Host again and again: the last one allowed on this thread is
+  // compared first (about a tenth of the work of parsing it; docs/serve.md, Figures).
+  thread_local const HostRules* last_rules = nullptr;  // trivial thread_locals: no guard on each use
+  thread_local size_t last_size = 0;
+  thread_local char last_allowed[128];
+  if (last_rules == this && host_header.size() == last_size &&
+      std::memcmp(host_header.data(), last_allowed, last_size) == 0)
+    return true;
+  if (!allows_uncached(host_header)) return false;
+  if (host_header.size() <= sizeof last_allowed) {
+    last_rules = this;
+    last_size = host_header.size();
+    std::memcpy(last_allowed, host_header.data(), last_size);
+  }
+  return true;
+}
+
+bool HostRules::allows_uncached(std::string_view host_header) const {
   std::string_view name = host_name(trim(host_header));
   if (name.empty()) return false;
   if (any_ip && (is_ipv4(name) || is_bracketed_ipv6(name))) return true;
@@ -236,6 +255,8 @@ bool same_origin(std::string_view origin, std::string_view host, bool tls) {
 }
 
 bool is_json_content_type(std::string_view t) {
+  constexpr std::string_view kJson = "application/json";  // as nearly every client writes it
+  if (t.substr(0, kJson.size()) == kJson && (t.size() == kJson.size() || t[kJson.size()] == ';')) return true;
   t = trim(t.substr(0, t.find(';')));
   return iequal(t, "application/json");
 }

@@ -51,6 +51,7 @@ struct HostRules {
   bool any_ip = false;
   bool any = false;
   bool allows(std::string_view host_header) const;
+  bool allows_uncached(std::string_view host_header) const;
   std::string list() const;  // for messages: "127.0.0.1, localhost, [::1]"
 };
 // listen_address as given to --listen (without brackets); allow: the --allow-host values. "" or

@@ -679,7 +679,8 @@ void Api::Latency::add(uint64_t us) {
   sum_us.fetch_add(us, std::memory_order_relaxed);
 }
 
-Api::Api(std::vector<Module*> modules, ApiOptions options) : modules_(std::move(modules)), options_(std::move(options)) {}
+Api::Api(std::vector<Module*> modules, ApiOptions options)
+    : modules_(std::move(modules)), options_(std::move(options)), reads_need_token_(options_.tokens.reads_need_token()) {}
 
 size_t Api::status_index(int status) {
   for (size_t i = 0; i + 1 < kStatuses.size(); ++i)
@@ -739,7 +740,7 @@ void Api::handle(const Request& request, Respond respond) {
   }
   Tokens::Check auth;
   if (options_.tokens.writes_need_token()) auth = options_.tokens.check(request.authorization);
-  bool reads_need_token = options_.tokens.reads_need_token();
+  bool reads_need_token = reads_need_token_;
   if (target == "/metrics") {
     if (!get) return answer(Route::Metrics, method_not_allowed(method, "/metrics", "GET, HEAD"));
     if (reads_need_token && !(auth.scopes & kScopeRead))
@@ -889,7 +890,7 @@ Response Api::interface(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
   out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
-  out += options_.tokens.reads_need_token() ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
+  out += reads_need_token_ ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
     out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
     bool first = true;

@@ -120,6 +120,7 @@ class Api {
 
   std::vector<Module*> modules_;
   ApiOptions options_;
+  bool reads_need_token_ = false;  // options_.tokens.reads_need_token(), once
   std::array<std::array<std::atomic<uint64_t>, kStatuses.size()>, static_cast<size_t>(Route::kCount)> requests_{};
   Latency event_latency_, query_latency_;
   std::atomic<int64_t> connections_{0};
