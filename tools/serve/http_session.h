@@ -16,6 +16,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "tools/serve/http.h"
 
@@ -103,40 +104,61 @@ inline Plain parse_plain(std::string_view in, size_t header_limit, size_t body_l
     while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t')) --ve;
     std::string_view value(v, static_cast<size_t>(ve - v));
     p += 2;
-    if (iequal(name, "content-length")) {
-      if (have_length || value.empty() || value.size() > 9) return Plain::NotPlain;
-      for (char c : value)
-        if (c < '0' || c > '9') return Plain::NotPlain;
-      for (char c : value) length = length * 10 + static_cast<uint64_t>(c - '0');
-      have_length = true;
-    } else if (iequal(name, "connection")) {
-      if (have_connection) return Plain::NotPlain;
-      have_connection = true;
-      if (iequal(value, "close")) out.keep_alive = false;
-      else if (iequal(value, "keep-alive")) out.keep_alive = true;
-      else return Plain::NotPlain;
-    } else if (iequal(name, "authorization")) {
-      if (have_auth) return Plain::NotPlain;
-      have_auth = true;
-      out.authorization = value;
-    } else if (iequal(name, "host")) {
-      if (have_host) return Plain::NotPlain;
-      have_host = true;
-      out.host = value;
-    } else if (iequal(name, "content-type")) {
-      if (have_type) return Plain::NotPlain;
-      have_type = true;
-      out.content_type = value;
-    } else if (iequal(name, "origin")) {
-      if (have_origin) return Plain::NotPlain;
-      have_origin = true;
-      out.origin = value;
-    } else if (iequal(name, "if-none-match")) {
-      if (have_tag) return Plain::NotPlain;
-      have_tag = true;
-      out.if_none_match = value;
-    } else if (iequal(name, "transfer-encoding") || iequal(name, "expect") || iequal(name, "upgrade")) {
-      return Plain::NotPlain;
+    // Which header: by its length, then its name (a header of no interest costs the switch).
+    auto once = [](bool& seen) { return !std::exchange(seen, true); };
+    switch (name.size()) {
+      case 4:
+        if (iequal(name, "host")) {
+          if (!once(have_host)) return Plain::NotPlain;
+          out.host = value;
+        }
+        break;
+      case 6:
+        if (iequal(name, "origin")) {
+          if (!once(have_origin)) return Plain::NotPlain;
+          out.origin = value;
+        } else if (iequal(name, "expect")) {
+          return Plain::NotPlain;
+        }
+        break;
+      case 7:
+        if (iequal(name, "upgrade")) return Plain::NotPlain;
+        break;
+      case 10:
+        if (iequal(name, "connection")) {
+          if (!once(have_connection)) return Plain::NotPlain;
+          if (iequal(value, "close")) out.keep_alive = false;
+          else if (iequal(value, "keep-alive")) out.keep_alive = true;
+          else return Plain::NotPlain;
+        }
+        break;
+      case 12:
+        if (iequal(name, "content-type")) {
+          if (!once(have_type)) return Plain::NotPlain;
+          out.content_type = value;
+        }
+        break;
+      case 13:
+        if (iequal(name, "authorization")) {
+          if (!once(have_auth)) return Plain::NotPlain;
+          out.authorization = value;
+        } else if (iequal(name, "if-none-match")) {
+          if (!once(have_tag)) return Plain::NotPlain;
+          out.if_none_match = value;
+        }
+        break;
+      case 14:
+        if (iequal(name, "content-length")) {
+          if (!once(have_length) || value.empty() || value.size() > 9) return Plain::NotPlain;
+          for (char c : value)
+            if (c < '0' || c > '9') return Plain::NotPlain;
+          for (char c : value) length = length * 10 + static_cast<uint64_t>(c - '0');
+        }
+        break;
+      case 17:
+        if (iequal(name, "transfer-encoding")) return Plain::NotPlain;
+        break;
+      default: break;
     }
   }
   if (http11 && out.host.empty()) return Plain::NotPlain;  // Beast's path answers 400 (framing_problem)
