@@ -632,6 +632,17 @@ class Tls(unittest.TestCase):
                                "-d", '{"name":"clear"}')
         self.assertEqual(json.loads(body), {"result": 0})
 
+    def test_a_handshake_that_never_comes_is_closed(self):
+        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=10)
+        try:
+            start = time.monotonic()
+            self.assertEqual(s.recv(100), b"")  # closed by the server at --request-timeout-ms (2 s)
+            self.assertLess(time.monotonic() - start, 6)
+        finally:
+            s.close()
+        code, _ = self.curl(self.url("/health"))
+        self.assertEqual(code, 200)
+
     def test_bad_certificate_files_stop_the_start(self):
         other_key = os.path.join(self.dir, "other.pem")
         subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out",

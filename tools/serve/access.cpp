@@ -161,6 +161,10 @@ Tokens::Check Tokens::check(std::string_view authorization) const {
   authorization = trim(authorization);
   if (authorization.empty()) return c;
   size_t space = authorization.find(' ');
+  if (iequal(authorization, "bearer")) {  // the scheme without a token: an empty token, not valid
+    c.outcome = Outcome::Invalid;
+    return c;
+  }
   if (space == std::string_view::npos || !iequal(authorization.substr(0, space), "bearer")) {
     c.outcome = Outcome::WrongScheme;
     return c;
