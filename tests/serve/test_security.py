@@ -665,7 +665,7 @@ class Tls(unittest.TestCase):
 
 
 class BeyondLoopback(unittest.TestCase):
-    def test_warning_without_a_token(self):
+    def test_warnings_without_a_token_or_tls(self):
         # listening on every interface, inside a network namespace of its own (no interface but a
         # loopback that is down: nothing outside can reach it), only to read the start's log
         unshare = shutil.which("unshare")
@@ -676,7 +676,8 @@ class BeyondLoopback(unittest.TestCase):
         token = os.path.join(data, "token")
         with open(token, "w") as f:
             f.write("write tok\n")
-        for extra, warned in [([], True), (["--token-file", token], False)]:
+        for extra, warned in [([], "without --token-file: anyone who can connect can send events"),
+                              (["--token-file", token], "without --tls-cert: tokens and data cross the network in clear")]:
             p = subprocess.Popen([unshare, "-rn", find_binary(), "--listen", "0.0.0.0:0", "--data", data, *extra, SHOP],
                                  stderr=subprocess.PIPE)
             lines = []
@@ -688,11 +689,14 @@ class BeyondLoopback(unittest.TestCase):
             finally:
                 p.terminate()
                 p.wait(20)
-            warnings_seen = [l for l in lines if l["event"] == "warning"]
-            self.assertEqual(bool(warnings_seen), warned, lines)
-            if warned:
-                self.assertIn("beyond loopback", warnings_seen[0]["message"])
-                self.assertIn("without --token-file", warnings_seen[0]["message"])
+            warnings_seen = [l["message"] for l in lines if l["event"] == "warning"]
+            self.assertEqual(len(warnings_seen), 1, lines)
+            self.assertIn("listening beyond loopback (0.0.0.0:", warnings_seen[0])
+            self.assertIn(warned, warnings_seen[0])
+        # on loopback: no warning
+        server = Server(find_binary(), [SHOP])
+        self.assertEqual(server.log("warning"), [])
+        self.assertEqual(server.stop(), 0)
 
 
 if __name__ == "__main__":

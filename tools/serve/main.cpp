@@ -360,6 +360,9 @@ int main(int argc, char** argv) {
         if (!pure::serve::is_loopback_address(http.address) && !api_options.tokens.writes_need_token())
           log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
                                                 ") without --token-file: anyone who can connect can send events")}});
+        else if (!pure::serve::is_loopback_address(http.address) && http.tls_cert.empty())
+          log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
+                                                ") without --tls-cert: tokens and data cross the network in clear")}});
         recovery = std::thread(recover_all);
       },
       close_all, error);
