@@ -917,7 +917,8 @@ class Lifecycle(unittest.TestCase):
     def test_usage(self):
         p = subprocess.run([find_binary(), "--help"], capture_output=True, timeout=20)
         self.assertEqual(p.returncode, 0)
-        for word in [b"--listen", b"--data", b"--sync", b"--max-steps", b"--token-file"]:
+        for word in [b"--listen", b"--data", b"--sync", b"--max-steps", b"--token-file", b"--allow-host", b"--tls-cert",
+                     b"--tls-key"]:
             self.assertIn(word, p.stdout)
         self.assertEqual(subprocess.run([find_binary()], capture_output=True, timeout=20).returncode, 2)
         self.assertEqual(subprocess.run([find_binary(), "--sync", "sometimes", SHOP], capture_output=True,

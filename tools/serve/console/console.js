@@ -114,8 +114,8 @@
   // said (one dialog at a time, shared by the requests that wait for it), and sends the request
   // again with it; the background polls (ask = false) never ask.
   async function request(method, path, body, headers, ask = true) {
-    const started = performance.now();
     for (let attempt = 0; ; attempt++) {
+      const started = performance.now();  // the time shown is the last attempt's, not the dialog's
       const sent = state.token;
       const h = { ...(headers || {}) };
       if (sent !== null) h.Authorization = `Bearer ${sent}`;
