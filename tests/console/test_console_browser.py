@@ -704,6 +704,42 @@ class TokenTest(Page):
         return next(l["count"] for l in body["lists"] if l["name"] == "accounts")
 
 
+class ReadTokenTest(unittest.TestCase):
+    """A server with a read token: the console asks for a token before it can show anything but
+    /health, and for one of scope write when an event is refused with 403."""
+
+    def test_reads_need_a_token_then_events_one_of_scope_write(self):
+        b = BROWSER
+        folder = tempfile.mkdtemp(prefix="pure-console-scopes-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        with open(os.path.join(folder, "tokens"), "w") as f:
+            f.write("# the console's read and write tokens\nread reader-token\nwrite writer-token\n")
+        server = Server(find_binary(), [LEDGER], "--token-file", os.path.join(folder, "tokens"))
+        self.addCleanup(server.stop)
+        b.get(f"http://127.0.0.1:{server.port}/")
+        why = b.wait("return document.querySelector('#token-dialog').open && document.querySelector('#token-why').textContent",
+                     what="the token dialog before anything is shown")
+        self.assertIn("The server needs a token (401): GET /v1/bank_ledger needs a token of scope read", why)
+        b.screenshot(os.path.join(OUT, "13-read-token-dialog.png"))
+        b.type("#token-input", "reader-token")
+        b.click("#token-ok")
+        b.wait("return document.querySelector('#lists table') !== null && document.querySelector('pre.source') !== null",
+               what="the lists and the source, read with the token")
+        for name, value in {"id": "3", "owner": "ria", "deposit": "5"}.items():
+            b.type(f"form[data-fn='open'] input[name='{name}']", value)
+        b.click("form[data-fn='open'] button[type=submit]")
+        why = b.wait("return document.querySelector('#token-dialog').open && document.querySelector('#token-why').textContent",
+                     what="a token of scope write asked for")
+        self.assertIn("The server refused the token (403)", why)
+        self.assertIn("needs a token of scope write: the token sent has scope read", why)
+        b.type("#token-input", "writer-token")
+        b.click("#token-ok")
+        got = b.wait("const r = document.querySelector(\"form[data-fn='open'] .result\"); return r.dataset.state === 'ok' && r.textContent",
+                     what="the event committed with the write token")
+        self.assertTrue(got.startswith("committed · seq 1"), got)
+        b.screenshot(os.path.join(OUT, "14-write-token-used.png"))
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1:
         OUT = os.path.abspath(sys.argv.pop(1))

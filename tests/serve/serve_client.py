@@ -149,8 +149,9 @@ def build(method, path, body=None, headers=None):
     lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
     for k, v in (headers or {}).items():
         lines.append(f"{k}: {v}")
+    if method == "POST" and not any(k.lower() == "content-type" for k in (headers or {})):
+        lines.append("Content-Type: application/json")  # pure-serve refuses a POST of any other type (415)
     if body is not None:
-        lines.append("Content-Type: application/json")
         lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
 

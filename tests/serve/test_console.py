@@ -98,7 +98,7 @@ class ConsoleRoutes(unittest.TestCase):
         self.assertEqual(status, 404)
         self.assertIn("the console at /", body["error"])
         status, headers, body = c.request("POST", "/", "{}")
-        self.assertEqual((status, headers["allow"]), (405, "GET"))
+        self.assertEqual((status, headers["allow"]), (405, "GET, HEAD"))
         status, _, body = c.request("GET", "/metrics")
         self.assertIn(b'pure_requests_total{route="console",status="200"}', body)
         self.assertIn(b'pure_requests_total{route="console",status="304"}', body)
@@ -109,7 +109,7 @@ class ConsoleRoutes(unittest.TestCase):
         with open(SHOP, encoding="utf-8") as f:
             self.assertEqual((status, body), (200, {"module": "shop", "source": f.read()}))
         status, headers, _ = c.request("POST", "/v1/shop/source", "{}")
-        self.assertEqual((status, headers["allow"]), (405, "GET"))
+        self.assertEqual((status, headers["allow"]), (405, "GET, HEAD"))
         status, body = c.json("GET", "/v1/nope/source")
         self.assertEqual(status, 404)
 

@@ -106,7 +106,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration or one call)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
-  app.add_option("--token-file", token_file, "events need 'Authorization: Bearer TOKEN' with the token in this file");
+  app.add_option("--token-file", token_file,
+                 "tokens, one a line: 'SCOPE[,SCOPE] TOKEN' (scopes read, write, admin; '#' comments) or a lone TOKEN "
+                 "(write); events need 'Authorization: Bearer TOKEN' of scope write, reads one of scope read once a "
+                 "read token exists");
   app.add_option("--request-timeout-ms", request_timeout_ms, "a request must arrive whole within this, else 408")
       ->check(CLI::Range(uint64_t{1}, uint64_t{3'600'000}))
       ->capture_default_str();
@@ -118,6 +121,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--slow-ms", slow_ms, "log requests slower than this")->capture_default_str();
   app.add_flag("--log-requests", log_requests, "log one line per request");
+  // Security (docs/serve.md, "Security"): the Host names served.
+  std::vector<std::string> allow_hosts;
+  app.add_option("--allow-host", allow_hosts,
+                 "also serve requests whose Host is NAME (repeatable; '*': any), beside the listen address's own names")
+      ->type_name("NAME");
+  std::string tls_cert, tls_key;
+  app.add_option("--tls-cert", tls_cert, "serve HTTPS with this PEM certificate chain (with --tls-key); plain HTTP without")
+      ->type_name("FILE");
+  app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert")->type_name("FILE");
   app.set_version_flag("--version", "pure-serve 0.1");
 #ifdef PURE_HAVE_JIT
   app.footer("Logs are JSON lines on stderr. curl examples: docs/serve.md.\n"
@@ -153,19 +165,26 @@ int main(int argc, char** argv) {
   api_options.slow_us = slow_ms * 1000;
   api_options.log_requests = log_requests;
   if (!token_file.empty()) {
-    std::string token;
-    if (!read_file(token_file, token)) {
+    std::string text;
+    if (!read_file(token_file, text)) {
       std::fprintf(stderr, "pure-serve: cannot read the token file '%s'\n", token_file.c_str());
       return kExitUsage;
     }
-    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-    size_t start = token.find_first_not_of(" \t\r\n");
-    token = start == std::string::npos ? "" : token.substr(start);
-    if (token.empty() || token.find_first_of(" \t\r\n") != std::string::npos) {
-      std::fprintf(stderr, "pure-serve: the token file '%s' must hold one token (no spaces)\n", token_file.c_str());
+    if (std::string e = pure::serve::parse_token_file(text, header_limit, api_options.tokens.tokens); !e.empty()) {
+      std::fprintf(stderr, "pure-serve: the token file '%s' %s\n", token_file.c_str(), e.c_str());
       return kExitUsage;
     }
-    api_options.token = token;
+  }
+  if (tls_cert.empty() != tls_key.empty()) {
+    std::fprintf(stderr, "pure-serve: --tls-cert and --tls-key go together (a certificate and its private key)\n");
+    return kExitUsage;
+  }
+  http.tls_cert = tls_cert;
+  http.tls_key = tls_key;
+  api_options.tls = !tls_cert.empty();
+  if (std::string e = pure::serve::make_host_rules(http.address, allow_hosts, api_options.hosts); !e.empty()) {
+    std::fprintf(stderr, "pure-serve: %s\n", e.c_str());
+    return kExitUsage;
   }
 
   // Compile every module before serving any.
@@ -336,7 +355,14 @@ int main(int argc, char** argv) {
   int rc = pure::serve::run_http(
       api, http,
       [&](const std::string& where) {
-        log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)}});
+        log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)},
+                               {"tls", http.tls_cert.empty() ? "false" : "true"}});
+        if (!pure::serve::is_loopback_address(http.address) && !api_options.tokens.writes_need_token())
+          log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
+                                                ") without --token-file: anyone who can connect can send events")}});
+        else if (!pure::serve::is_loopback_address(http.address) && http.tls_cert.empty())
+          log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
+                                                ") without --tls-cert: tokens and data cross the network in clear")}});
         recovery = std::thread(recover_all);
       },
       close_all, error);

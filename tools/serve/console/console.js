@@ -15,20 +15,42 @@ import { figures, parseMetrics } from './figures.js';
     iface: null,          // its GET /v1/MODULE
     ifaceText: null,      // the same as it came (to tell a changed interface after a reconnect)
     shown: 0,             // ticket of the newest selectModule: an older one's answer is dropped
-    token: null,          // the events' token: this variable only, never storage or cookies
+    token: null,          // the token (sent with every request once set): this variable only, never storage or cookies
     list: null,           // the open list (openList)
     metrics: null,        // the last poll: {at, samples}
     offline: null,        // when the server stopped answering (a Date), null while it answers
   };
 
   // ---- HTTP ---------------------------------------------------------------------------------------------
-  async function request(method, path, body, headers) {
-    const started = performance.now();
-    const res = await fetch(path, { method, body, headers, cache: 'no-store' });
-    const text = await res.text();
-    let json = null;
-    try { json = text ? parseJSON(text) : null; } catch (e) { json = null; }
-    return { status: res.status, text, json, ms: performance.now() - started };
+  // Every request carries the token once one is set (reads need one when the server has read
+  // tokens, events one of scope write). A 401 or 403 asks for a token, naming what the server
+  // said (one dialog at a time, shared by the requests that wait for it), and sends the request
+  // again with it; the background polls (ask = false) never ask.
+  async function request(method, path, body, headers, ask = true) {
+    for (let attempt = 0; ; attempt++) {
+      const started = performance.now();  // the time shown is the last attempt's, not the dialog's
+      const sent = state.token;
+      const h = { ...(headers || {}) };
+      if (sent !== null) h.Authorization = `Bearer ${sent}`;
+      const res = await fetch(path, { method, body, headers: h, cache: 'no-store' });
+      const text = await res.text();
+      let json = null;
+      try { json = text ? parseJSON(text) : null; } catch (e) { json = null; }
+      const refused = (res.status === 401 || res.status === 403) && res.headers.has('WWW-Authenticate');
+      if (refused && ask && attempt < 3) {
+        if (state.token !== sent) continue;  // a token was given meanwhile: try it
+        if (res.status === 401 && sent !== null) { state.token = null; renderTokenState(); }
+        const why = `${sent === null ? 'The server needs a token' : 'The server refused the token'} (${res.status}): ` +
+          (json && json.error ? json.error : text);
+        if (await tokenFor(why)) continue;
+      }
+      return { status: res.status, text, json, ms: performance.now() - started };
+    }
+  }
+  let asking = null;  // the token dialog open now, shared by every request waiting for a token
+  function tokenFor(why) {
+    if (!asking) asking = askToken(why).finally(() => { asking = null; });
+    return asking;
   }
   const moduleUrl = (rest) => `v1/${encodeURIComponent(state.module)}${rest || ''}`;
 
@@ -391,12 +413,10 @@ import { figures, parseMetrics } from './figures.js';
 
   async function send(fn, kind, body, box) {
     const headers = { 'Content-Type': 'application/json' };
-    if (kind === 'event' && state.iface.events_need_token) {
-      if (state.token === null && !(await askToken('Events on this server need its token.'))) {
-        setResult(box, 'error', 'not sent: no token given');
-        return;
-      }
-      headers.Authorization = `Bearer ${state.token}`;
+    if (kind === 'event' && state.iface.events_need_token && state.token === null &&
+        !(await tokenFor('Events on this server need a token of scope write.'))) {
+      setResult(box, 'error', 'not sent: no token given');
+      return;
     }
     setResult(box, 'pending', 'sending…');
     let r;
@@ -421,11 +441,8 @@ import { figures, parseMetrics } from './figures.js';
       setResult(box, 'ok', typeof shown === 'string' ? `→ ${shown}` : '→ ', typeof shown === 'string' ? ms : el('div', {}, shown, ms));
     } else if (r.status === 409) {
       setResult(box, 'failed', 'failed (409): ', boundedText(String(j.reason)), ms);
-    } else if (r.status === 401) {
-      state.token = null;
-      renderTokenState();
-      setResult(box, 'error', `refused (401): ${j.error}`, ms);
-      if (await askToken('The server refused the token: enter it again.')) return send(fn, kind, body, box);
+    } else if (r.status === 401 || r.status === 403) {  // request() asked for a token; none was given
+      setResult(box, 'error', `refused (${r.status}): `, boundedText(String(j.error)), ms);
     } else {
       setResult(box, 'error', `${r.status === 400 ? 'rejected' : 'error'} (${r.status}): `, boundedText(j.error ? String(j.error) : r.text), ms);
     }
@@ -457,12 +474,15 @@ import { figures, parseMetrics } from './figures.js';
 
   function renderTokenState() {
     const pill = $('#token-state');
-    if (!state.iface || !state.iface.events_need_token) { pill.hidden = true; return; }
+    const needed = state.iface && (state.iface.events_need_token || state.iface.reads_need_token);
+    if (!needed && state.token === null) { pill.hidden = true; return; }
     pill.hidden = false;
+    const scope = state.iface && !state.iface.reads_need_token ? 'Events on this server need a token of scope write.'
+      : 'This server needs a token: of scope read to read, write to send events.';
     pill.replaceChildren(state.token === null ? 'token: not set' : 'token: set',
       el('button', { type: 'button', class: 'secondary', id: state.token === null ? 'token-set' : 'token-forget',
         text: state.token === null ? 'set' : 'forget',
-        onclick: () => { if (state.token === null) askToken('Events on this server need its token.'); else { state.token = null; renderTokenState(); } } }));
+        onclick: () => { if (state.token === null) tokenFor(scope); else { state.token = null; renderTokenState(); } } }));
   }
 
   // ---- source, highlighted ---------------------------------------------------------------------------
@@ -531,7 +551,7 @@ import { figures, parseMetrics } from './figures.js';
     if (pollMetrics.busy || !state.module) return;
     pollMetrics.busy = true;
     try {
-      const r = await request('GET', 'metrics');
+      const r = await request('GET', 'metrics', undefined, undefined, false);  // a poll never asks for a token
       if (r.status !== 200) {  // answered, but no figures: say so rather than leave the last ones
         state.metrics = null;
         $('#figures').replaceChildren(el('p', { class: 'muted', 'data-figure': 'none',
