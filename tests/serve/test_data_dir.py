@@ -40,6 +40,15 @@ fn main() {
 """
 
 
+def ask(port, method, path, obj=None):
+    """One request on a connection of its own, closed after the answer: (status, JSON body)."""
+    c = Conn(port)
+    try:
+        return c.json(method, path, obj)
+    finally:
+        c.close()
+
+
 def pure_run():
     binary = os.environ.get("PURE_RUN")
     if not binary or not os.path.exists(binary):
@@ -99,7 +108,7 @@ class OneProcessPerDirectory(DataDirTest):
         self.assertEqual(os.listdir(os.path.join(data, "shop")).count("lock"), 0)  # released with the lock
         again = Server(find_binary(), [SHOP], data=data)
         try:
-            self.assertEqual(Conn(again.port).json("POST", "/v1/shop/count", {"name": "a"}), (200, {"result": 2}))
+            self.assertEqual(ask(again.port, "POST", "/v1/shop/count", {"name": "a"}), (200, {"result": 2}))
         finally:
             self.assertEqual(again.stop(), 0)
 
@@ -108,7 +117,7 @@ class OneProcessPerDirectory(DataDirTest):
         holder = self.module(HOLDER, "holder.pure")
         server = Server(find_binary(), [holder], data=data)
         try:
-            self.assertEqual(Conn(server.port).json("POST", "/v1/holder/hit", {"name": "serve"})[0], 200)
+            self.assertEqual(ask(server.port, "POST", "/v1/holder/hit", {"name": "serve"})[0], 200)
             p = subprocess.run([pure_run(), "--data", os.path.join(data, "holder"), holder], capture_output=True,
                                timeout=60)
             self.assertEqual(p.returncode, 4, p.stderr)
@@ -135,7 +144,7 @@ class OneProcessPerDirectory(DataDirTest):
         # once pure-run is gone (killed: its flock went with it), the server takes the directory
         server = Server(find_binary(), [holder], data=data)
         try:
-            self.assertEqual(Conn(server.port).json("POST", "/v1/holder/total", {}), (200, {"result": 1}))
+            self.assertEqual(ask(server.port, "POST", "/v1/holder/total", {}), (200, {"result": 1}))
         finally:
             self.assertEqual(server.stop(), 0)
 
@@ -160,7 +169,7 @@ class ModuleNames(DataDirTest):
         path = self.module(open(SHOP).read(), "shop_2.pure")
         server = Server(find_binary(), [path], data=data)
         try:
-            self.assertEqual(Conn(server.port).json("POST", "/v1/shop_2/hit", {"name": "a"})[0], 200)
+            self.assertEqual(ask(server.port, "POST", "/v1/shop_2/hit", {"name": "a"})[0], 200)
         finally:
             self.assertEqual(server.stop(), 0)
         self.assertEqual(os.listdir(data), ["shop_2"])
@@ -204,7 +213,7 @@ class Manifest(DataDirTest):
         # the manifest now describes what is there: the next start needs no flag
         server = Server(find_binary(), [SHOP], data=data)
         try:
-            self.assertEqual(Conn(server.port).json("POST", "/v1/shop/total_hits", {}), (200, {"result": first_lost}))
+            self.assertEqual(ask(server.port, "POST", "/v1/shop/total_hits", {}), (200, {"result": first_lost}))
         finally:
             self.assertEqual(server.stop(), 0)
 
@@ -234,7 +243,7 @@ class Manifest(DataDirTest):
         os.unlink(os.path.join(data, "shop", "manifest"))
         server = Server(find_binary(), [SHOP], data=data)
         try:
-            self.assertEqual(Conn(server.port).json("POST", "/v1/shop/total_hits", {}), (200, {"result": 30}))
+            self.assertEqual(ask(server.port, "POST", "/v1/shop/total_hits", {}), (200, {"result": 30}))
             self.assertTrue(wait_until(lambda: server.log("manifest_missing")))
         finally:
             self.assertEqual(server.stop(), 0)
