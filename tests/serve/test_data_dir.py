@@ -217,6 +217,11 @@ class Manifest(DataDirTest):
         finally:
             self.assertEqual(server.stop(), 0)
 
+    def test_accept_data_loss_names_a_served_module(self):
+        code, err = self.serve(self.temp("pure-serve-manifest-"), SHOP, extra=["--accept-data-loss", "shops"])
+        self.assertEqual(code, 2, err)
+        self.assertIn("pure-serve: --accept-data-loss shops: no module of that name is served", err)
+
     def test_every_segment_deleted_is_refused(self):
         data = self.temp("pure-serve-manifest-")
         self.fill(data, 60)
