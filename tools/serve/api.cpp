@@ -1108,16 +1108,12 @@ Response Api::health() const {
     if (i) mods += ',';
     append_json_string(mods, m.name);
     mods += ':';
-    if (!m.serving()) {
-      all = false;
-      append_json_string(mods, m.state.load() == Module::State::Failed ? "recovery failed: " + m.failure
-                                                                       : std::string("recovering"));
-    } else if (m.owner->healthy()) {
-      mods += "\"serving\"";
-    } else {
-      all = false;
-      append_json_string(mods, "unhealthy: " + m.owner->unhealthy_reason());
-    }
+    auto [state, reason] = module_state(m);
+    std::string_view said = state;
+    all = all && said == "serving";
+    append_json_string(mods, said == "failed"      ? "recovery failed: " + reason
+                             : said == "unhealthy" ? "unhealthy: " + reason
+                                                   : std::string(said));
   }
   mods += '}';
   return json_response(all ? 200 : 503, std::string("{\"ok\":") + (all ? "true" : "false") + ",\"modules\":" + mods + "}");

@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
 
-  // The data directory itself (each module's subdirectory is made by recovery).
+  // The data directory itself (each module's subdirectory is made when it is locked, below).
   pure::host::FileSystem& fs = pure::host::posix_file_system();
   while (data.size() > 1 && data.back() == '/') data.pop_back();
   {
