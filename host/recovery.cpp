@@ -91,7 +91,9 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
   if (!missing.empty()) {
     std::string what = missing[0] + (missing.size() > 1 ? " and " + missing[1] + " are" : " is");
     std::string message = dir + ": " + what + " missing (the manifest records " + (missing.size() > 1 ? "them" : "it") +
-                          "; events through sequence " + std::to_string(manifest.durable) + " were durable)";
+                          (manifest.durable ? "; events through sequence " + std::to_string(manifest.durable) +
+                                                  " were durable)"
+                                            : std::string(")"));
     if (!options.accept_data_loss) return Status::failure(message);
     report->data_loss = message;
   }

@@ -300,3 +300,15 @@ TEST_CASE("a damaged manifest, or another module's, is refused; a temporary one 
   REQUIRE(fs.list_dir("/data", &names).ok());
   CHECK(std::count(names.begin(), names.end(), "manifest.tmp") == 0);
 }
+
+TEST_CASE("a new directory's first segment deleted: refused, with no durable events to name") {
+  FaultFileSystem fs;
+  {
+    OpenedModule m;
+    REQUIRE(open_module(fs, "/data", options(), &m).ok());
+    REQUIRE(m.log->close().ok());
+  }
+  REQUIRE(fs.unlink(seg(1)).ok());
+  RecoveryReport report;
+  CHECK(try_recover(fs, &report).error == "/data: " + segment_name(1) + " is missing (the manifest records it)");
+}
