@@ -667,6 +667,29 @@ const char* route_label(Route r) {
   return "?";
 }
 
+// Whether a module takes events, and why not: "serving", "recovering", "failed" (its data
+// directory did not recover: the others are served all the same) or "unhealthy" (its log failed).
+std::pair<const char*, std::string> module_state(const Module& m) {
+  switch (m.state.load(std::memory_order_acquire)) {
+    case Module::State::Recovering: return {"recovering", ""};
+    case Module::State::Failed: return {"failed", m.failure};
+    case Module::State::Serving: break;
+  }
+  if (!m.owner->healthy()) return {"unhealthy", m.owner->unhealthy_reason()};
+  return {"serving", ""};
+}
+
+// A Prometheus label value: backslash, double quote and line feed escaped.
+std::string label_value(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- the API ----------------------------------------------------------------------------------------
@@ -889,6 +912,12 @@ Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Req
 Response Api::interface(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
+  auto [state, reason] = module_state(m);  // the console shows why a module takes no events
+  out += ",\"state\":\"" + std::string(state) + "\"";
+  if (!reason.empty()) {
+    out += ",\"reason\":";
+    append_json_string(out, reason);
+  }
   out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
   out += reads_need_token_ ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
@@ -1146,16 +1175,12 @@ Response Api::health() const {
     if (i) mods += ',';
     append_json_string(mods, m.name);
     mods += ':';
-    if (!m.serving()) {
-      all = false;
-      append_json_string(mods, m.state.load() == Module::State::Failed ? "recovery failed: " + m.failure
-                                                                       : std::string("recovering"));
-    } else if (m.owner->healthy()) {
-      mods += "\"serving\"";
-    } else {
-      all = false;
-      append_json_string(mods, "unhealthy: " + m.owner->unhealthy_reason());
-    }
+    auto [state, reason] = module_state(m);
+    std::string_view said = state;
+    all = all && said == "serving";
+    append_json_string(mods, said == "failed"      ? "recovery failed: " + reason
+                             : said == "unhealthy" ? "unhealthy: " + reason
+                                                   : std::string(said));
   }
   mods += '}';
   return json_response(all ? 200 : 503, std::string("{\"ok\":") + (all ? "true" : "false") + ",\"modules\":" + mods + "}");
@@ -1287,10 +1312,20 @@ std::string Api::metrics() const {
     std::snprintf(secs, sizeof secs, "%.6f", m->recovery.seconds);
     out += "pure_recovery_seconds{module=\"" + m->name + "\"} " + secs + "\n";
   }
-  out += "# HELP pure_module_healthy 1 when the module takes events; 0 while recovering or after its log failed.\n"
+  out += "# HELP pure_module_healthy 1 when the module takes events; 0 while recovering, after its recovery failed or "
+         "after its log failed.\n"
          "# TYPE pure_module_healthy gauge\n";
   for (const Module* m : modules_)
     line("pure_module_healthy", "module=\"" + m->name + "\"", m->serving() && m->owner->healthy() ? 1 : 0);
+  out += "# HELP pure_module_unhealthy 1 for each module that takes no events, with its state (failed: its data "
+         "directory did not recover; unhealthy: its log failed) and the reason.\n"
+         "# TYPE pure_module_unhealthy gauge\n";
+  for (const Module* m : modules_) {
+    auto [state, reason] = module_state(*m);
+    if (!reason.empty())
+      line("pure_module_unhealthy",
+           "module=\"" + m->name + "\",state=\"" + state + "\",reason=\"" + label_value(reason) + "\"", 1);
+  }
   out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
   line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));
   out += "# HELP pure_resident_bytes Resident memory of the process.\n# TYPE pure_resident_bytes gauge\n";
