@@ -67,14 +67,18 @@ DataDirLock::~DataDirLock() {
   ::close(fd_);
 }
 
-Status lock_data_dir(const std::string& dir, std::string_view program, std::unique_ptr<DataDirLock>* out) {
+Status make_data_dir(const std::string& dir) {
   FileSystem& fs = posix_file_system();
   std::vector<std::string> ignored;
-  if (!fs.list_dir(dir, &ignored).ok()) {
-    // A new data directory: its own entry must be durable before anything in it is promised.
-    if (Status s = fs.make_dir(dir); !s.ok()) return s;
-    if (Status s = fs.sync_dir(parent_of(dir)); !s.ok()) return s;
-  }
+  if (fs.list_dir(dir, &ignored).ok()) return {};
+  // A new data directory: its own entry must be durable before anything in it is promised.
+  if (Status s = fs.make_dir(dir); !s.ok()) return s;
+  return fs.sync_dir(parent_of(dir));
+}
+
+Status lock_data_dir(const std::string& dir, std::string_view program, std::unique_ptr<DataDirLock>* out) {
+  FileSystem& fs = posix_file_system();
+  if (Status s = make_data_dir(dir); !s.ok()) return s;
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Status::failure(dir + ": cannot open: " + std::strerror(errno));
   // The lock is the flock on the directory itself (not on DIR/lock, which anyone may delete):

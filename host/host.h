@@ -216,6 +216,10 @@ class DataDirLock {
   std::string dir_;
 };
 
+// Creates dir if missing, its entry made durable (the parent directory fsynced); the real file
+// system. Its parent must exist.
+Status make_data_dir(const std::string& dir);
+
 // Creates dir if missing (its entry made durable), then locks it for this process, recording
 // program and the pid. When another process holds it: "DIR: in use by PROGRAM (pid N): one process
 // at a time per data directory". The real file system only (a flock has no in-memory double).

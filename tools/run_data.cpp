@@ -10,7 +10,6 @@
 #include <deque>
 #include <mutex>
 
-#include "host/file_io.h"
 #include "host/host.h"
 
 namespace pure::tools {

@@ -17,7 +17,6 @@
 
 #include "base/assert.h"
 #include "frontend/frontend.h"
-#include "host/file_io.h"
 #include "host/owner.h"
 #include "ir/ir.h"
 #include "jit-common/jit.h"
@@ -236,16 +235,10 @@ int main(int argc, char** argv) {
     }
 
   // The data directory itself (each module's subdirectory is made when it is locked, below).
-  pure::host::FileSystem& fs = pure::host::posix_file_system();
   while (data.size() > 1 && data.back() == '/') data.pop_back();
-  {
-    std::vector<std::string> names;
-    if (!fs.list_dir(data, &names).ok()) {
-      if (pure::host::Status s = fs.make_dir(data); !s.ok()) {
-        std::fprintf(stderr, "pure-serve: cannot create the data directory: %s\n", s.error.c_str());
-        return kExitUsage;
-      }
-    }
+  if (pure::host::Status s = pure::host::make_data_dir(data); !s.ok()) {
+    std::fprintf(stderr, "pure-serve: cannot create the data directory: %s\n", s.error.c_str());
+    return kExitUsage;
   }
   // Each module's directory, locked for this process before anything is served: a second
   // pure-serve or a pure-run --data on it is refused, and so is this server while one holds it.
@@ -329,7 +322,7 @@ int main(int argc, char** argv) {
       log_line("recovery_started", {{"module", jstr(name)}, {"dir", jstr(m->dir)}});
       std::unique_ptr<pure::rt::Store> store;
       std::unique_ptr<pure::host::DurableLog> log;
-      pure::host::Status s = pure::host::open_durable(fs, m->dir, *m->program, o, &store, &log);
+      pure::host::Status s = pure::host::open_durable(pure::host::posix_file_system(), m->dir, *m->program, o, &store, &log);
       if (!s.ok()) {
         if (s.error.find("the manifest records") != std::string::npos)
           s.error += " (restore the missing files, or start with --accept-data-loss " + name + " to serve what is left)";
