@@ -27,4 +27,8 @@ inline constexpr uint32_t kInlineSlots = 128;
 inline constexpr uint32_t kTextBytes = 1u << 30;         // longest text (1 GiB)
 inline constexpr int64_t kListRows = int64_t{1} << 28;  // items in one event list
 
+// Hosting. A module's name is a URL path segment, a directory name inside --data and a metric
+// label; 64 bytes keeps every file name in its directory far below NAME_MAX (255).
+inline constexpr size_t kModuleNameBytes = 64;
+
 }  // namespace pure::limits

@@ -54,7 +54,9 @@ void put_schema(std::string& out, const rt::ListSchema& s) {
 // Appends the checkpoint's bytes to a file in large writes.
 class BlockWriter {
  public:
-  explicit BlockWriter(File& file) : file_(file) {}
+  // keep_free: bytes of the disk the checkpoint must leave to the event log (0: no check).
+  BlockWriter(File& file, FileSystem& fs, const std::string& dir, const std::string& path, uint64_t keep_free)
+      : file_(file), fs_(fs), dir_(dir), path_(path), keep_free_(keep_free) {}
   Status add(const std::string& payload) {
     uint32_t length = static_cast<uint32_t>(payload.size());
     size_t at = buffer_.size();
@@ -73,6 +75,16 @@ class BlockWriter {
   }
   Status flush() {
     if (buffer_.empty()) return {};
+    if (keep_free_) {
+      // A checkpoint never takes the room the log needs: on a disk short of space it stops here
+      // (and its file is deleted), where a write that ran out of space would fail the log's next write.
+      uint64_t free = 0;
+      if (Status s = fs_.free_bytes(dir_, &free); !s.ok()) return s;
+      if (free < keep_free_ || free - keep_free_ < buffer_.size())
+        return Status::failure(path_ + ": checkpoint stopped: " + std::to_string(free) +
+                               " bytes free on the disk, and " + std::to_string(keep_free_) +
+                               " are kept for the event log");
+    }
     Status s = file_.write_at(written_, buffer_.data(), buffer_.size());
     written_ += buffer_.size();
     buffer_.clear();
@@ -83,6 +95,10 @@ class BlockWriter {
 
  private:
   File& file_;
+  FileSystem& fs_;
+  const std::string& dir_;
+  const std::string& path_;
+  const uint64_t keep_free_;
   std::string buffer_;
   uint64_t blocks_ = 0;
   uint64_t written_ = 0;
@@ -145,14 +161,11 @@ std::string at(const std::string& path, uint64_t offset) { return path + ": offs
 
 }  // namespace
 
-Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_identity, const rt::Snapshot& snapshot,
-                        uint64_t through, EventLog* log, CheckpointInfo* info) {
-  auto started = std::chrono::steady_clock::now();
-  std::string temp = join_path(dir, checkpoint_temp_name(through));
-  std::string final_path = join_path(dir, checkpoint_name(through));
-  std::unique_ptr<File> file;
-  if (Status s = fs.open(temp, OpenMode::Create, &file); !s.ok()) return s;
-  BlockWriter out(*file);
+namespace {
+
+// The checkpoint's bytes, written to file and synced.
+Status write_blocks(File& file, BlockWriter& out, uint64_t module_identity, const rt::Snapshot& snapshot,
+                    uint64_t through, CheckpointInfo* info) {
 
   std::string payload;
   put_u8(payload, kHeaderBlock);
@@ -243,10 +256,39 @@ Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_
   put_u32(footer, crc32c(0, footer.data(), footer.size()));
   put_u32(footer, 0);
   if (Status s = out.add_raw(footer); !s.ok()) return s;
-  if (Status s = file->datasync(); !s.ok()) return s;
-  file.reset();
-  if (Status s = fs.rename(temp, final_path); !s.ok()) return s;
+  if (Status s = file.datasync(); !s.ok()) return s;
+  info->bytes = out.written();
+  info->rows = rows;
+  info->state_bytes = state_bytes;
+  return {};
+}
+
+}  // namespace
+
+Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_identity, const rt::Snapshot& snapshot,
+                        uint64_t through, EventLog* log, CheckpointInfo* info, uint64_t keep_free_bytes) {
+  auto started = std::chrono::steady_clock::now();
+  std::string temp = join_path(dir, checkpoint_temp_name(through));
+  std::string final_path = join_path(dir, checkpoint_name(through));
+  CheckpointInfo written;
+  std::unique_ptr<File> file;
+  Status s = fs.open(temp, OpenMode::Create, &file);
+  if (s.ok()) {
+    BlockWriter out(*file, fs, dir, temp, keep_free_bytes);
+    s = write_blocks(*file, out, module_identity, snapshot, through, &written);
+    file.reset();
+  }
+  if (s.ok()) s = fs.rename(temp, final_path);
+  if (!s.ok()) {
+    // A failed checkpoint leaves nothing behind: its temporary file would hold disk space the log
+    // needs until the next start. (Recovery deletes any that a crash left.)
+    fs.unlink(temp);
+    return s;
+  }
   if (Status s = fs.sync_dir(dir); !s.ok()) return s;
+  // The manifest names it before anything older goes: from then on recovery needs this one.
+  if (log)
+    if (Status s = log->record_checkpoint(through); !s.ok()) return s;
 
   // The new checkpoint is durable: older checkpoints and the segments it covers can go.
   std::vector<std::string> names;
@@ -264,9 +306,7 @@ Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_
   if (log)
     if (Status s = log->drop_segments_through(through); !s.ok()) return s;
   if (info) {
-    info->bytes = out.written();
-    info->rows = rows;
-    info->state_bytes = state_bytes;
+    *info = written;
     info->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
   return {};

@@ -4,11 +4,13 @@
 // checkpoint_log_bytes or checkpoint_seconds have passed with new events. The owner never waits
 // for a checkpoint: published() swaps one pointer under a leaf mutex and may wake the thread.
 // Depends on owner.h, host.h, file_io.h.
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "base/assert.h"
 #include "host/file_io.h"
 #include "host/owner.h"
 
@@ -95,6 +97,9 @@ class DurableLogImpl final : public DurableLog {
     std::lock_guard<std::mutex> lock(checkpoint_mu_);
     s.checkpoints = checkpoints_;
     s.checkpoint_failures = checkpoint_failures_;
+    s.checkpoint_failures_in_row = failures_in_row_;
+    if (failures_in_row_ && retry_at_ > Clock::now())
+      s.checkpoint_retry_seconds = std::chrono::duration<double>(retry_at_ - Clock::now()).count();
     s.checkpoint_sequence = checkpoint_sequence_;
     if (checkpoint_time_) s.checkpoint_age_seconds = std::chrono::duration<double>(Clock::now() - *checkpoint_time_).count();
     s.checkpoint_bytes = checkpoint_bytes_;
@@ -120,7 +125,8 @@ class DurableLogImpl final : public DurableLog {
     }
     if (log_) log_bytes = log_->stats().bytes;
     CheckpointInfo written;
-    Status s = write_checkpoint(fs_, dir_, identity_, *snapshot, sequence, log_.get(), &written);
+    Status s = write_checkpoint(fs_, dir_, identity_, *snapshot, sequence, log_.get(), &written,
+                                options_.log.segment_bytes);
     {
       std::lock_guard<std::mutex> lock(checkpoint_mu_);
       writing_ = nullptr;
@@ -130,8 +136,13 @@ class DurableLogImpl final : public DurableLog {
         checkpoint_time_ = Clock::now();
         checkpoint_bytes_ = written.bytes;
         checkpoint_log_bytes_ = log_bytes;
+        failures_in_row_ = 0;
       } else {
         ++checkpoint_failures_;
+        ++failures_in_row_;
+        written.retry_seconds = checkpoint_retry_delay(options_, failures_in_row_);
+        retry_at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(written.retry_seconds));
       }
     }
     if (info) *info = written;
@@ -150,15 +161,22 @@ class DurableLogImpl final : public DurableLog {
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(checkpoint_mu_);
+        // After a failure nothing triggers one before retry_at_: not the log's growth (which asks
+        // again after every batch), not the time.
+        auto backing_off = [&] { return failures_in_row_ && Clock::now() < retry_at_; };
         auto due = [&] {
-          if (stop_ || requested_) return true;
+          if (stop_) return true;
+          if (backing_off()) return false;
+          if (requested_) return true;
           return period != Clock::duration::max() && Clock::now() - since >= period &&
                  latest_sequence_ > checkpoint_sequence_;
         };
-        if (period == Clock::duration::max()) {
-          checkpoint_cv_.wait(lock, due);
-        } else {
-          while (!due()) {
+        while (!due()) {
+          if (backing_off()) {
+            checkpoint_cv_.wait_until(lock, retry_at_);
+          } else if (period == Clock::duration::max()) {
+            checkpoint_cv_.wait(lock);
+          } else {
             // Wake at the deadline, or a second from now when nothing new came since it passed.
             Clock::time_point deadline = since + period;
             if (deadline <= Clock::now()) deadline = Clock::now() + std::chrono::seconds(1);
@@ -197,6 +215,8 @@ class DurableLogImpl final : public DurableLog {
   const rt::Snapshot* writing_ = nullptr;  // the snapshot a checkpoint being written holds
   uint64_t checkpoints_ = 0, checkpoint_failures_ = 0, checkpoint_sequence_ = 0, checkpoint_bytes_ = 0;
   uint64_t checkpoint_log_bytes_ = 0;  // log bytes written when the last checkpoint began
+  uint64_t failures_in_row_ = 0;       // checkpoints failed since the last one written
+  Clock::time_point retry_at_{};       // after a failure: the thread starts none before this
   std::optional<Clock::time_point> checkpoint_time_;
 
   std::mutex write_mu_;  // one checkpoint at a time
@@ -208,6 +228,13 @@ class DurableLogImpl final : public DurableLog {
 };
 
 }  // namespace
+
+double checkpoint_retry_delay(const DurableOptions& options, uint64_t failures) {
+  PURE_ASSERT(failures >= 1);
+  double delay = options.checkpoint_retry_seconds;
+  for (uint64_t i = 1; i < failures && delay < options.checkpoint_retry_max_seconds; ++i) delay *= 2;
+  return std::min(delay, options.checkpoint_retry_max_seconds);
+}
 
 Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& program, DurableOptions options,
                     std::unique_ptr<rt::Store>* store, std::unique_ptr<DurableLog>* out) {
@@ -224,6 +251,7 @@ Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& p
   o.log = options.log;
   o.progress = options.progress;
   o.progress_every = options.progress_every;
+  o.accept_data_loss = options.accept_data_loss;
   DurableLogImpl* target = impl.get();
   o.on_durable = [target](uint64_t sequence, bool poisoned, const std::string& reason) {
     target->durable(sequence, poisoned, reason);

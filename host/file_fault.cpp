@@ -91,10 +91,22 @@ class FaultFile final : public File {
     if (f == Fault::Fail || f == Fault::Crash) land = 0;
     if (f == Fault::ShortWrite || f == Fault::TearCrash) land = n / 2;
     std::string& d = node_->data;
+    bool full = false;  // the disk is full: what fits lands, then ENOSPC
+    if (fs_->capacity_ != UINT64_MAX && offset + land > d.size()) {
+      uint64_t used = fs_->used_locked();
+      uint64_t room = fs_->capacity_ > used ? fs_->capacity_ - used : 0;
+      if (offset + land - d.size() > room) {
+        full = true;
+        uint64_t allowed = d.size() + room;  // the largest size this file may reach
+        land = offset >= allowed ? 0 : static_cast<size_t>(std::min<uint64_t>(land, allowed - offset));
+      }
+    }
     if (land) {
       if (d.size() < offset + land) d.resize(offset + land, '\0');
       std::memcpy(d.data() + offset, data, land);
     }
+    if (full && (f == Fault::None || f == Fault::Fail || f == Fault::ShortWrite))
+      return Status::failure(path_ + ": write at offset " + std::to_string(offset) + " failed: No space left on device");
     if (f == Fault::None) return {};
     if (f == Fault::Crash || f == Fault::TearCrash) return stopped_error(path_);
     return injected(path_, "write failed");
@@ -199,6 +211,25 @@ Status FaultFileSystem::list_dir(const std::string& dir, std::vector<std::string
   for (auto& [path, node] : names_)
     if (parent_of(path) == dir) names->push_back(name_of(path));
   return {};
+}
+
+Status FaultFileSystem::free_bytes(const std::string& dir, uint64_t* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!dirs_.count(dir)) return Status::failure(dir + ": statvfs failed: No such file or directory");
+  uint64_t used = used_locked();
+  *out = capacity_ == UINT64_MAX ? UINT64_MAX : capacity_ > used ? capacity_ - used : 0;
+  return {};
+}
+
+uint64_t FaultFileSystem::used_locked() const {
+  uint64_t used = 0;
+  for (auto& [path, node] : names_) used += node->data.size();
+  return used;
+}
+
+void FaultFileSystem::set_capacity(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  capacity_ = bytes;
 }
 
 void FaultFileSystem::arm(uint64_t point, Fault fault) {

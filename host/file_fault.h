@@ -37,8 +37,12 @@ class FaultFileSystem final : public FileSystem {
   Status sync_dir(const std::string& dir) override;
   Status make_dir(const std::string& dir) override;
   Status list_dir(const std::string& dir, std::vector<std::string>* names) override;
+  Status free_bytes(const std::string& dir, uint64_t* out) override;
 
   void arm(uint64_t point, Fault fault);  // replaces any armed fault
+  // A full disk: the files' current bytes may not exceed capacity. A write that would pass it
+  // lands what fits and fails with "No space left on device" (ENOSPC); free_bytes reports the room.
+  void set_capacity(uint64_t bytes);
   uint64_t points() const;                // fault points passed so far
   bool stopped() const;                   // a Crash or TearCrash fired
   // Drops what is not durable. keep_unsynced: bytes of each file's unsynced tail to keep (a torn
@@ -72,6 +76,8 @@ class FaultFileSystem final : public FileSystem {
   uint64_t armed_point_ = UINT64_MAX;
   Fault armed_ = Fault::None;
   bool stopped_ = false;
+  uint64_t capacity_ = UINT64_MAX;
+  uint64_t used_locked() const;  // the current bytes of every named file
 };
 
 }  // namespace pure::host

@@ -45,6 +45,8 @@ class FileSystem {
   virtual Status make_dir(const std::string& dir) = 0;  // ok if it exists
   // Names of the entries of dir (not "." or ".."), in no particular order.
   virtual Status list_dir(const std::string& dir, std::vector<std::string>* names) = 0;
+  // Bytes an unprivileged process can still write on the file system that holds dir.
+  virtual Status free_bytes(const std::string& dir, uint64_t* out) = 0;
 };
 
 // Helpers on top of the interface.

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -137,6 +138,13 @@ class PosixFileSystem final : public FileSystem {
       return Status::failure(dir + ": exists and is not a directory");
     }
     return os_error("cannot create directory", dir);
+  }
+
+  Status free_bytes(const std::string& dir, uint64_t* out) override {
+    struct statvfs st;
+    if (::statvfs(dir.c_str(), &st) != 0) return os_error("statvfs failed", dir);
+    *out = static_cast<uint64_t>(st.f_bavail) * static_cast<uint64_t>(st.f_frsize);
+    return {};
   }
 
   Status list_dir(const std::string& dir, std::vector<std::string>* names) override {

@@ -114,6 +114,10 @@ class EventLog {
   // Deletes the segments all of whose records have sequence <= through (never the segment being
   // written), then fsyncs the directory. Called after a checkpoint through that sequence.
   virtual Status drop_segments_through(uint64_t through) = 0;
+  // Records in the directory's manifest that checkpoint-<through>.ckpt is in place (written,
+  // renamed, directory synced): recovery will need a checkpoint at least this new. Called by
+  // write_checkpoint before anything older is deleted. Any thread, also after close().
+  virtual Status record_checkpoint(uint64_t through) = 0;
   virtual LogStats stats() const = 0;
 };
 
@@ -131,6 +135,10 @@ struct OpenOptions {
   DurableCallback on_durable;            // may be empty
   std::function<void(const RecoveryProgress&)> progress;  // may be empty
   uint64_t progress_every = 1u << 20;    // records between progress calls
+  // Files the manifest records are missing (a deleted segment or checkpoint): start from what is
+  // there instead of refusing, reporting the loss in RecoveryReport::data_loss. An operator's
+  // decision (pure-run and pure-serve: --accept-data-loss), never a default.
+  bool accept_data_loss = false;
 };
 
 struct RecoveryReport {
@@ -139,6 +147,10 @@ struct RecoveryReport {
   uint64_t last_sequence = 0;        // the state includes events 1..last_sequence
   uint64_t torn_bytes_cut = 0;       // bytes of a torn last record (or an unfinished segment) removed
   double seconds = 0;
+  // The directory held log or checkpoint files but no manifest (written before manifests, or its
+  // manifest was deleted): nothing could be checked against one; open_module writes one.
+  bool manifest_missing = false;
+  std::string data_loss;             // with accept_data_loss: what was missing (else "")
   std::string summary() const;       // "recovered through sequence N: checkpoint M, K records replayed in S s"
 };
 
@@ -164,18 +176,50 @@ struct CheckpointInfo {
   uint64_t rows = 0;
   uint64_t state_bytes = 0; // cells * 8 + text bytes, for comparison with the file size
   double seconds = 0;
+  double retry_seconds = 0; // a failed one of open_durable's: the checkpoint thread waits this long before the next
 };
 
 // Writes snapshot (whose state includes exactly events 1..through) as the checkpoint of dir:
 // temporary file, fdatasync, rename, directory fsync; then deletes older checkpoints and, when
 // log is given, the log segments the checkpoint covers. Any thread; the owner need not wait.
+// On failure the temporary file is deleted. keep_free_bytes: the checkpoint stops (fails) rather
+// than leave less free disk space than this to the event log (0: no check).
 Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_identity, const rt::Snapshot& snapshot,
-                        uint64_t through, EventLog* log, CheckpointInfo* info = nullptr);
+                        uint64_t through, EventLog* log, CheckpointInfo* info = nullptr, uint64_t keep_free_bytes = 0);
 
 // Reads one checkpoint file into a fresh store made from schemas (which must match the file's).
 Status read_checkpoint(FileSystem& fs, const std::string& path, uint64_t module_identity,
                        const std::vector<rt::ListSchema>& schemas, std::unique_ptr<rt::Store>* store,
                        uint64_t* through);
+
+// ---- The data directory itself (host/data_dir.cpp) ----
+
+// A module served from DATA keeps its state in DATA/NAME. "" when name may be such a NAME: a plain
+// identifier (ASCII letters, digits, '_', not starting with a digit, at most
+// limits::kModuleNameBytes), so DATA/NAME is always one entry inside DATA (never ".", "..", a
+// path or a hidden file); else the message, with the rule.
+std::string check_module_name(std::string_view name);
+
+// One process at a time per data directory: an exclusive flock on the directory itself, held as
+// long as the DataDirLock lives (and released by the kernel however the process ends). The holder
+// is named in DIR/lock ("pid N PROGRAM"), deleted when the lock is released.
+class DataDirLock {
+ public:
+  ~DataDirLock();
+  DataDirLock(const DataDirLock&) = delete;
+  DataDirLock& operator=(const DataDirLock&) = delete;
+
+ private:
+  friend Status lock_data_dir(const std::string& dir, std::string_view program, std::unique_ptr<DataDirLock>* out);
+  DataDirLock(int fd, std::string dir);
+  int fd_;
+  std::string dir_;
+};
+
+// Creates dir if missing (its entry made durable), then locks it for this process, recording
+// program and the pid. When another process holds it: "DIR: in use by PROGRAM (pid N): one process
+// at a time per data directory". The real file system only (a flock has no in-memory double).
+Status lock_data_dir(const std::string& dir, std::string_view program, std::unique_ptr<DataDirLock>* out);
 
 // ---- Running events (the owner thread itself is host::Owner, host/owner.h) ----
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "host/log_format.h"
+#include "host/manifest.h"
 
 namespace pure::host {
 
@@ -36,17 +37,32 @@ class LogWriter final : public EventLog {
         next_sequence_(start.next_sequence),
         last_sequence_(start.next_sequence - 1),
         durable_sequence_(start.next_sequence - 1),
-        segments_(start.segments) {}
+        segments_(start.segments),
+        manifest_(fs, dir_, ManifestState{module_identity, start.checkpoint_sequence,
+                                          start.segments.empty() ? 0 : start.segments.back().first_sequence,
+                                          start.next_sequence - 1}) {}
 
   ~LogWriter() override { close(); }
 
   // Opens or creates the segment the first burst goes to; runs before the thread starts.
+  // The manifest is written here too (by the roll, or as it stands), so a directory from before
+  // manifests has one from its first start on.
   Status begin(const LogStart& start) {
-    if (start.continue_last && !start.segments.empty()) {
+    if (!start.segments.empty()) {
+      // What recovery read of the last segment may be only in the page cache (a killed process
+      // with sync=none): sync it before the manifest promises it.
       std::string path = join_path(dir_, start.segments.back().name);
-      if (Status s = fs_.open(path, OpenMode::ReadWrite, &active_); !s.ok()) return s;
-      active_path_ = path;
-      active_size_ = start.last_end;
+      std::unique_ptr<File> last;
+      if (Status s = fs_.open(path, OpenMode::ReadWrite, &last); !s.ok()) return s;
+      if (Status s = last->datasync(); !s.ok()) return s;
+      if (start.continue_last) {
+        active_ = std::move(last);
+        active_path_ = path;
+        active_size_ = start.last_end;
+      }
+    }
+    if (active_) {
+      if (Status s = manifest_.write(); !s.ok()) return s;
     } else if (Status s = roll(next_sequence_); !s.ok()) {
       return s;
     }
@@ -145,6 +161,8 @@ class LogWriter final : public EventLog {
     return fs_.sync_dir(dir_);
   }
 
+  Status record_checkpoint(uint64_t through) override { return manifest_.checkpoint_written(through); }
+
  private:
   void run() {
     std::string burst;
@@ -241,6 +259,9 @@ class LogWriter final : public EventLog {
     if (Status s = file->write_at(0, header.data(), header.size()); !s.ok()) return s;
     if (Status s = file->datasync(); !s.ok()) return s;
     if (Status s = fs_.sync_dir(dir_); !s.ok()) return s;
+    // The manifest names the new segment before it becomes the active one in segments_: until
+    // then drop_segments_through keeps the old one, which the manifest on disk still names.
+    if (Status s = manifest_.segment_started(first_sequence); !s.ok()) return s;
     active_ = std::move(file);
     active_path_ = path;
     active_size_ = header.size();
@@ -303,6 +324,7 @@ class LogWriter final : public EventLog {
   std::string poison_reason_;
   std::vector<SegmentRef> segments_;
   LogStats stats_;
+  ManifestWriter manifest_;  // its own lock; rolls (log thread) and checkpoints (any thread) update it
 
   // The burst writer's (see writing_; begin()/close() before and after the log thread runs).
   std::string inline_burst_;  // the burst an appender writes itself (sync=none), while writing_

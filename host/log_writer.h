@@ -1,5 +1,5 @@
-// host/log_writer.h — starting the event log of a data directory after recovery.
-// Private to host/. Depends on host.h and file_io.h.
+// host/log_writer.h — starting the event log of a data directory after recovery (and its
+// manifest: host/manifest.h). Private to host/. Depends on host.h and file_io.h.
 #pragma once
 #include <memory>
 #include <string>
@@ -23,6 +23,7 @@ struct LogStart {
   // would be next_sequence. Otherwise a new segment named next_sequence is created.
   bool continue_last = false;
   uint64_t last_end = 0;
+  uint64_t checkpoint_sequence = 0;  // the newest checkpoint recovery found (the manifest records it)
 };
 
 Status start_log(FileSystem& fs, const std::string& dir, uint64_t module_identity, const LogOptions& options,

@@ -47,6 +47,8 @@ struct DurabilityStats {
   LogStats log;                    // records, bursts, bytes, fsyncs and their latency
   uint64_t checkpoints = 0;        // written completely since the start
   uint64_t checkpoint_failures = 0;
+  uint64_t checkpoint_failures_in_row = 0;  // since the last checkpoint written; the thread backs off after each
+  double checkpoint_retry_seconds = 0;      // after a failure: seconds until the thread may try again
   uint64_t checkpoint_sequence = 0;     // the newest checkpoint holds events 1..this (0: none)
   double checkpoint_age_seconds = -1;   // since the newest checkpoint was written or found; -1: none
   uint64_t checkpoint_bytes = 0;        // size of the newest checkpoint written by this process
@@ -88,10 +90,20 @@ struct DurableOptions {
   uint64_t replay_max_steps = 10'000'000'000ull;  // step budget of each event replayed by recovery
   std::function<void(const RecoveryProgress&)> progress;  // recovery progress, on the opening thread
   uint64_t progress_every = 1u << 20;                     // records between progress calls
+  bool accept_data_loss = false;  // OpenOptions::accept_data_loss: start when the manifest's files are missing
+  // After a failed checkpoint the thread waits before it tries again, however much the log grows
+  // meanwhile: retry_seconds after the first failure in a row, twice as long after each next one,
+  // at most retry_max_seconds (checkpoint_retry_delay). A checkpoint also stops rather than leave
+  // less free disk space than one log segment (log.segment_bytes): the log is never starved by it.
+  double checkpoint_retry_seconds = 1;
+  double checkpoint_retry_max_seconds = 300;
   // After each checkpoint attempt, on the checkpoint thread: "" or why it failed (a failed
   // checkpoint loses nothing: the log still holds every event), what it wrote, its sequence.
   std::function<void(const std::string& error, const CheckpointInfo& info, uint64_t sequence)> on_checkpoint;
 };
+
+// Seconds the checkpoint thread waits after the failures-th failed checkpoint in a row (failures >= 1).
+double checkpoint_retry_delay(const DurableOptions& options, uint64_t failures);
 
 // The durable Durability over one data directory.
 class DurableLog : public Durability {

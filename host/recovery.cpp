@@ -1,7 +1,9 @@
 // host/recovery.cpp — opening a data directory: the newest checkpoint, then a replay of the log
 // records after it; a torn last record is cut, any other damage stops the start with the file and
 // byte offset. Then the log starts where recovery left it.
-// Depends on host.h, file_io.h, log_format.h, log_writer.h, bytes.h.
+// The manifest (manifest.h) is checked first: a segment or checkpoint it records that is gone stops
+// the start, naming the file. Depends on host.h, file_io.h, log_format.h, log_writer.h,
+// manifest.h, bytes.h.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include "host/file_io.h"
 #include "host/log_format.h"
 #include "host/log_writer.h"
+#include "host/manifest.h"
 
 namespace pure::host {
 
@@ -46,22 +49,54 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
   if (Status s = fs.list_dir(dir, &names); !s.ok()) return s;
   std::sort(names.begin(), names.end());
 
-  // A checkpoint that never got its final name was never promised to anyone.
+  // A checkpoint or manifest that never got its final name was never promised to anyone.
   bool removed = false;
+  bool have_manifest = false;
   std::vector<std::pair<uint64_t, std::string>> segments;
   std::optional<uint64_t> newest_checkpoint;
   for (const std::string& name : names) {
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 && name.rfind("checkpoint-", 0) == 0) {
+    if ((name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0 && name.rfind("checkpoint-", 0) == 0) ||
+        name == kManifestTempName) {
       if (Status s = fs.unlink(join_path(dir, name)); !s.ok()) return s;
       removed = true;
     } else if (auto seq = parse_segment_name(name)) {
       segments.emplace_back(*seq, name);
     } else if (auto ck = parse_checkpoint_name(name)) {
       if (!newest_checkpoint || *ck > *newest_checkpoint) newest_checkpoint = ck;
+    } else if (name == kManifestName) {
+      have_manifest = true;
     }
   }
   if (removed)
     if (Status s = fs.sync_dir(dir); !s.ok()) return s;
+
+  // The manifest says what must be here; anything it records that is gone is a refusal before any
+  // replay (or, accepted, the report's data_loss).
+  ManifestState manifest;
+  if (have_manifest) {
+    std::string path = join_path(dir, kManifestName);
+    std::string bytes;
+    if (Status s = read_file(fs, path, &bytes); !s.ok()) return s;
+    if (std::string problem = decode_manifest(bytes, &manifest); !problem.empty())
+      return Status::failure(at(path, 0) + problem);
+  } else {
+    report->manifest_missing = !segments.empty() || newest_checkpoint.has_value();
+  }
+  std::vector<std::string> missing;
+  if (manifest.checkpoint && (!newest_checkpoint || *newest_checkpoint < manifest.checkpoint))
+    missing.push_back(checkpoint_name(manifest.checkpoint));
+  if (manifest.newest_segment &&
+      std::none_of(segments.begin(), segments.end(), [&](const auto& seg) { return seg.first == manifest.newest_segment; }))
+    missing.push_back(segment_name(manifest.newest_segment));
+  if (!missing.empty()) {
+    std::string what = missing[0] + (missing.size() > 1 ? " and " + missing[1] + " are" : " is");
+    std::string message = dir + ": " + what + " missing (the manifest records " + (missing.size() > 1 ? "them" : "it") +
+                          (manifest.durable ? "; events through sequence " + std::to_string(manifest.durable) +
+                                                  " were durable)"
+                                            : std::string(")"));
+    if (!options.accept_data_loss) return Status::failure(message);
+    report->data_loss = message;
+  }
 
   std::unique_ptr<rt::Store> store;
   uint64_t checkpoint = 0;
@@ -166,6 +201,11 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
       previous = r.sequence;
       offset += r.size;
     }
+    // An empty segment says where the log had reached when it began: records before it are missing.
+    if (first_record && header.first_sequence - 1 > std::max(previous, checkpoint))
+      return Status::failure(at(path, kSegmentHeaderBytes) + "sequence gap: the segment begins at sequence " +
+                             std::to_string(header.first_sequence) + " but the log before it ends at " +
+                             std::to_string(std::max(previous, checkpoint)) + "; records are missing");
     progress.bytes_read += bytes.size();
     start->segments.push_back({first, name});
     if (last) {
@@ -175,7 +215,20 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
     }
   }
   start->next_sequence = std::max(previous, checkpoint) + 1;
+  start->checkpoint_sequence = checkpoint;
   report->last_sequence = start->next_sequence - 1;
+  if (have_manifest && manifest.module_identity != options.module_identity)
+    return Status::failure(join_path(dir, kManifestName) + ": this data directory was written by module " +
+                           hex64(manifest.module_identity) + ", not by this module (" + hex64(options.module_identity) +
+                           "); a changed module cannot continue an old log");
+  if (report->last_sequence < manifest.durable) {
+    std::string message = dir + ": the log ends at sequence " + std::to_string(report->last_sequence) +
+                          ", but the manifest records events through sequence " + std::to_string(manifest.durable) +
+                          " as durable: records " + std::to_string(report->last_sequence + 1) + ".." +
+                          std::to_string(manifest.durable) + " are missing";
+    if (!options.accept_data_loss) return Status::failure(message);
+    report->data_loss += (report->data_loss.empty() ? "" : "; ") + message;
+  }
   report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   *store_out = std::move(store);
   return {};

@@ -7,6 +7,9 @@ set -euo pipefail
 # libmimalloc-dev: the allocator pure-run and pure-serve link (CMakeLists.txt, PURE_ALLOCATOR).
 packages=(cmake ninja-build g++ python3 libcli11-dev doctest-dev libasmjit-dev clang libclang-rt-14-dev
           libboost1.81-dev libboost-json1.81-dev libmimalloc-dev)
+# OpenSSL for pure-serve's HTTPS (--tls-cert); the openssl and curl tools for its test (a self-signed
+# certificate, curl --cacert)
+packages+=(libssl-dev openssl curl)
 # the console's browser test (tests/console): Debian's chromium, driven headless through its chromedriver; a font for
 # the screenshots (about 40 s to install; the test is skipped without them)
 packages+=(chromium chromium-driver fonts-dejavu-core)

@@ -128,6 +128,11 @@ int main(int argc, char** argv) {
                  "(default 100000)")
       ->check(budget(false))
       ->needs(data_option);
+  bool accept_data_loss = false;
+  app.add_flag("--accept-data-loss", accept_data_loss,
+               "with --data: when files the directory's manifest records are missing (a deleted log segment or "
+               "checkpoint), start from what is left instead of refusing; the loss is printed on stderr")
+      ->needs(data_option);
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_JIT
 #ifdef PURE_HAVE_LLVM_JIT
@@ -220,6 +225,7 @@ int main(int argc, char** argv) {
     data.dir = data_dir;
     data.sync_always = sync_mode == "always";
     parse_budget(checkpoint_every_text, false, data.checkpoint_every);
+    data.accept_data_loss = accept_data_loss;
     data_exit = pure::tools::run_with_data(*program, path, std::move(options), data);
   } else {
     store = pure::rt::make_store(program->stored);

@@ -4,15 +4,9 @@
 // committed event is durable; a crash loses a suffix of the committed events, never part of one.
 #include "tools/run_data.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <mutex>
 
@@ -91,31 +85,6 @@ class OutputGate {
 // stays bounded when events come faster than the disk takes them).
 constexpr uint64_t kMaxLag = 1u << 16;
 
-// One process at a time per data directory: an exclusive flock on the directory itself, held
-// until exit. Returns the descriptor, or -1 with the reason.
-int lock_dir(const std::string& dir, std::string* why) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    *why = dir + ": cannot open: " + std::strerror(errno);
-    return -1;
-  }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int e = errno;
-    ::close(fd);
-    *why = e == EWOULDBLOCK ? dir + ": in use by another pure-run (one process at a time per data directory)"
-                            : dir + ": cannot lock: " + std::strerror(e);
-    return -1;
-  }
-  return fd;
-}
-
-std::string parent_of(const std::string& dir) {
-  size_t last = dir.find_last_not_of('/');
-  if (last == std::string::npos) return "/";
-  size_t slash = dir.rfind('/', last);
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
-}
-
 int data_error(const DataOptions& data, const std::string& message) {
   std::fprintf(stderr, "pure-run: --data %s: %s\n", data.dir.c_str(), message.c_str());
   return kExitData;
@@ -126,19 +95,10 @@ int data_error(const DataOptions& data, const std::string& message) {
 int run_with_data(const vm::Program& program, const std::string& path, vm::RunOptions options,
                   const DataOptions& data) {
   host::FileSystem& fs = host::posix_file_system();
-  // Create the directory (and make its name durable) before locking it; recovery then finds it.
-  std::vector<std::string> ignored;
-  if (!fs.list_dir(data.dir, &ignored).ok()) {
-    if (host::Status s = fs.make_dir(data.dir); !s.ok()) return data_error(data, s.error);
-    if (host::Status s = fs.sync_dir(parent_of(data.dir)); !s.ok()) return data_error(data, s.error);
-  }
-  std::string why;
-  int lock_fd = lock_dir(data.dir, &why);
-  if (lock_fd < 0) return data_error(data, why);
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }
-  } unlock{lock_fd};
+  // One process at a time per directory (created, its name durable, if missing): a second pure-run
+  // or a pure-serve serving it is refused, named by its pid.
+  std::unique_ptr<host::DataDirLock> lock;
+  if (host::Status s = host::lock_data_dir(data.dir, "pure-run", &lock); !s.ok()) return data_error(data, s.error);
 
   const uint64_t identity = host::module_identity(program);
   // Replay runs each logged event as it ran: it committed within its budgets then, so none here
@@ -166,6 +126,7 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   open.on_durable = [&gate_ptr](uint64_t sequence, bool poisoned, const std::string& reason) {
     if (gate_ptr) gate_ptr->durable(sequence, poisoned, reason);
   };
+  open.accept_data_loss = data.accept_data_loss;
   open.progress = [&data](const host::RecoveryProgress& p) {
     std::fprintf(stderr, "pure-run: --data %s: recovering: %llu records replayed, %.0f of %.0f MiB of log read\n",
                  data.dir.c_str(), static_cast<unsigned long long>(p.records_replayed),
@@ -178,9 +139,18 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
         message.find("not by this module") != std::string::npos)
       message += "\n  (the data directory was written by another program, or by an earlier version of " + path +
                  "; a changed program cannot continue it: use a new --data directory)";
+    if (message.find("the manifest records") != std::string::npos)
+      message += "\n  (restore the missing files, or run with --accept-data-loss to continue from what is left)";
     return data_error(data, message);
   }
   const host::RecoveryReport& report = opened.report;
+  if (!report.data_loss.empty())
+    std::fprintf(stderr, "pure-run: --data %s: warning: data loss accepted (--accept-data-loss): %s\n", data.dir.c_str(),
+                 report.data_loss.c_str());
+  if (report.manifest_missing)
+    std::fprintf(stderr, "pure-run: --data %s: warning: no manifest (a directory from before manifests, or its "
+                         "manifest was deleted): nothing could be checked against it; a new one is written\n",
+                 data.dir.c_str());
   if (report.torn_bytes_cut)
     std::fprintf(stderr, "pure-run: --data %s: the last run ended in the middle of a write: %llu bytes of a torn "
                          "record cut (that event was never acknowledged)\n",

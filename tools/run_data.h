@@ -15,6 +15,7 @@ struct DataOptions {
   std::string dir;
   bool sync_always = true;             // --sync always|none
   uint64_t checkpoint_every = 100000;  // records since the newest checkpoint that make an exit write one; 0: never
+  bool accept_data_loss = false;       // --accept-data-loss: start from what is left when the manifest's files are missing
 };
 
 inline constexpr int kExitData = 4;  // the data directory could not be opened, recovered or written

@@ -244,7 +244,7 @@ class Session {
 
 class Http {
  public:
-  Http(const std::string& host, int port) {
+  Http(const std::string& host, int port) : host_(host) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd_ < 0) die("socket failed");
     sockaddr_in a{};
@@ -262,7 +262,9 @@ class Http {
     req_ += method;
     req_ += ' ';
     req_ += path;
-    req_ += " HTTP/1.1\r\nHost: tpcc\r\nContent-Type: application/json\r\nContent-Length: ";
+    req_ += " HTTP/1.1\r\nHost: ";  // the address connected to: pure-serve serves only its own names
+    req_ += host_;
+    req_ += "\r\nContent-Type: application/json\r\nContent-Length: ";
     req_ += std::to_string(payload.size());
     req_ += "\r\n\r\n";
     req_ += payload;
@@ -296,6 +298,7 @@ class Http {
     if (n <= 0) die("the server closed the connection");
     buf_.append(tmp, static_cast<size_t>(n));
   }
+  std::string host_;
   int fd_;
   std::string buf_, req_;
 };

@@ -5,6 +5,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -43,7 +44,10 @@ class Browser:
         self.port = free_port()
         self.profile = tempfile.mkdtemp(prefix="pure-console-profile-")
         self.log = open(os.path.join(self.profile, "chromedriver.log"), "wb")
-        self.proc = subprocess.Popen([driver, f"--port={self.port}"], stdout=self.log, stderr=subprocess.STDOUT)
+        # its own process group, which chromium joins: close() ends them all, even when chromium
+        # hangs and chromedriver, ended, would leave it running
+        self.proc = subprocess.Popen([driver, f"--port={self.port}"], stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
         self.base = f"http://127.0.0.1:{self.port}"
         self.session = None
         end = time.monotonic() + timeout
@@ -108,6 +112,16 @@ class Browser:
                 raise WebDriverError(f"no element {css}")
             time.sleep(0.05)
 
+    def find_all(self, css):
+        """Every element css selects now (references)."""
+        found = self._s("POST", "/elements", {"using": "css selector", "value": css})
+        return [e[ELEMENT] for e in found]
+
+    def label(self, element):
+        """The accessible name the browser computes for an element reference (what a screen
+        reader announces)."""
+        return self._s("GET", f"/element/{element}/computedlabel")
+
     def click(self, css):
         self._s("POST", f"/element/{self.find(css)}/click", {})
 
@@ -144,12 +158,16 @@ class Browser:
             except Exception:
                 pass
             self.session = None
-        if self.proc.poll() is None:
-            self.proc.terminate()
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # the group: chromedriver and every chromium process
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                continue
+            time.sleep(0.2)  # chromium's processes end after their leader
+        self.proc.poll()
         self.log.close()
         shutil.rmtree(self.profile, ignore_errors=True)

@@ -117,6 +117,8 @@ TEST_CASE("a checkpoint replaces older ones and deletes the log segments it cove
   std::vector<std::string> names;
   REQUIRE(fs.list_dir("/data", &names).ok());
   std::sort(names.begin(), names.end());
+  REQUIRE(names.back() == "manifest");
+  names.pop_back();
   REQUIRE(names.size() >= 2);
   CHECK(names[0] == checkpoint_name(25));
   for (size_t i = 1; i < names.size(); ++i) REQUIRE(parse_segment_name(names[i]));
@@ -180,4 +182,64 @@ TEST_CASE("damage anywhere in a checkpoint is refused with its offset") {
     s = read_checkpoint(fs, kPath, kModule, schemas(), &back, &through);
     CHECK(s.error == kPath + ": offset 0: checkpoint has 3 stored lists, the module has 2");
   }
+}
+
+TEST_CASE("a failed checkpoint leaves no temporary file, at every fault point and on a full disk") {
+  // Issue 31, item 11: on a full disk a failed checkpoint left its .tmp file (43% of a small
+  // disk), which made the log's next write fail.
+  auto store = big_store();
+  auto snapshot = store->publish();
+  auto temporaries = [](FaultFileSystem& fs) {
+    std::vector<std::string> names, out;
+    REQUIRE(fs.list_dir("/data", &names).ok());
+    for (auto& n : names)
+      if (n.find(".tmp") != std::string::npos) out.push_back(n);
+    return out;
+  };
+  uint64_t points = 0;
+  {
+    FaultFileSystem fs;
+    REQUIRE(fs.make_dir("/data").ok());
+    REQUIRE(write_checkpoint(fs, "/data", kModule, *snapshot, 3000, nullptr).ok());
+    points = fs.points();
+  }
+  int failed = 0;
+  for (uint64_t point = 0; point < points; ++point) {
+    for (Fault fault : {Fault::Fail, Fault::ShortWrite}) {
+      CAPTURE(point);
+      FaultFileSystem fs;
+      REQUIRE(fs.make_dir("/data").ok());
+      fs.arm(point, fault);
+      if (!write_checkpoint(fs, "/data", kModule, *snapshot, 3000, nullptr).ok()) {
+        ++failed;
+        CHECK(temporaries(fs).empty());
+      }
+    }
+  }
+  CHECK(failed > 4);
+
+  // A disk too small for the checkpoint: the write fails with ENOSPC, and the space comes back.
+  FaultFileSystem fs;
+  REQUIRE(fs.make_dir("/data").ok());
+  fs.set_capacity(100000);
+  Status s = write_checkpoint(fs, "/data", kModule, *snapshot, 3000, nullptr);
+  CHECK(s.error.find(checkpoint_temp_name(3000) + ": write at offset 0 failed: No space left on device") !=
+        std::string::npos);
+  CHECK(temporaries(fs).empty());
+  uint64_t free = 0;
+  REQUIRE(fs.free_bytes("/data", &free).ok());
+  CHECK(free == 100000);
+
+  // With room kept for the log, it stops before it takes that room, having written nothing.
+  fs.set_capacity(1 << 30);
+  s = write_checkpoint(fs, "/data", kModule, *snapshot, 3000, nullptr, nullptr, (1 << 30) - 1000);
+  CHECK(s.error == "/data/" + checkpoint_temp_name(3000) + ": checkpoint stopped: " + std::to_string((1 << 30)) +
+                       " bytes free on the disk, and " + std::to_string((1 << 30) - 1000) +
+                       " are kept for the event log");
+  CHECK(temporaries(fs).empty());
+  // and writes when the room is there
+  REQUIRE(write_checkpoint(fs, "/data", kModule, *snapshot, 3000, nullptr, nullptr, 1 << 20).ok());
+  std::vector<std::string> names;
+  REQUIRE(fs.list_dir("/data", &names).ok());
+  CHECK(names == std::vector<std::string>{checkpoint_name(3000)});
 }

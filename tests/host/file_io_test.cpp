@@ -1,5 +1,6 @@
 // tests/host/file_io_test.cpp — the file-system seam: the POSIX implementation on a temporary
-// directory, and the fault-injecting one's durability model (what a crash keeps) and faults.
+// directory, and the fault-injecting one's durability model (what a crash keeps), faults and a
+// full disk.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -55,6 +56,10 @@ void exercise(FileSystem& fs, const std::string& dir) {
   CHECK(!missing.ok());
   CHECK(missing.error.find("nothing") != std::string::npos);
   CHECK(!fs.unlink(join_path(dir, "nothing")).ok());
+  uint64_t free = 0;
+  REQUIRE(fs.free_bytes(dir, &free).ok());
+  CHECK(free > 0);
+  CHECK(!fs.free_bytes(join_path(dir, "nothing"), &free).ok());
 }
 
 }  // namespace
@@ -187,4 +192,29 @@ TEST_CASE("a crash may keep some unsynced directory changes; a process restart k
     CHECK(f->append("y", 1).ok());
     CHECK(fs.contents("/d/c") == "xy");
   }
+}
+
+TEST_CASE("a full disk: a write lands what fits and fails with ENOSPC; deleting gives the room back") {
+  FaultFileSystem fs;
+  REQUIRE(fs.make_dir("/d").ok());
+  fs.set_capacity(10);
+  uint64_t free = 0;
+  REQUIRE(fs.free_bytes("/d", &free).ok());
+  CHECK(free == 10);
+  std::unique_ptr<File> a, b;
+  REQUIRE(fs.open("/d/a", OpenMode::Create, &a).ok());
+  REQUIRE(a->append("123456", 6).ok());
+  REQUIRE(fs.open("/d/b", OpenMode::Create, &b).ok());
+  Status s = b->append("abcdef", 6);
+  CHECK(s.error == "/d/b: write at offset 0 failed: No space left on device");
+  CHECK(read_all(fs, "/d/b") == "abcd");
+  REQUIRE(fs.free_bytes("/d", &free).ok());
+  CHECK(free == 0);
+  REQUIRE(a->write_at(0, "XY", 2).ok());  // overwriting takes no room
+  CHECK(!a->append("7", 1).ok());
+  REQUIRE(fs.unlink("/d/b").ok());
+  REQUIRE(fs.free_bytes("/d", &free).ok());
+  CHECK(free == 4);
+  REQUIRE(a->append("7890", 4).ok());
+  CHECK(read_all(fs, "/d/a") == "XY34567890");
 }

@@ -71,6 +71,7 @@ class CountingFileSystem final : public FileSystem {
   Status sync_dir(const std::string& d) override { return inner_.sync_dir(d); }
   Status make_dir(const std::string& d) override { return inner_.make_dir(d); }
   Status list_dir(const std::string& d, std::vector<std::string>* n) override { return inner_.list_dir(d, n); }
+  Status free_bytes(const std::string& d, uint64_t* out) override { return inner_.free_bytes(d, out); }
 
  private:
   FileSystem& inner_;
@@ -287,8 +288,8 @@ TEST_CASE("sync=none: the appender writes its own burst, in order, the log threa
   LogStats stats = m.log->stats();
   CHECK(stats.records == last);
   CHECK(stats.segments_created > 3);
-  // one sync per roll (the old segment and the new one's header) and one at the close
-  CHECK(fs.syncs.load() <= static_cast<int>(2 * stats.segments_created + 1));
+  // syncs only at rolls (the old segment, the new one's header, the manifest naming it) and one at the close
+  CHECK(fs.syncs.load() <= static_cast<int>(3 * stats.segments_created + 1));
   memory.crash();
   RecoveryReport report;
   CHECK(recovered_dump(memory, "/data", &report, log) == reference(last));

@@ -280,6 +280,78 @@ TEST_CASE("a checkpoint by time: written when events came since the last one") {
   CHECK(count_checkpoints(fs, "/data") == 1);
 }
 
+TEST_CASE("a checkpoint on a nearly full disk: no temporary file, the log goes on, the retries back off") {
+  // Issue 31, item 11: on a full disk a failed checkpoint left its .tmp file, the log's next write
+  // then failed, and a new .tmp was written after every batch.
+  auto p = compile(kAccounts);
+  FaultFileSystem fs;
+  DurableOptions o = manual_checkpoints();
+  o.log.segment_bytes = 4096;         // the room a checkpoint must leave to the log
+  o.checkpoint_log_bytes = 100;       // asks for a checkpoint after (nearly) every batch
+  o.checkpoint_retry_seconds = 3600;  // no retry can come within the test
+  o.checkpoint_retry_max_seconds = 7200;
+  std::mutex mu;
+  std::string last_error;
+  double retry = 0;
+  std::atomic<int> attempts{0};
+  o.on_checkpoint = [&](const std::string& error, const CheckpointInfo& info, uint64_t) {
+    std::lock_guard<std::mutex> lock(mu);
+    last_error = error;
+    retry = info.retry_seconds;
+    ++attempts;
+  };
+  Opened m;
+  REQUIRE(open_owner(fs, "/data", *p, o, &m).ok());
+  // 4,000 bytes free: room for the log's records below (20 of about 150 bytes), less than a
+  // checkpoint of the state they make (each event adds its note twice), and less than the one
+  // segment a checkpoint must leave to the log.
+  std::vector<std::string> names;
+  uint64_t used = 0;
+  REQUIRE(fs.list_dir("/data", &names).ok());
+  for (auto& n : names) used += fs.contents("/data/" + n).size();
+  fs.set_capacity(used + 4000);
+  auto put = [&](int64_t i) {
+    CAPTURE(i);
+    Call c{fn(*p, "put"), {Value::of_int(i % 13), Value::of_int(i), Value::of_text(std::string(100, 'n'))}};
+    REQUIRE(call(*m.owner, c).kind == EventReply::Kind::Committed);  // the log is never starved
+  };
+  for (int64_t i = 0; i < 10; ++i) put(i);
+  for (int i = 0; i < 1000 && attempts.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(attempts.load() >= 1);
+  for (int64_t i = 10; i < 20; ++i) put(i);  // each batch asks for a checkpoint again
+  DurabilityStats s = m.owner->stats().durability;
+  CHECK(attempts.load() == 1);  // one attempt, then it waits (an hour here) however much the log grows
+  CHECK(s.checkpoint_failures == 1);
+  CHECK(s.checkpoint_failures_in_row == 1);
+  CHECK(s.checkpoint_retry_seconds > 3000);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    CHECK(retry == 3600);
+    CHECK(last_error.find("checkpoint stopped: ") != std::string::npos);
+    CHECK(last_error.find(" are kept for the event log") != std::string::npos);
+  }
+  REQUIRE(fs.list_dir("/data", &names).ok());
+  for (auto& n : names) CHECK(n.find(".tmp") == std::string::npos);
+  CHECK(m.owner->healthy());
+  REQUIRE(m.owner->close() == "");
+  fs.set_capacity(UINT64_MAX);
+  Opened again;
+  REQUIRE(open_owner(fs, "/data", *p, manual_checkpoints(), &again).ok());
+  CHECK(again.log->recovery().last_sequence == 20);
+}
+
+TEST_CASE("the checkpoint thread's retry delay doubles from the first to the largest") {
+  DurableOptions o;
+  o.checkpoint_retry_seconds = 1;
+  o.checkpoint_retry_max_seconds = 300;
+  CHECK(checkpoint_retry_delay(o, 1) == 1);
+  CHECK(checkpoint_retry_delay(o, 2) == 2);
+  CHECK(checkpoint_retry_delay(o, 5) == 16);
+  CHECK(checkpoint_retry_delay(o, 9) == 256);
+  CHECK(checkpoint_retry_delay(o, 10) == 300);
+  CHECK(checkpoint_retry_delay(o, 1000000) == 300);
+}
+
 TEST_CASE("a directory written by another module is refused") {
   auto p = compile(kAccounts);
   TempDir tmp;

@@ -17,12 +17,13 @@ class Server:
     """A pure-serve process listening on 127.0.0.1 at a free port, its stderr collected.
     data: the --data directory (None: a fresh temporary one, removed by cleanup()). ready: also
     wait until every module has recovered (a module_ready line each, or a recovery_failed). env: variables
-    set for the server on top of this process's environment (e.g. PURE_JIT)."""
+    set for the server on top of this process's environment (e.g. PURE_JIT). port: listen on this
+    port instead of a free one (a server started again where clients knew the last one)."""
 
-    def __init__(self, binary, modules, *extra, wait=20.0, data=None, ready=True, preexec_fn=None, env=None):
+    def __init__(self, binary, modules, *extra, wait=20.0, data=None, ready=True, preexec_fn=None, env=None, port=0):
         self.own_data = data is None
         self.data = tempfile.mkdtemp(prefix="pure-serve-") if data is None else data
-        self.args = [binary, "--listen", "127.0.0.1:0", "--data", self.data, *extra, *modules]
+        self.args = [binary, "--listen", f"127.0.0.1:{port}", "--data", self.data, *extra, *modules]
         environment = None if env is None else {**os.environ, **env}
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec_fn,
                                      env=environment)
@@ -148,8 +149,9 @@ def build(method, path, body=None, headers=None):
     lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
     for k, v in (headers or {}).items():
         lines.append(f"{k}: {v}")
+    if method == "POST" and not any(k.lower() == "content-type" for k in (headers or {})):
+        lines.append("Content-Type: application/json")  # pure-serve refuses a POST of any other type (415)
     if body is not None:
-        lines.append("Content-Type: application/json")
         lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + (body or b"")
 

@@ -23,6 +23,8 @@ warnings.simplefilter("ignore", ResourceWarning)
 FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/console/console.js": ("console.js", "text/javascript; charset=utf-8"),
+    "/console/values.js": ("values.js", "text/javascript; charset=utf-8"),
+    "/console/figures.js": ("figures.js", "text/javascript; charset=utf-8"),
     "/console/console.css": ("console.css", "text/css; charset=utf-8"),
 }
 
@@ -54,12 +56,16 @@ class ConsoleRoutes(unittest.TestCase):
             self.assertEqual(headers["cache-control"], "no-cache")
             self.assertEqual(headers["x-content-type-options"], "nosniff")
             tags.add(headers["etag"])
-        self.assertEqual(len(tags), 3, "each file has its own ETag")
+        self.assertEqual(len(tags), len(FILES), "each file has its own ETag")
         # the page may load only from this server
         _, headers, body = c.request("GET", "/")
         self.assertIn("default-src 'none'", headers["content-security-policy"])
         self.assertIn("script-src 'self'", headers["content-security-policy"])
-        self.assertIn(b'src="console/console.js"', body)
+        self.assertIn(b'<script type="module" src="console/console.js">', body)
+        # the modules console.js imports are its neighbours, by relative URL
+        _, _, script = c.request("GET", "/console/console.js")
+        self.assertIn(b"from './values.js'", script)
+        self.assertIn(b"from './figures.js'", script)
         self.assertNotIn(b"http://", body.replace(b"http://www.w3.org", b""))
         self.assertNotIn(b"https://", body)
 
@@ -92,7 +98,7 @@ class ConsoleRoutes(unittest.TestCase):
         self.assertEqual(status, 404)
         self.assertIn("the console at /", body["error"])
         status, headers, body = c.request("POST", "/", "{}")
-        self.assertEqual((status, headers["allow"]), (405, "GET"))
+        self.assertEqual((status, headers["allow"]), (405, "GET, HEAD"))
         status, _, body = c.request("GET", "/metrics")
         self.assertIn(b'pure_requests_total{route="console",status="200"}', body)
         self.assertIn(b'pure_requests_total{route="console",status="304"}', body)
@@ -103,7 +109,7 @@ class ConsoleRoutes(unittest.TestCase):
         with open(SHOP, encoding="utf-8") as f:
             self.assertEqual((status, body), (200, {"module": "shop", "source": f.read()}))
         status, headers, _ = c.request("POST", "/v1/shop/source", "{}")
-        self.assertEqual((status, headers["allow"]), (405, "GET"))
+        self.assertEqual((status, headers["allow"]), (405, "GET, HEAD"))
         status, body = c.json("GET", "/v1/nope/source")
         self.assertEqual(status, 404)
 

@@ -193,7 +193,8 @@ class RunData(unittest.TestCase):
             first.stdout.readline()  # it is running, so it holds the lock
             code, out, err = pure(self.data, self.source, "check")
             self.assertEqual(code, 4)
-            self.assertIn("in use by another pure-run", err)
+            self.assertIn(f"{self.data}: in use by pure-run (pid {first.pid}): one process at a time per data directory",
+                          err)
         finally:
             first.kill()
             first.communicate()

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -213,6 +215,19 @@ std::string json_kind(const json::value& v) {
   return "?";
 }
 
+constexpr const char* kIntRange = "expected int in -9223372036854775808..9223372036854775807";
+
+// A number past int's range as a message shows it: shortest digits, in e-notation (1e26,
+// -9.223372036854776e18: not a 19-digit text that looks exact but is rounded).
+std::string beyond_int(double d) {
+  if (std::isinf(d)) return d < 0 ? "a number below -1.7976931348623157e308" : "a number above 1.7976931348623157e308";
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string s(buf, end);
+  if (size_t e = s.find("e+"); e != std::string::npos) s.erase(e + 1, 1);
+  return s;
+}
+
 std::string expected(const std::string& what, const ir::ValueType& t, const json::value& v, const char* note = "") {
   return what + ": expected " + ir::value_type_name(t) + note + ", got " + json_kind(v);
 }
@@ -278,10 +293,15 @@ std::string decode(const Path& path, const ir::ValueType& t, const json::value& 
         out.i = v.get_int64();
         return "";
       }
-      if (v.is_uint64()) return what() + ": " + std::to_string(v.get_uint64()) + " is beyond int's range (-2^63 .. 2^63-1)";
+      if (v.is_uint64()) return what() + ": " + kIntRange + ", got " + std::to_string(v.get_uint64());
+      if (v.is_double() && !(std::fabs(v.get_double()) < 0x1p63))  // a whole number past int's range
+        return what() + ": " + kIntRange + ", got " + beyond_int(v.get_double());
       return expected(what(), t, v, " (a JSON integer)");
     case Kind::Num:
       out.kind = vm::Value::Kind::Num;
+      if (v.is_double() && !std::isfinite(v.get_double()))  // a literal too large for a double: never infinity
+        return what() + ": the number " + std::string(v.get_double() < 0 ? "overflows num (below -" : "overflows num (above ") +
+               "1.7976931348623157e308); send the string \"inf\" or \"-inf\" for an infinity";
       if (v.is_double()) out.n = v.get_double();
       else if (v.is_int64()) out.n = static_cast<double>(v.get_int64());
       else if (v.is_uint64()) out.n = static_cast<double>(v.get_uint64());
@@ -606,16 +626,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
-bool token_matches(std::string_view header, const std::string& token) {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (header.size() < kBearer.size() || header.substr(0, kBearer.size()) != kBearer) return false;
-  std::string_view given = header.substr(kBearer.size());
-  // compare in time independent of where the first difference is
-  unsigned diff = given.size() != token.size();
-  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned>(token[i] ^ (i < given.size() ? given[i] : 0));
-  return diff == 0;
-}
-
 Response json_response(int status, std::string body) {
   Response r;
   r.status = status;
@@ -625,8 +635,10 @@ Response json_response(int status, std::string body) {
 
 Response error(int status, std::string_view message) { return json_response(status, error_body(message)); }
 
+// allow: "GET, HEAD" or "POST" (named "GET" or "POST" in the message)
 Response method_not_allowed(std::string_view method, std::string_view what, const char* allow) {
-  Response r = error(405, std::string(what) + " takes " + allow + ", not " + std::string(method));
+  std::string_view named = std::string_view(allow).substr(0, std::string_view(allow).find(','));
+  Response r = error(405, std::string(what) + " takes " + std::string(named) + ", not " + std::string(method));
   r.allow = allow;
   return r;
 }
@@ -655,6 +667,29 @@ const char* route_label(Route r) {
   return "?";
 }
 
+// Whether a module takes events, and why not: "serving", "recovering", "failed" (its data
+// directory did not recover: the others are served all the same) or "unhealthy" (its log failed).
+std::pair<const char*, std::string> module_state(const Module& m) {
+  switch (m.state.load(std::memory_order_acquire)) {
+    case Module::State::Recovering: return {"recovering", ""};
+    case Module::State::Failed: return {"failed", m.failure};
+    case Module::State::Serving: break;
+  }
+  if (!m.owner->healthy()) return {"unhealthy", m.owner->unhealthy_reason()};
+  return {"serving", ""};
+}
+
+// A Prometheus label value: backslash, double quote and line feed escaped.
+std::string label_value(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 // ---- the API ----------------------------------------------------------------------------------------
@@ -667,7 +702,8 @@ void Api::Latency::add(uint64_t us) {
   sum_us.fetch_add(us, std::memory_order_relaxed);
 }
 
-Api::Api(std::vector<Module*> modules, ApiOptions options) : modules_(std::move(modules)), options_(std::move(options)) {}
+Api::Api(std::vector<Module*> modules, ApiOptions options)
+    : modules_(std::move(modules)), options_(std::move(options)), reads_need_token_(options_.tokens.reads_need_token()) {}
 
 size_t Api::status_index(int status) {
   for (size_t i = 0; i + 1 < kStatuses.size(); ++i)
@@ -710,13 +746,28 @@ void Api::handle(const Request& request, Respond respond) {
     target = target.substr(0, q);
   }
   const std::string_view method = request.method;
-  bool get = method == "GET";
-  if (target == "/health") {
-    if (!get) return answer(Route::Health, method_not_allowed(method, "/health", "GET"));
+  bool get = method == "GET" || method == "HEAD";  // HEAD: as GET; the HTTP layer drops the body
+  // Who may ask (access.h): only the Host names this server serves (a page whose name was rebound
+  // to this address sends its own), only its own pages' Origin.
+  if (!request.host.empty() && !options_.hosts.allows(request.host))
+    return answer(Route::Other, error(421, "this server does not serve the host '" + std::string(request.host) +
+                                               "' (it serves " + options_.hosts.list() +
+                                               "; start it with --allow-host NAME to serve another name)"));
+  if (!request.origin.empty() && !same_origin(request.origin, request.host, options_.tls))
+    return answer(Route::Other, error(403, "cross-origin requests are refused: Origin '" + std::string(request.origin) +
+                                               "' is not this server's (" + (options_.tls ? "https://" : "http://") +
+                                               std::string(request.host) + ")"));
+  if (target == "/health") {  // open to all: a load balancer's probe carries no token
+    if (!get) return answer(Route::Health, method_not_allowed(method, "/health", "GET, HEAD"));
     return answer(Route::Health, health());
   }
+  Tokens::Check auth;
+  if (options_.tokens.writes_need_token()) auth = options_.tokens.check(request.authorization);
+  bool reads_need_token = reads_need_token_;
   if (target == "/metrics") {
-    if (!get) return answer(Route::Metrics, method_not_allowed(method, "/metrics", "GET"));
+    if (!get) return answer(Route::Metrics, method_not_allowed(method, "/metrics", "GET, HEAD"));
+    if (reads_need_token && !(auth.scopes & kScopeRead))
+      return answer(Route::Metrics, refuse_token(auth, kScopeRead, "/metrics"));
     Response r;
     r.body = metrics();
     r.content_type = "text/plain; version=0.0.4";
@@ -727,6 +778,9 @@ void Api::handle(const Request& request, Respond respond) {
   if (target.substr(0, kPrefix.size()) != kPrefix)
     return answer(Route::Other, error(404, "no route " + std::string(target) +
                                                ": the API is under /v1/MODULE, /health and /metrics, the console at /"));
+  // Every read needs a token when read tokens exist: refused before anything of the module shows.
+  if (reads_need_token && !(auth.scopes & kScopeRead))
+    return answer(Route::Other, refuse_token(auth, kScopeRead, std::string(method) + " " + std::string(target)));
   std::vector<std::string_view> parts = split(target.substr(kPrefix.size()), '/');
   Module* m = find(parts[0]);
   if (!m) {
@@ -735,11 +789,11 @@ void Api::handle(const Request& request, Respond respond) {
     return answer(Route::Other, error(404, "no module '" + std::string(parts[0]) + "' (serving: " + names + ")"));
   }
   if (parts.size() == 1) {
-    if (!get) return answer(Route::Interface, method_not_allowed(method, "/v1/" + m->name, "GET"));
+    if (!get) return answer(Route::Interface, method_not_allowed(method, "/v1/" + m->name, "GET, HEAD"));
     return answer(Route::Interface, interface(*m));
   }
   if (parts.size() == 3 && parts[1] == "lists") {
-    if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET"));
+    if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET, HEAD"));
     if (!m->serving()) return answer(Route::List, not_serving(*m));
     return answer(Route::List, list_page(*m, parts[2], query_string));
   }
@@ -750,7 +804,7 @@ void Api::handle(const Request& request, Respond respond) {
   // GET .../source is the module's text; events and queries take POST, so one named source
   // stays reachable.
   if (parts[1] == "source" && (get || index < 0)) {
-    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET"));
+    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD"));
     return answer(Route::Source, source(*m));
   }
   const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
@@ -759,19 +813,54 @@ void Api::handle(const Request& request, Respond respond) {
   Route route = fn->kind == FuncKind::Event ? Route::Event : Route::Query;
   if (method != "POST")
     return answer(route, method_not_allowed(method, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name, "POST"));
+  // A body a form or another site's page can send without asking (text/plain, a form's types)
+  // never runs anything: application/json makes a browser ask first (a CORS preflight, refused).
+  if (!is_json_content_type(request.content_type))
+    return answer(route, error(415, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name +
+                                        " takes a JSON body: send 'Content-Type: application/json' (got " +
+                                        (request.content_type.empty() ? std::string("none")
+                                                                      : "'" + std::string(request.content_type) + "'") +
+                                        ")"));
   if (!m->serving()) return answer(route, not_serving(*m));
   if (route == Route::Query) return answer(route, query(*m, *fn, static_cast<uint32_t>(index), request));
-  event(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
+  event(*m, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
 }
 
-void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
-                Clock::time_point start) {
+Response Api::refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const {
+  std::string scope = scope_name(needed);
+  std::string prefix = std::string(what) + " needs a token of scope " + scope + ": ";
+  Response r;
+  std::string challenge = "Bearer realm=\"pure-serve\"";
+  switch (check.outcome) {
+    case Tokens::Outcome::Missing:
+      r = error(401, prefix + "none was sent (send the header 'Authorization: Bearer TOKEN')");
+      challenge += ", scope=\"" + scope + "\"";
+      break;
+    case Tokens::Outcome::WrongScheme:
+      r = error(401, prefix + "the Authorization header must use the Bearer scheme ('Authorization: Bearer TOKEN')");
+      challenge += ", scope=\"" + scope + "\"";
+      break;
+    case Tokens::Outcome::Invalid:
+      r = error(401, prefix + "the token sent is not valid");
+      challenge += ", error=\"invalid_token\", error_description=\"the token is not valid\"";
+      break;
+    case Tokens::Outcome::Valid:
+      r = error(403, prefix + "the token sent has scope " + scope_name(check.scopes));
+      challenge += ", error=\"insufficient_scope\", scope=\"" + scope + "\"";
+      break;
+  }
+  r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
+  return r;
+}
+
+void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+                Respond respond, Clock::time_point start) {
   auto answer = [&](Response r) {
     finish(Route::Event, request.target, r, start);
     respond(std::move(r));
   };
-  if (!options_.token.empty() && !token_matches(request.authorization, options_.token))
-    return answer(error(401, "event " + fn.name + " needs the token: send the header 'Authorization: Bearer TOKEN'"));
+  if (options_.tokens.writes_need_token() && !(auth.scopes & kScopeWrite))
+    return answer(refuse_token(auth, kScopeWrite, "event " + fn.name));
   if (!m.owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
@@ -823,7 +912,14 @@ Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Req
 Response Api::interface(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
-  out += options_.token.empty() ? ",\"events_need_token\":false" : ",\"events_need_token\":true";
+  auto [state, reason] = module_state(m);  // the console shows why a module takes no events
+  out += ",\"state\":\"" + std::string(state) + "\"";
+  if (!reason.empty()) {
+    out += ",\"reason\":";
+    append_json_string(out, reason);
+  }
+  out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
+  out += reads_need_token_ ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
     out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
     bool first = true;
@@ -1079,16 +1175,12 @@ Response Api::health() const {
     if (i) mods += ',';
     append_json_string(mods, m.name);
     mods += ':';
-    if (!m.serving()) {
-      all = false;
-      append_json_string(mods, m.state.load() == Module::State::Failed ? "recovery failed: " + m.failure
-                                                                       : std::string("recovering"));
-    } else if (m.owner->healthy()) {
-      mods += "\"serving\"";
-    } else {
-      all = false;
-      append_json_string(mods, "unhealthy: " + m.owner->unhealthy_reason());
-    }
+    auto [state, reason] = module_state(m);
+    std::string_view said = state;
+    all = all && said == "serving";
+    append_json_string(mods, said == "failed"      ? "recovery failed: " + reason
+                             : said == "unhealthy" ? "unhealthy: " + reason
+                                                   : std::string(said));
   }
   mods += '}';
   return json_response(all ? 200 : 503, std::string("{\"ok\":") + (all ? "true" : "false") + ",\"modules\":" + mods + "}");
@@ -1220,10 +1312,20 @@ std::string Api::metrics() const {
     std::snprintf(secs, sizeof secs, "%.6f", m->recovery.seconds);
     out += "pure_recovery_seconds{module=\"" + m->name + "\"} " + secs + "\n";
   }
-  out += "# HELP pure_module_healthy 1 when the module takes events; 0 while recovering or after its log failed.\n"
+  out += "# HELP pure_module_healthy 1 when the module takes events; 0 while recovering, after its recovery failed or "
+         "after its log failed.\n"
          "# TYPE pure_module_healthy gauge\n";
   for (const Module* m : modules_)
     line("pure_module_healthy", "module=\"" + m->name + "\"", m->serving() && m->owner->healthy() ? 1 : 0);
+  out += "# HELP pure_module_unhealthy 1 for each module that takes no events, with its state (failed: its data "
+         "directory did not recover; unhealthy: its log failed) and the reason.\n"
+         "# TYPE pure_module_unhealthy gauge\n";
+  for (const Module* m : modules_) {
+    auto [state, reason] = module_state(*m);
+    if (!reason.empty())
+      line("pure_module_unhealthy",
+           "module=\"" + m->name + "\",state=\"" + state + "\",reason=\"" + label_value(reason) + "\"", 1);
+  }
   out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
   line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));
   out += "# HELP pure_resident_bytes Resident memory of the process.\n# TYPE pure_resident_bytes gauge\n";

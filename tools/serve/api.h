@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "host/owner.h"
+#include "tools/serve/access.h"
 #include "ir/ir.h"
 #include "vm/vm.h"
 
@@ -46,6 +47,9 @@ struct Request {
   std::string_view body;
   std::string_view authorization;  // the Authorization header, or ""
   std::string_view if_none_match;  // the If-None-Match header, or "" (the console's files)
+  std::string_view host;           // the Host header ("" only in HTTP/1.0 without one)
+  std::string_view origin;         // the Origin header, or ""
+  std::string_view content_type;   // the Content-Type header, or ""
 };
 
 struct Response {
@@ -58,7 +62,9 @@ struct Response {
 using Respond = std::function<void(Response)>;
 
 struct ApiOptions {
-  std::string token;               // events need "Authorization: Bearer TOKEN" when not empty
+  Tokens tokens;                   // --token-file: events need a write token, reads a read token (access.h)
+  HostRules hosts;                 // the Host names served (others: 421)
+  bool tls = false;                // served over HTTPS (the scheme of same-origin requests)
   uint64_t slow_us = 1'000'000;    // requests slower than this are logged
   bool log_requests = false;       // one log line per request
 };
@@ -94,22 +100,27 @@ class Api {
     std::atomic<uint64_t> count{0}, sum_us{0};
     void add(uint64_t us);
   };
-  static constexpr std::array<int, 14> kStatuses = {200, 304, 400, 401, 404, 405, 408, 409, 413, 431, 500, 503, 505, 0};
+  static constexpr std::array<int, 17> kStatuses = {200, 304, 400, 401, 403, 404, 405, 408, 409,
+                                                     413, 415, 421, 431, 500, 503, 505, 0};
 
-  void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
-             std::chrono::steady_clock::time_point start);
+  void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+             Respond respond, std::chrono::steady_clock::time_point start);
   Response query(Module& m, const vm::Function& fn, uint32_t index, const Request& request);
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
   Response source(const Module& m) const;
   Response health() const;
   Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
+  // 401 or 403 for a request that needs a token of scope `needed` and has not got one (what: the
+  // route, for the message), with its WWW-Authenticate header (RFC 6750).
+  Response refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const;
   Module* find(std::string_view name) const;
   void finish(Route route, std::string_view target, const Response& r, std::chrono::steady_clock::time_point start);
   static size_t status_index(int status);
 
   std::vector<Module*> modules_;
   ApiOptions options_;
+  bool reads_need_token_ = false;  // options_.tokens.reads_need_token(), once
   std::array<std::array<std::atomic<uint64_t>, kStatuses.size()>, static_cast<size_t>(Route::kCount)> requests_{};
   Latency event_latency_, query_latency_;
   std::atomic<int64_t> connections_{0};

@@ -47,16 +47,15 @@ bool console_route(std::string_view method, std::string_view path, std::string_v
     out.body = error_body("no console file " + std::string(path) + " (the console has " + names + ")");
     return true;
   }
-  if (method != "GET") {
+  if (method != "GET" && method != "HEAD") {
     out.status = 405;
     out.body = error_body("the console's files take GET, not " + std::string(method));
-    out.allow = "GET";
+    out.allow = "GET, HEAD";
     return true;
   }
   out.content_type = file->content_type;
   out.headers.emplace_back("ETag", file->etag);
-  out.headers.emplace_back("Cache-Control", "no-cache");
-  out.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  out.headers.emplace_back("Cache-Control", "no-cache");  // (X-Content-Type-Options: on every reply, http.cpp)
   if (path == "/") out.headers.emplace_back("Content-Security-Policy", std::string(kPolicy));
   if (!if_none_match.empty() && etag_matches(if_none_match, file->etag)) {
     out.status = 304;  // the browser's copy is current: no body

@@ -1,476 +1,28 @@
-// tools/serve/http.cpp — the Beast side of pure-serve (http.h). One session per connection on
-// its own strand: read a request (header limit, body limit, one deadline for the whole request),
-// hand it to the Api, and write the reply when the Api answers (Beast parses requests; replies
-// are written by hand, head and body in one buffer). Event replies come from the
-// owner's thread and are dispatched back onto the session's strand, so no I/O thread waits for
-// an owner. After a protocol error the reply says Connection: close, the session stops sending,
-// and reads (discarding) for a moment so that the client sees the reply rather than a reset.
+// tools/serve/http.cpp — the Beast side of pure-serve (http.h): the listener and run_http (signals,
+// graceful shutdown). Each accepted connection becomes a session (http_session.h) on its own
+// strand, plain here or TLS (http_tls.cpp, when --tls-cert and --tls-key are given).
 #include "tools/serve/http.h"
 
-#include <boost/asio.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
-#include <atomic>
 #include <csignal>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
+#include "tools/serve/http_session.h"
 #include "tools/serve/log.h"
 
 namespace pure::serve {
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+using namespace detail;
 
 namespace {
 
-class Session;
-
-// ---- the fast path: a plain request parsed by hand -------------------------------------------
-//
-// Most requests are plain: a request line, a few headers, a Content-Length body. parse_plain
-// reads exactly those from the bytes received so far; anything else (chunked bodies, Expect,
-// obsolete line folding, bytes outside printable ASCII, a repeated header, a head or body over the
-// limits, a lowercase method, ...) is left to Beast's parser, which answers it as before (the
-// errors, 100-continue, the limits). So the fast path decides nothing Beast would decide
-// differently; it only skips Beast's parser and its composed reads for the common case.
-
-struct PlainRequest {
-  std::string_view method, target, body, authorization, if_none_match;
-  bool keep_alive = true;
-  size_t size = 0;  // bytes of the request, head and body
-};
-
-enum class Plain : uint8_t { Complete, NeedMore, NotPlain };
-
-inline bool is_tchar(unsigned char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-': case '.':
-    case '^': case '_': case '`': case '|': case '~': return true;
-    default: return false;
-  }
-}
-
-inline bool iequal(std::string_view a, std::string_view lower) {
-  if (a.size() != lower.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(a[i]);
-    if (c >= 'A' && c <= 'Z') c = static_cast<unsigned char>(c + 32);
-    if (c != static_cast<unsigned char>(lower[i])) return false;
-  }
-  return true;
-}
-
-Plain parse_plain(std::string_view in, size_t header_limit, size_t body_limit, PlainRequest& out) {
-  // A head that did not arrive whole in one read goes to Beast, which finds a bad byte in it as
-  // soon as it comes (400 at once, as before, rather than a 408 later).
-  size_t head_end = in.find("\r\n\r\n");
-  if (head_end == std::string_view::npos) return Plain::NotPlain;
-  if (head_end + 4 > header_limit) return Plain::NotPlain;
-  const char* p = in.data();
-  const char* end = p + head_end + 2;  // through the last header line's CRLF
-  // request line: METHOD SP TARGET SP HTTP/1.x CRLF
-  const char* m = p;
-  while (p < end && *p >= 'A' && *p <= 'Z') ++p;
-  if (p == m || p - m > 16 || p >= end || *p != ' ') return Plain::NotPlain;
-  out.method = std::string_view(m, static_cast<size_t>(p - m));
-  const char* t = ++p;
-  while (p < end && static_cast<unsigned char>(*p) > 0x20 && static_cast<unsigned char>(*p) < 0x7f) ++p;
-  if (p == t || *t != '/' || p >= end || *p != ' ') return Plain::NotPlain;
-  out.target = std::string_view(t, static_cast<size_t>(p - t));
-  ++p;
-  if (end - p < 10 || std::string_view(p, 7) != "HTTP/1." || (p[7] != '1' && p[7] != '0') || p[8] != '\r' || p[9] != '\n')
-    return Plain::NotPlain;
-  bool http11 = p[7] == '1';
-  p += 10;
-  bool have_length = false, have_connection = false, have_auth = false, have_tag = false;
-  uint64_t length = 0;
-  out.keep_alive = http11;
-  while (p < end) {
-    const char* n = p;
-    while (p < end && is_tchar(static_cast<unsigned char>(*p))) ++p;
-    if (p == n || p >= end || *p != ':') return Plain::NotPlain;
-    std::string_view name(n, static_cast<size_t>(p - n));
-    ++p;
-    while (p < end && (*p == ' ' || *p == '\t')) ++p;
-    const char* v = p;
-    while (p < end && ((static_cast<unsigned char>(*p) >= 0x20 && static_cast<unsigned char>(*p) < 0x7f) || *p == '\t')) ++p;
-    if (p + 2 > end || p[0] != '\r' || p[1] != '\n') return Plain::NotPlain;
-    const char* ve = p;
-    while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t')) --ve;
-    std::string_view value(v, static_cast<size_t>(ve - v));
-    p += 2;
-    if (iequal(name, "content-length")) {
-      if (have_length || value.empty() || value.size() > 9) return Plain::NotPlain;
-      for (char c : value)
-        if (c < '0' || c > '9') return Plain::NotPlain;
-      for (char c : value) length = length * 10 + static_cast<uint64_t>(c - '0');
-      have_length = true;
-    } else if (iequal(name, "connection")) {
-      if (have_connection) return Plain::NotPlain;
-      have_connection = true;
-      if (iequal(value, "close")) out.keep_alive = false;
-      else if (iequal(value, "keep-alive")) out.keep_alive = true;
-      else return Plain::NotPlain;
-    } else if (iequal(name, "authorization")) {
-      if (have_auth) return Plain::NotPlain;
-      have_auth = true;
-      out.authorization = value;
-    } else if (iequal(name, "if-none-match")) {
-      if (have_tag) return Plain::NotPlain;
-      have_tag = true;
-      out.if_none_match = value;
-    } else if (iequal(name, "transfer-encoding") || iequal(name, "expect") || iequal(name, "upgrade")) {
-      return Plain::NotPlain;
-    }
-  }
-  if (length > body_limit) return Plain::NotPlain;
-  size_t body_at = head_end + 4;
-  if (in.size() - body_at < length) return Plain::NeedMore;
-  out.body = std::string_view(in.data() + body_at, static_cast<size_t>(length));
-  out.size = body_at + static_cast<size_t>(length);
-  return Plain::Complete;
-}
-
-// The sessions alive, so that shutdown can close the idle ones.
-struct Registry {
-  std::mutex mu;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;
-  std::atomic<bool> draining{false};
-};
-
-class Session : public std::enable_shared_from_this<Session> {
-  using Clock = std::chrono::steady_clock;
-
- public:
-  Session(tcp::socket&& socket, Api& api, const HttpOptions& options, Registry& registry)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), api_(api), options_(options), registry_(registry) {
-    ++api_.connections();
-  }
-  ~Session() {
-    --api_.connections();
-    std::lock_guard<std::mutex> lock(registry_.mu);
-    registry_.sessions.erase(this);
-  }
-
-  void start() {
-    {
-      std::lock_guard<std::mutex> lock(registry_.mu);
-      registry_.sessions.emplace(this, weak_from_this());
-    }
-    beast::error_code ignored;
-    socket_.non_blocking(true, ignored);  // write() tries each reply synchronously first
-    net::dispatch(socket_.get_executor(), [self = shared_from_this()] { self->read_request(); });
-  }
-
-  // On the strand: shutting down. An idle or half-read connection closes now; one whose event
-  // is in flight closes after its reply.
-  void drain() {
-    if (state_ == State::Reading) {
-      state_ = State::Closed;
-      close();
-    }
-  }
-
-  net::any_io_executor executor() { return socket_.get_executor(); }
-
- private:
-  enum class State : uint8_t { Reading, Handling, Writing, Lingering, Closed };
-
-  void read_request() {
-    if (registry_.draining.load()) return close();
-    state_ = State::Reading;
-    timed_out_ = false;
-    parser_.reset();
-    arm(Clock::now() + options_.request_timeout);
-    read_plain();
-  }
-
-  // The fast path: what has arrived, parsed by hand when plain (parse_plain); more read straight
-  // from the socket while it may still be; else Beast's parser from the same buffer.
-  void read_plain() {
-    PlainRequest req;
-    std::string_view in(static_cast<const char*>(buffer_.data().data()), buffer_.size());
-    switch (in.empty() ? Plain::NeedMore : parse_plain(in, options_.header_limit, options_.body_limit, req)) {
-      case Plain::Complete: return on_plain(req);
-      case Plain::NotPlain: return read_with_beast();
-      case Plain::NeedMore: break;
-    }
-    socket_.async_read_some(buffer_.prepare(16384), [self = shared_from_this()](beast::error_code ec, size_t n) {
-      if (self->state_ == State::Closed) return;
-      self->inline_reads_ = 0;
-      self->buffer_.commit(n);
-      if (ec) return self->on_read_error(ec == net::error::eof ? beast::error_code(http::error::end_of_stream) : ec);
-      self->read_plain();
-    });
-  }
-
-  void on_plain(const PlainRequest& plain) {
-    state_ = State::Handling;
-    keep_alive_ = plain.keep_alive;
-    Request request;
-    request.method = plain.method;
-    request.target = plain.target;
-    request.body = plain.body;
-    request.authorization = plain.authorization;
-    request.if_none_match = plain.if_none_match;
-    size_t used = plain.size;
-    handle(request, [this, used] { buffer_.consume(used); });
-  }
-
-  void read_with_beast() {
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(options_.header_limit));
-    parser_->body_limit(options_.body_limit);
-    http::async_read_header(socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->on_header(ec);
-    });
-  }
-
-  void on_header(beast::error_code ec) {
-    if (state_ == State::Closed) return;  // drain() closed it while this completion was queued
-    if (ec) return on_read_error(ec);
-    auto& req = parser_->get();
-    auto expect = req.find(http::field::expect);
-    if (expect != req.end() && beast::iequals(expect->value(), "100-continue") && !parser_->is_done()) {
-      // The client waits for this before it sends the body.
-      continue_.emplace(http::status::continue_, 11);
-      http::async_write(socket_, *continue_, [self = shared_from_this()](beast::error_code ec, size_t) {
-        if (ec) return self->close();
-        self->read_body();
-      });
-      return;
-    }
-    // A small request usually arrives whole, its body in the buffer with its head: parse it
-    // here instead of through one more asynchronous read (a composed operation and a post).
-    if (!parser_->is_done() && buffer_.size() > 0) {
-      beast::error_code put_ec;
-      size_t used = parser_->put(buffer_.data(), put_ec);
-      buffer_.consume(used);
-      if (put_ec && put_ec != http::error::need_more) return on_body(put_ec);
-    }
-    if (parser_->is_done()) return on_body({});
-    read_body();
-  }
-
-  void read_body() {
-    http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      self->on_body(ec);
-    });
-  }
-
-  void on_read_error(beast::error_code ec) {
-    if (state_ != State::Reading) return;
-    bool got_some = (parser_ && parser_->got_some()) || buffer_.size() > 0;
-    if (timed_out_) {
-      if (!got_some) return close();  // an idle keep-alive connection
-      return reply_error(http::status::request_timeout, "the request did not arrive whole within " +
-                                                            std::to_string(options_.request_timeout.count()) + " ms", Route::Http);
-    }
-    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::connection_reset ||
-        ec == net::error::operation_aborted || ec == net::error::broken_pipe || ec == http::error::partial_message)
-      return close();  // the client went away (perhaps mid-body): nothing was run
-    if (ec == http::error::header_limit)
-      return reply_error(http::status::request_header_fields_too_large,
-                         "the request line and headers are over the limit of " + std::to_string(options_.header_limit) + " bytes",
-                         Route::Http);
-    if (ec == http::error::body_limit)
-      return reply_error(http::status::payload_too_large,
-                         "the body is over the limit of " + std::to_string(options_.body_limit) + " bytes", Route::Http);
-    if (ec == http::error::buffer_overflow)
-      return reply_error(http::status::request_header_fields_too_large, "the request head is too large", Route::Http);
-    return reply_error(http::status::bad_request, "bad HTTP request: " + ec.message(), Route::Http);
-  }
-
-  void on_body(beast::error_code ec) {
-    // drain() may have closed the connection after the body arrived but before this ran: the
-    // request must not run then, or an event would commit with no one to tell.
-    if (state_ == State::Closed) return;
-    if (ec) return on_read_error(ec);
-    state_ = State::Handling;  // no deadline while the request runs (the timer, if it fires, lapses)
-    auto& req = parser_->get();
-    keep_alive_ = req.keep_alive();
-    Request request;
-    request.method = std::string_view(req.method_string().data(), req.method_string().size());
-    request.target = std::string_view(req.target().data(), req.target().size());
-    request.body = req.body();
-    if (auto auth = req.find(http::field::authorization); auth != req.end())
-      request.authorization = std::string_view(auth->value().data(), auth->value().size());
-    if (auto tag = req.find(http::field::if_none_match); tag != req.end())
-      request.if_none_match = std::string_view(tag->value().data(), tag->value().size());
-    handle(request, [] {});
-  }
-
-  // Runs the request; after_handle (the request's bytes are done with) runs before the next read.
-  template <class AfterHandle>
-  void handle(const Request& request, AfterHandle after_handle) {
-    in_handle_ = true;
-    api_.handle(request, [self = shared_from_this()](Response r) {
-      // From the owner's thread for events, inline for the rest: onto the strand either way.
-      net::dispatch(self->executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r), false); });
-    });
-    in_handle_ = false;
-    after_handle();
-    // A reply written inline (not an event's) left the next read to here: the request's views
-    // into the parser stay valid until handle returns.
-    // Pipelined requests already in the buffer are answered one inside the other's call chain;
-    // every 16th goes through the strand's queue so that the stack stays shallow.
-    if (read_after_handle_) {
-      read_after_handle_ = false;
-      if (++inline_reads_ < 16) return read_request();
-      inline_reads_ = 0;
-      net::post(socket_.get_executor(), [self = shared_from_this()] { self->read_request(); });
-    }
-  }
-
-  void reply_error(http::status status, const std::string& message, Route route) {
-    api_.count(route, static_cast<int>(status));
-    Response r;
-    r.status = static_cast<int>(status);
-    r.body = error_body(message);
-    write(std::move(r), true);
-  }
-
-  // The reply's bytes are written here, head and body in one buffer and one async_write: Beast's
-  // serializer walked a chain of buffer views per write that cost more than the JSON body itself
-  // (about 20k instructions a reply, a sixth of pure-serve's work per TPC-C transaction).
-  void write(Response r, bool close_after) {
-    if (state_ == State::Closed) return;
-    state_ = State::Writing;
-    bool keep = keep_alive_ && !close_after && !registry_.draining.load();
-    out_.clear();
-    std::string_view reason = http::obsolete_reason(static_cast<http::status>(r.status));
-    out_ += "HTTP/1.1 ";
-    out_ += std::to_string(r.status);
-    out_ += ' ';
-    out_.append(reason.data(), reason.size());
-    out_ += "\r\nServer: pure-serve\r\nContent-Type: ";
-    out_ += r.content_type;
-    out_ += "\r\n";
-    if (!r.allow.empty()) out_ += "Allow: " + r.allow + "\r\n";
-    for (const auto& [name, value] : r.headers) out_ += name + ": " + value + "\r\n";
-    if (!keep) out_ += "Connection: close\r\n";
-    if (r.status != 304) {  // a 304 has no body and no Content-Length
-      out_ += "Content-Length: ";
-      out_ += std::to_string(r.body.size());
-      out_ += "\r\n\r\n";
-      out_ += r.body;
-    } else {
-      out_ += "\r\n";
-    }
-    // Most replies fit the socket's send buffer: written here at once, with no asynchronous
-    // operation and no completion to schedule. The rest (or all, if the buffer is full) goes
-    // through async_write under the write deadline.
-    beast::error_code ec;
-    size_t n = socket_.write_some(net::buffer(out_), ec);
-    if (!ec && n == out_.size()) return written(keep, close_after);
-    if (ec && ec != net::error::would_block && ec != net::error::try_again) return close();
-    if (ec) n = 0;
-    arm(Clock::now() + options_.write_timeout);
-    net::async_write(socket_, net::buffer(out_.data() + n, out_.size() - n),
-                     [self = shared_from_this(), keep, close_after](beast::error_code ec, size_t) {
-                       if (ec) return self->close();
-                       self->written(keep, close_after);
-                     });
-  }
-
-  void written(bool keep, bool close_after) {
-    if (keep) {
-      if (in_handle_) {
-        read_after_handle_ = true;
-        return;
-      }
-      return read_request();
-    }
-    if (close_after) return linger();
-    close();
-  }
-
-  // One timer per session, armed lazily: each read, asynchronous write or linger sets the
-  // deadline; the timer is re-armed only when it fires early or must fire sooner, so a request
-  // that arrives in time costs no timer operation. When it fires past the deadline in a state
-  // that has one, the socket's operations are cancelled (a read then answers 408 or closes).
-  void arm(Clock::time_point deadline) {
-    deadline_ = deadline;
-    if (timer_armed_ && timer_.expiry() <= deadline) return;
-    timer_armed_ = true;
-    timer_.expires_at(deadline);  // cancels a later wait, whose handler then returns
-    timer_.async_wait([self = shared_from_this()](beast::error_code ec) { self->on_timer(ec); });
-  }
-
-  void on_timer(beast::error_code ec) {
-    if (ec) return;  // cancelled: re-armed sooner, or closed
-    timer_armed_ = false;
-    if (state_ == State::Closed || state_ == State::Handling) return;
-    if (Clock::now() < deadline_) return arm(deadline_);
-    if (state_ == State::Reading) timed_out_ = true;
-    beast::error_code ignored;
-    socket_.cancel(ignored);
-  }
-
-  // After an error reply: stop sending, read and discard what the client still sends for a
-  // short while, then close. Closing at once with unread bytes would reset the connection and
-  // the client might never see the reply.
-  void linger() {
-    state_ = State::Lingering;
-    beast::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_send, ignored);
-    arm(Clock::now() + std::chrono::seconds(1));
-    discard();
-  }
-
-  void discard() {
-    socket_.async_read_some(net::buffer(scratch_), [self = shared_from_this()](beast::error_code ec, size_t n) {
-      self->discarded_ += n;
-      if (ec || self->discarded_ > (8u << 20)) return self->close();
-      self->discard();
-    });
-  }
-
-  void close() {
-    state_ = State::Closed;
-    timer_.cancel();
-    beast::error_code ignored;
-    socket_.shutdown(tcp::socket::shutdown_both, ignored);
-    socket_.close(ignored);
-  }
-
-  tcp::socket socket_;
-  net::steady_timer timer_;
-  Clock::time_point deadline_{};
-  bool timer_armed_ = false;
-  bool in_handle_ = false;          // inside api_.handle (on_body)
-  bool read_after_handle_ = false;  // a reply written inside it: read the next request after it
-  uint32_t inline_reads_ = 0;       // requests read since the last asynchronous read
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  std::string out_;  // the reply being written
-  std::optional<http::response<http::empty_body>> continue_;
-  Api& api_;
-  const HttpOptions& options_;
-  Registry& registry_;
-  State state_ = State::Reading;
-  bool keep_alive_ = true;
-  bool timed_out_ = false;
-  size_t discarded_ = 0;
-  char scratch_[16384];
-};
-
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(net::io_context& ioc, Api& api, const HttpOptions& options, Registry& registry)
-      : ioc_(ioc), acceptor_(net::make_strand(ioc)), api_(api), options_(options), registry_(registry) {}
+  Listener(net::io_context& ioc, Api& api, const HttpOptions& options, Registry& registry, TlsContext* tls)
+      : ioc_(ioc), acceptor_(net::make_strand(ioc)), api_(api), options_(options), registry_(registry), tls_(tls) {}
 
   bool listen(const tcp::endpoint& endpoint, std::string& error) {
     beast::error_code ec;
@@ -492,7 +44,10 @@ class Listener : public std::enable_shared_from_this<Listener> {
       if (!ec) {
         beast::error_code ignored;
         socket.set_option(tcp::no_delay(true), ignored);
-        std::make_shared<Session>(std::move(socket), self->api_, self->options_, self->registry_)->start();
+        if (self->tls_)
+          start_tls_session(*self->tls_, std::move(socket), self->api_, self->options_, self->registry_);
+        else
+          std::make_shared<Session<tcp::socket>>(std::move(socket), self->api_, self->options_, self->registry_)->start();
       } else if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space) {
         // Out of file descriptors: wait a little instead of spinning.
         log_line("accept_failed", {{"error", jstr(ec.message())}});
@@ -517,6 +72,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   Api& api_;
   const HttpOptions& options_;
   Registry& registry_;
+  TlsContext* tls_;  // null: plain HTTP
 };
 
 }  // namespace
@@ -532,7 +88,9 @@ int run_http(Api& api, const HttpOptions& options, const std::function<void(cons
     error = "bad listen address '" + options.address + "': " + ec.message();
     return 1;
   }
-  auto listener = std::make_shared<Listener>(ioc, api, options, registry);
+  std::shared_ptr<TlsContext> tls;
+  if (!options.tls_cert.empty() && !(tls = make_tls_context(options.tls_cert, options.tls_key, error))) return 1;
+  auto listener = std::make_shared<Listener>(ioc, api, options, registry, tls.get());
   if (!listener->listen(tcp::endpoint(address, options.port), error)) return 1;
   tcp::endpoint bound = listener->local();
   std::string where = (bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string()) +

@@ -43,6 +43,7 @@ struct HttpOptions {
   std::chrono::milliseconds request_timeout{10'000};  // a request must arrive whole within this: else 408
   std::chrono::milliseconds write_timeout{10'000};    // a reply the client does not read is dropped after this
   int io_threads = 1;
+  std::string tls_cert, tls_key;  // PEM files: HTTPS when given (both), plain HTTP when not
   ReplyPost* replies = nullptr;  // when set, run_http posts the jobs given to it onto its I/O threads
 };
 

@@ -3,9 +3,11 @@
 // Each module's state is durable in DATA/NAME (host/: event log, checkpoints, recovery); recovery
 // runs after the socket listens, so /health and the module's routes answer 503 until it is done.
 // Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 compile error, 2 usage error or
-// cannot listen, 3 a data directory did not recover (damaged, or another module's).
+// cannot listen, 3 no module's data directory recovered (with --require-all-modules: any one did
+// not), 4 a data directory is in use by another process (or cannot be created or locked).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "base/assert.h"
 #include "frontend/frontend.h"
 #include "host/file_io.h"
 #include "host/owner.h"
@@ -27,7 +30,7 @@
 
 namespace {
 
-constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3;
+constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3, kExitDataDir = 4;
 
 bool read_file(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
@@ -43,13 +46,6 @@ std::string module_name(const std::string& path) {
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.size() > 5 && base.compare(base.size() - 5, 5, ".pure") == 0) base.resize(base.size() - 5);
   return base;
-}
-
-bool url_safe(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return false;
-  return true;
 }
 
 // "ADDR:PORT", "[V6]:PORT", or ":PORT" for every interface (0.0.0.0).
@@ -74,7 +70,8 @@ int main(int argc, char** argv) {
   using pure::serve::jstr;
   using pure::serve::log_line;
   CLI::App app{"pure-serve: serve Pure modules' events, queries and stored lists over HTTP/JSON (docs/serve.md).\n"
-               "Exit codes: 0 after SIGTERM/SIGINT, 1 compile error, 2 usage error or cannot listen.",
+               "Exit codes: 0 after SIGTERM/SIGINT, 1 compile error, 2 usage error or cannot listen, 3 no module's data\n"
+               "directory recovered (--require-all-modules: one did not), 4 a data directory is in use by another process.",
                "pure-serve"};
   std::vector<std::string> paths;
   std::string listen = "127.0.0.1:8080", data = "./pure-data", sync = "always", token_file;
@@ -106,7 +103,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration or one call)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
-  app.add_option("--token-file", token_file, "events need 'Authorization: Bearer TOKEN' with the token in this file");
+  app.add_option("--token-file", token_file,
+                 "tokens, one a line: 'SCOPE[,SCOPE] TOKEN' (scopes read, write, admin; '#' comments) or a lone TOKEN "
+                 "(write); events need 'Authorization: Bearer TOKEN' of scope write, reads one of scope read once a "
+                 "read token exists");
   app.add_option("--request-timeout-ms", request_timeout_ms, "a request must arrive whole within this, else 408")
       ->check(CLI::Range(uint64_t{1}, uint64_t{3'600'000}))
       ->capture_default_str();
@@ -118,6 +118,26 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--slow-ms", slow_ms, "log requests slower than this")->capture_default_str();
   app.add_flag("--log-requests", log_requests, "log one line per request");
+  // Security (docs/serve.md, "Security"): the Host names served.
+  std::vector<std::string> allow_hosts;
+  app.add_option("--allow-host", allow_hosts,
+                 "also serve requests whose Host is NAME (repeatable; '*': any), beside the listen address's own names")
+      ->type_name("NAME");
+  std::string tls_cert, tls_key;
+  app.add_option("--tls-cert", tls_cert, "serve HTTPS with this PEM certificate chain (with --tls-key); plain HTTP without")
+      ->type_name("FILE");
+  app.add_option("--tls-key", tls_key, "the PEM private key of --tls-cert")->type_name("FILE");
+  // Data directories (docs/durability.md, "The manifest"; docs/serve.md, "Durability").
+  bool require_all_modules = false;
+  app.add_flag("--require-all-modules", require_all_modules,
+               "stop (exit 3) when any module's data directory does not recover; by default the others are served "
+               "and that module answers 503 with the reason");
+  std::vector<std::string> accept_data_loss;
+  app.add_option("--accept-data-loss", accept_data_loss,
+                 "start module NAME from what its data directory holds even when files its manifest records are "
+                 "missing (a deleted log segment or checkpoint), instead of refusing it; logged (data_loss_accepted). "
+                 "Repeat for more modules")
+      ->option_text("NAME");
   app.set_version_flag("--version", "pure-serve 0.1");
 #ifdef PURE_HAVE_JIT
   app.footer("Logs are JSON lines on stderr. curl examples: docs/serve.md.\n"
@@ -153,31 +173,38 @@ int main(int argc, char** argv) {
   api_options.slow_us = slow_ms * 1000;
   api_options.log_requests = log_requests;
   if (!token_file.empty()) {
-    std::string token;
-    if (!read_file(token_file, token)) {
+    std::string text;
+    if (!read_file(token_file, text)) {
       std::fprintf(stderr, "pure-serve: cannot read the token file '%s'\n", token_file.c_str());
       return kExitUsage;
     }
-    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-    size_t start = token.find_first_not_of(" \t\r\n");
-    token = start == std::string::npos ? "" : token.substr(start);
-    if (token.empty() || token.find_first_of(" \t\r\n") != std::string::npos) {
-      std::fprintf(stderr, "pure-serve: the token file '%s' must hold one token (no spaces)\n", token_file.c_str());
+    if (std::string e = pure::serve::parse_token_file(text, header_limit, api_options.tokens.tokens); !e.empty()) {
+      std::fprintf(stderr, "pure-serve: the token file '%s' %s\n", token_file.c_str(), e.c_str());
       return kExitUsage;
     }
-    api_options.token = token;
+  }
+  if (tls_cert.empty() != tls_key.empty()) {
+    std::fprintf(stderr, "pure-serve: --tls-cert and --tls-key go together (a certificate and its private key)\n");
+    return kExitUsage;
+  }
+  http.tls_cert = tls_cert;
+  http.tls_key = tls_key;
+  api_options.tls = !tls_cert.empty();
+  if (std::string e = pure::serve::make_host_rules(http.address, allow_hosts, api_options.hosts); !e.empty()) {
+    std::fprintf(stderr, "pure-serve: %s\n", e.c_str());
+    return kExitUsage;
   }
 
   // Compile every module before serving any.
+  std::vector<std::unique_ptr<pure::host::DataDirLock>> locks;  // declared first: released after the owners close
   std::vector<std::unique_ptr<pure::serve::Module>> modules;
   bool failed = false;
   for (const std::string& path : paths) {
     auto m = std::make_unique<pure::serve::Module>();
     m->path = path;
     m->name = module_name(path);
-    if (!url_safe(m->name)) {
-      std::fprintf(stderr, "pure-serve: module name '%s' (from '%s') must be letters, digits, '_', '-' or '.'\n",
-                   m->name.c_str(), path.c_str());
+    if (std::string why = pure::host::check_module_name(m->name); !why.empty()) {
+      std::fprintf(stderr, "pure-serve: '%s': %s\n", path.c_str(), why.c_str());
       return kExitUsage;
     }
     for (const auto& other : modules)
@@ -202,8 +229,13 @@ int main(int argc, char** argv) {
     modules.push_back(std::move(m));
   }
   if (failed) return kExitCompile;
+  for (const std::string& name : accept_data_loss)
+    if (std::none_of(modules.begin(), modules.end(), [&](const auto& m) { return m->name == name; })) {
+      std::fprintf(stderr, "pure-serve: --accept-data-loss %s: no module of that name is served\n", name.c_str());
+      return kExitUsage;
+    }
 
-  // The data directory itself (each module's subdirectory is made by recovery).
+  // The data directory itself (each module's subdirectory is made when it is locked, below).
   pure::host::FileSystem& fs = pure::host::posix_file_system();
   while (data.size() > 1 && data.back() == '/') data.pop_back();
   {
@@ -215,7 +247,18 @@ int main(int argc, char** argv) {
       }
     }
   }
-  for (auto& m : modules) m->dir = data + "/" + m->name;
+  // Each module's directory, locked for this process before anything is served: a second
+  // pure-serve or a pure-run --data on it is refused, and so is this server while one holds it.
+  for (auto& m : modules) {
+    PURE_ASSERT(pure::host::check_module_name(m->name).empty());  // DATA/NAME stays inside DATA
+    m->dir = data + "/" + m->name;
+    locks.emplace_back();
+    if (pure::host::Status s = pure::host::lock_data_dir(m->dir, "pure-serve", &locks.back()); !s.ok()) {
+      log_line("error", {{"module", jstr(m->name)}, {"message", jstr(s.error)}});
+      std::fprintf(stderr, "pure-serve: %s: %s\n", m->name.c_str(), s.error.c_str());
+      return kExitDataDir;
+    }
+  }
 
 #ifdef PURE_HAVE_JIT
   // One tier for every module's events and queries, on every thread. Made after the modules, so
@@ -252,7 +295,9 @@ int main(int argc, char** argv) {
   for (auto& m : modules) served.push_back(m.get());
 
   // Recovery runs after the socket listens (routes answer 503 meanwhile), one module after
-  // another. A module that does not recover stops the server: never serve a silent loss.
+  // another. A module that does not recover is never served (no silent loss): its routes answer
+  // 503 with the reason while the others serve; the server stops (exit 3) when none recovered,
+  // or at the first one with --require-all-modules.
   std::atomic<bool> stopping{false};
   std::atomic<bool> recovery_failed{false};
   std::thread recovery;
@@ -261,6 +306,7 @@ int main(int argc, char** argv) {
       if (stopping.load()) return;
       pure::host::DurableOptions o = durable_options;
       std::string name = m->name;
+      o.accept_data_loss = std::count(accept_data_loss.begin(), accept_data_loss.end(), name) > 0;
       pure::serve::Module* mp = m.get();
       o.progress = [name, mp](const pure::host::RecoveryProgress& p) {
         mp->recovery_records.store(p.records_replayed);
@@ -277,22 +323,34 @@ int main(int argc, char** argv) {
                                   {"millis", jint(static_cast<int64_t>(info.seconds * 1000))}});
         else
           log_line("checkpoint_failed", {{"module", jstr(name)}, {"sequence", jint(static_cast<int64_t>(sequence))},
-                                         {"error", jstr(error)}});
+                                         {"error", jstr(error)},
+                                         {"retry_in_seconds", jint(static_cast<int64_t>(info.retry_seconds))}});
       };
       log_line("recovery_started", {{"module", jstr(name)}, {"dir", jstr(m->dir)}});
       std::unique_ptr<pure::rt::Store> store;
       std::unique_ptr<pure::host::DurableLog> log;
       pure::host::Status s = pure::host::open_durable(fs, m->dir, *m->program, o, &store, &log);
       if (!s.ok()) {
+        if (s.error.find("the manifest records") != std::string::npos)
+          s.error += " (restore the missing files, or start with --accept-data-loss " + name + " to serve what is left)";
         m->failure = s.error;
         m->state.store(pure::serve::Module::State::Failed, std::memory_order_release);
         log_line("recovery_failed", {{"module", jstr(name)}, {"dir", jstr(m->dir)}, {"error", jstr(s.error)}});
         std::fprintf(stderr, "pure-serve: %s: %s\n", name.c_str(), s.error.c_str());
-        recovery_failed = true;
-        std::raise(SIGTERM);  // the HTTP layer shuts down as for a signal
-        return;
+        if (require_all_modules) {
+          recovery_failed = true;
+          std::raise(SIGTERM);  // the HTTP layer shuts down as for a signal
+          return;
+        }
+        continue;  // the others are served; this one answers 503 with the reason
       }
       m->recovery = log->recovery();
+      if (!m->recovery.data_loss.empty())
+        log_line("data_loss_accepted", {{"module", jstr(name)}, {"dir", jstr(m->dir)}, {"loss", jstr(m->recovery.data_loss)}});
+      if (m->recovery.manifest_missing)
+        log_line("manifest_missing", {{"module", jstr(name)}, {"dir", jstr(m->dir)},
+                                      {"message", jstr("no manifest (a directory from before manifests, or its manifest "
+                                                       "was deleted): nothing could be checked; a new one is written")}});
       m->recovery_records.store(m->recovery.records_replayed);
       pure::host::OwnerOptions oo = owner_options;
       oo.on_unhealthy = [name](const std::string& why) {
@@ -311,6 +369,12 @@ int main(int argc, char** argv) {
       m->state.store(pure::serve::Module::State::Serving, std::memory_order_release);
       log_line("module_ready", {{"module", jstr(m->name)}, {"path", jstr(m->path)},
                                 {"sequence", jint(static_cast<int64_t>(r.last_sequence))}});
+    }
+    bool any_serving = false;
+    for (auto& m : modules) any_serving = any_serving || m->serving();
+    if (!any_serving && !stopping.load()) {  // nothing at all to serve: stop, as for a signal
+      recovery_failed = true;
+      std::raise(SIGTERM);
     }
   };
   bool closed_all = false;  // close_all runs on the drain thread, then on this one after it was joined
@@ -336,7 +400,14 @@ int main(int argc, char** argv) {
   int rc = pure::serve::run_http(
       api, http,
       [&](const std::string& where) {
-        log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)}});
+        log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)},
+                               {"tls", http.tls_cert.empty() ? "false" : "true"}});
+        if (!pure::serve::is_loopback_address(http.address) && !api_options.tokens.writes_need_token())
+          log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
+                                                ") without --token-file: anyone who can connect can send events")}});
+        else if (!pure::serve::is_loopback_address(http.address) && http.tls_cert.empty())
+          log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
+                                                ") without --tls-cert: tokens and data cross the network in clear")}});
         recovery = std::thread(recover_all);
       },
       close_all, error);

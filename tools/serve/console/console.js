@@ -1,8 +1,11 @@
 // tools/serve/console/console.js — pure-serve's web console: one module at a time from
 // GET /v1/MODULE (its stored lists in pages, a form per event and query, its source) and live
-// figures from GET /metrics. Plain JavaScript, no libraries; every URL is relative, so the
-// console also works behind a proxy that serves pure-serve under a path.
+// figures from GET /metrics. Plain JavaScript modules, no libraries (values.js shows values,
+// figures.js computes the figures); every URL is relative, so the console also works behind a
+// proxy that serves pure-serve under a path.
 'use strict';
+import { $, boundedText, cellValue, el, Num, parseJSON, renderValue, show } from './values.js';
+import { figures, parseMetrics } from './figures.js';
 
 (() => {
   const POLL_MS = 2000;
@@ -10,129 +13,66 @@
     modules: [],          // names, from /health
     module: null,         // the one shown
     iface: null,          // its GET /v1/MODULE
-    token: null,          // the events' token: this variable only, never storage or cookies
-    list: null,           // the open list: {name, desc, after, stack, prefix, limit}
+    ifaceText: null,      // the same as it came (to tell a changed interface after a reconnect)
+    shown: 0,             // ticket of the newest selectModule: an older one's answer is dropped
+    token: null,          // the token (sent with every request once set): this variable only, never storage or cookies
+    list: null,           // the open list (openList)
     metrics: null,        // the last poll: {at, samples}
+    offline: null,        // when the server stopped answering (a Date), null while it answers
   };
 
-  // ---- JSON that keeps numbers exact ----------------------------------------------------------
-  // pure-serve writes ints exactly over 64 bits; JSON.parse would round those beyond 2^53. Numbers
-  // become Num (their text), objects have no prototype (a field may be called __proto__).
-  class Num {
-    constructor(text) { this.text = text; }
-    toString() { return this.text; }
-  }
-  function parseJSON(text) {
-    let i = 0;
-    const fail = (what) => { throw new SyntaxError(`bad JSON at byte ${i}: ${what}`); };
-    const ws = () => { while (i < text.length && ' \t\r\n'.includes(text[i])) i++; };
-    const stringRe = /"(?:[^"\\]|\\[\s\S])*"/y, numberRe = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-    function str() {
-      stringRe.lastIndex = i;
-      const m = stringRe.exec(text);
-      if (!m) fail('unterminated string');
-      i = stringRe.lastIndex;
-      return JSON.parse(m[0]);
-    }
-    function value() {
-      ws();
-      const c = text[i];
-      if (c === '{') {
-        i++;
-        const o = Object.create(null);
-        ws();
-        if (text[i] === '}') { i++; return o; }
-        for (;;) {
-          ws();
-          if (text[i] !== '"') fail('expected a key');
-          const k = str();
-          ws();
-          if (text[i++] !== ':') fail("expected ':'");
-          o[k] = value();
-          ws();
-          const d = text[i++];
-          if (d === '}') return o;
-          if (d !== ',') fail("expected ',' or '}'");
-        }
-      }
-      if (c === '[') {
-        i++;
-        const a = [];
-        ws();
-        if (text[i] === ']') { i++; return a; }
-        for (;;) {
-          a.push(value());
-          ws();
-          const d = text[i++];
-          if (d === ']') return a;
-          if (d !== ',') fail("expected ',' or ']'");
-        }
-      }
-      if (c === '"') return str();
-      for (const [word, v] of [['true', true], ['false', false], ['null', null]])
-        if (text.startsWith(word, i)) { i += word.length; return v; }
-      numberRe.lastIndex = i;
-      const m = numberRe.exec(text);
-      if (!m) fail('unexpected character');
-      i = numberRe.lastIndex;
-      return new Num(m[0]);
-    }
-    const v = value();
-    ws();
-    if (i !== text.length) fail('extra data');
-    return v;
-  }
-
-  // ---- small DOM helpers ----------------------------------------------------------------------------
-  function el(tag, attrs, ...children) {
-    const e = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (v === undefined || v === null || v === false) continue;
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
-      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? '' : v);
-    }
-    for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c);
-    return e;
-  }
-  const $ = (sel, root = document) => root.querySelector(sel);
-
-  function show(v) {  // a value as pure-serve wrote it
-    if (v instanceof Num) return v.text;
-    if (v === null) return 'null';
-    if (typeof v === 'string') return v;
-    if (typeof v === 'boolean') return String(v);
-    if (Array.isArray(v)) return '[' + v.map(showNested).join(', ') + ']';
-    return '{' + Object.keys(v).map((k) => `${k}: ${showNested(v[k])}`).join(', ') + '}';
-  }
-  const showNested = (v) => (typeof v === 'string' ? JSON.stringify(v) : show(v));
-
   // ---- HTTP ---------------------------------------------------------------------------------------------
-  async function request(method, path, body, headers) {
-    const started = performance.now();
-    const res = await fetch(path, { method, body, headers, cache: 'no-store' });
-    const text = await res.text();
-    let json = null;
-    try { json = text ? parseJSON(text) : null; } catch (e) { json = null; }
-    return { status: res.status, text, json, ms: performance.now() - started };
+  // Every request carries the token once one is set (reads need one when the server has read
+  // tokens, events one of scope write). A 401 or 403 asks for a token, naming what the server
+  // said (one dialog at a time, shared by the requests that wait for it), and sends the request
+  // again with it; the background polls (ask = false) never ask.
+  async function request(method, path, body, headers, ask = true) {
+    for (let attempt = 0; ; attempt++) {
+      const started = performance.now();  // the time shown is the last attempt's, not the dialog's
+      const sent = state.token;
+      const h = { ...(headers || {}) };
+      if (sent !== null) h.Authorization = `Bearer ${sent}`;
+      const res = await fetch(path, { method, body, headers: h, cache: 'no-store' });
+      const text = await res.text();
+      let json = null;
+      try { json = text ? parseJSON(text) : null; } catch (e) { json = null; }
+      const refused = (res.status === 401 || res.status === 403) && res.headers.has('WWW-Authenticate');
+      if (refused && ask && attempt < 3) {
+        if (state.token !== sent) continue;  // a token was given meanwhile: try it
+        if (res.status === 401 && sent !== null) { state.token = null; renderTokenState(); }
+        const why = `${sent === null ? 'The server needs a token' : 'The server refused the token'} (${res.status}): ` +
+          (json && json.error ? json.error : text);
+        if (await tokenFor(why)) continue;
+      }
+      return { status: res.status, text, json, ms: performance.now() - started };
+    }
+  }
+  let asking = null;  // the token dialog open now, shared by every request waiting for a token
+  function tokenFor(why) {
+    if (!asking) asking = askToken(why).finally(() => { asking = null; });
+    return asking;
   }
   const moduleUrl = (rest) => `v1/${encodeURIComponent(state.module)}${rest || ''}`;
 
   // ---- modules and health ---------------------------------------------------------------------------
   async function loadHealth() {
-    const pill = $('#health');
+    let r;
     try {
-      const r = await request('GET', 'health');
-      const mods = r.json && r.json.modules ? r.json.modules : {};
-      state.modules = Object.keys(mods);
-      const bad = state.modules.filter((m) => mods[m] !== 'serving');
-      pill.textContent = r.status === 200 ? 'serving' : `unhealthy: ${bad.map((m) => `${m} (${mods[m]})`).join(', ')}`;
-      pill.className = 'pill ' + (r.status === 200 ? 'ok' : 'bad');
+      r = await request('GET', 'health');
     } catch (e) {
-      pill.textContent = 'server unreachable';
-      pill.className = 'pill bad';
+      return offline(e.message);
     }
+    const mods = r.json && r.json.modules ? r.json.modules : null;
+    if (!mods && r.status >= 500) return offline(`GET /health answered ${r.status}`);  // a proxy's, not pure-serve's
+    const names = Object.keys(mods || {});
+    const changed = names.join('\n') !== state.modules.join('\n');
+    state.modules = names;
+    if (changed && state.module) renderModuleNav();
+    const bad = names.filter((m) => mods[m] !== 'serving');
+    const pill = $('#health');
+    pill.textContent = r.status === 200 ? 'serving' : mods ? `unhealthy: ${bad.map((m) => `${m} (${mods[m]})`).join(', ')}` : `health: ${r.status}`;
+    pill.className = 'pill ' + (r.status === 200 ? 'ok' : 'bad');
+    await online();
   }
 
   function renderModuleNav() {
@@ -151,12 +91,20 @@
     state.module = name;
     state.list = null;
     renderModuleNav();
-    const [iface, source] = await Promise.all([request('GET', moduleUrl()), request('GET', moduleUrl('/source'))]);
+    const ticket = ++state.shown;
+    let iface, source;
+    try {
+      [iface, source] = await Promise.all([request('GET', moduleUrl()), request('GET', moduleUrl('/source'))]);
+    } catch (e) {
+      return offline(e.message);
+    }
+    if (ticket !== state.shown) return;  // another module was chosen meanwhile
     if (iface.status !== 200 || !iface.json) {
       $('#module').replaceChildren(el('p', { class: 'result', 'data-state': 'error', text: `GET /v1/${name}: ${iface.text}` }));
       return;
     }
     state.iface = iface.json;
+    state.ifaceText = iface.text;
     renderTokenState();
     renderModule(source.status === 200 && source.json ? source.json.source : null);
     pollMetrics();
@@ -165,7 +113,7 @@
   // ---- the module page ------------------------------------------------------------------------------
   function renderModule(source) {
     const iface = state.iface;
-    const lists = el('section', { class: 'panel', id: 'lists' }, el('h2', { text: 'Stored lists' }), listsTable());
+    const lists = el('section', { class: 'panel', id: 'lists' }, el('h2', { text: 'Stored lists' }), el('div', { id: 'lists-body' }, listsTable()));
     const table = el('section', { class: 'panel', id: 'table', hidden: true });
     const events = el('section', { class: 'panel', id: 'events' }, el('h2', { text: 'Events' }),
       iface.events.length ? iface.events.map((fn) => callForm(fn, 'event')) : el('p', { class: 'muted', text: 'No events.' }));
@@ -193,38 +141,48 @@
   }
 
   async function refreshCounts() {
-    const r = await request('GET', moduleUrl());
+    let r;
+    try {
+      r = await request('GET', moduleUrl());
+    } catch (e) {
+      return offline(e.message);
+    }
     if (r.status !== 200 || !r.json) return;
     state.iface.lists = r.json.lists;
-    $('#lists table').replaceWith(listsTable());
+    $('#lists-body').replaceChildren(listsTable());
   }
 
   // ---- a stored list, a page at a time --------------------------------------------------------------
+  // The page shown is l.view ({after, stack, prefix, limit}: stack holds the 'after' of each page
+  // before it); a click asks for another view, which becomes l.view only when its answer comes.
+  // Each request takes a ticket and only the newest one's answer is shown, so overlapping requests
+  // (a double click, a filter typed while a page loads, an event's refresh) never mix a page with
+  // another's label. Prev and Next wait for the page in flight.
   function openList(name) {
     const desc = state.iface.lists.find((d) => d.name === name);
-    state.list = { name, desc, after: null, stack: [], prefix: '', limit: state.list ? state.list.limit : 10 };
+    const view = { after: null, stack: [], prefix: '', limit: state.list ? state.list.view.limit : 10 };
+    state.list = { name, desc, view, wanted: view, next: null, ticket: 0, loading: false };
     for (const tr of document.querySelectorAll('#lists tr[data-list]')) tr.classList.toggle('open', tr.dataset.list === name);
     const panel = $('#table');
     panel.hidden = false;
     const prefix = el('input', { type: 'text', id: 'prefix', placeholder: desc.kind === 'seq' ? 'no key to filter' : 'key prefix',
-      disabled: desc.kind === 'seq', 'aria-label': 'key prefix filter' });
+      disabled: desc.kind === 'seq', 'aria-label': 'key prefix filter', autocomplete: 'off', spellcheck: 'false' });
     const limit = el('select', { id: 'limit', 'aria-label': 'rows per page' },
-      [10, 25, 100, 1000].map((n) => el('option', { value: n, selected: n === state.list.limit, text: `${n} rows` })));
+      [10, 25, 100, 1000].map((n) => el('option', { value: n, selected: n === view.limit, text: `${n} rows` })));
     const filter = (e) => {
       e.preventDefault();
-      Object.assign(state.list, { prefix: prefix.value, after: null, stack: [], limit: Number(limit.value) });
-      loadPage();
+      loadPage({ after: null, stack: [], prefix: prefix.value, limit: Number(limit.value) });
     };
     panel.replaceChildren(
       el('h2', {}, `${name} `, el('span', { class: 'muted', id: 'table-count' })),
       el('form', { class: 'table-tools', onsubmit: filter },
         prefix, limit, el('button', { type: 'submit', id: 'filter', text: 'Filter' }),
         el('button', { type: 'button', class: 'secondary', id: 'refresh', text: 'Refresh', onclick: () => loadPage() })),
-      el('div', { class: 'scroll' }, el('table', { id: 'rows' })),
+      el('div', { class: 'scroll' }, el('table', { id: 'rows', 'aria-describedby': 'page-info' })),
       el('div', { class: 'pager' },
-        el('button', { type: 'button', class: 'secondary', id: 'prev', text: '‹ Prev', onclick: () => page(-1) }),
-        el('span', { id: 'page-info', class: 'muted' }),
-        el('button', { type: 'button', class: 'secondary', id: 'next', text: 'Next ›', onclick: () => page(1) })),
+        el('button', { type: 'button', class: 'secondary', id: 'prev', text: '‹ Prev', disabled: true, onclick: () => page(-1) }),
+        el('span', { id: 'page-info', class: 'muted', 'aria-live': 'polite' }),
+        el('button', { type: 'button', class: 'secondary', id: 'next', text: 'Next ›', disabled: true, onclick: () => page(1) })),
       el('p', { id: 'page-error', class: 'result', 'data-state': 'error', hidden: true }));
     limit.addEventListener('change', filter);
     loadPage();
@@ -232,45 +190,63 @@
 
   function page(direction) {
     const l = state.list;
-    if (direction > 0) {
-      if (l.next === null || l.next === undefined) return;
-      l.stack.push(l.after);
-      l.after = l.next;
-    } else {
-      if (!l.stack.length) return;
-      l.after = l.stack.pop();
-    }
-    loadPage();
+    if (l.loading) return;
+    const { after, stack } = l.view;
+    if (direction > 0 && l.next !== null && l.next !== undefined) loadPage({ after: l.next, stack: [...stack, after] });
+    if (direction < 0 && stack.length) loadPage({ after: stack[stack.length - 1], stack: stack.slice(0, -1) });
   }
 
-  async function loadPage() {
+  function pagerState() {
     const l = state.list;
-    const params = new URLSearchParams({ limit: String(l.limit) });
-    if (l.after !== null) params.set('after', l.after);
-    if (l.prefix) params.set('prefix', l.prefix);
-    const r = await request('GET', moduleUrl(`/lists/${encodeURIComponent(l.name)}?${params}`));
-    if (state.list !== l) return;  // another list was opened meanwhile
+    $('#prev').disabled = l.loading || l.view.stack.length === 0;
+    $('#next').disabled = l.loading || l.next === null || l.next === undefined;
+    $('#rows').setAttribute('aria-busy', String(l.loading));
+  }
+
+  // Asks for a view of the open list (changes to the one asked last; none: that one again).
+  async function loadPage(changes) {
+    const l = state.list;
+    const want = { ...l.wanted, ...changes };
+    const ticket = ++l.ticket;
+    l.wanted = want;
+    l.loading = true;
+    pagerState();
+    const params = new URLSearchParams({ limit: String(want.limit) });
+    if (want.after !== null) params.set('after', want.after);
+    if (want.prefix) params.set('prefix', want.prefix);
+    let r = null, failure = null;
+    try {
+      r = await request('GET', moduleUrl(`/lists/${encodeURIComponent(l.name)}?${params}`));
+    } catch (e) {
+      failure = e;
+    }
+    if (state.list !== l || ticket !== l.ticket) return;  // another list was opened, or a newer page asked for
+    l.loading = false;
     const error = $('#page-error');
-    if (r.status !== 200 || !r.json) {
+    if (!r || r.status !== 200 || !r.json) {
+      l.wanted = l.view;  // the page shown stays, and so do its Prev and Next
+      pagerState();
       error.hidden = false;
-      error.textContent = `${r.status}: ${r.json && r.json.error ? r.json.error : r.text}`;
+      error.replaceChildren(r ? `${r.status}: ` : `no answer from the server (${failure.message})`,
+        r ? boundedText(r.json && r.json.error ? String(r.json.error) : r.text) : '');
+      if (!r) offline(failure.message);
       return;
     }
     error.hidden = true;
+    l.view = want;
+    l.next = r.json.next;
     const cols = l.desc.kind === 'seq' ? l.desc.fields.map((c) => ({ ...c, key: false })) : colsOf(l.desc);
     const rows = r.json.rows;
-    l.next = r.json.next;
     $('#rows').replaceChildren(
-      el('thead', {}, el('tr', {}, cols.map((c) => el('th', { class: c.key ? 'key' : null }, c.name, ' ', el('span', { class: 'type', text: c.type }))))),
+      el('thead', {}, el('tr', {}, cols.map((c) => el('th', { class: c.key ? 'key' : null, scope: 'col' }, c.name, ' ', el('span', { class: 'type', text: c.type }))))),
       el('tbody', {}, rows.length ? rows.map((row) => el('tr', {}, cols.map((c) =>
-        el('td', { class: row[c.name] instanceof Num ? 'num' : null, text: show(row[c.name]) })))) :
-        el('tr', {}, el('td', { colspan: cols.length, class: 'muted', text: l.prefix ? `no key starts with "${l.prefix}"` : 'empty' }))));
-    const first = l.stack.length * l.limit + 1;
+        el('td', { class: row[c.name] instanceof Num ? 'num' : null }, cellValue(row[c.name]))))) :
+        el('tr', {}, el('td', { colspan: cols.length, class: 'muted', text: want.prefix ? `no key starts with ${JSON.stringify(want.prefix)}` : 'empty' }))));
+    const first = want.stack.length * want.limit + 1;
     const count = show(r.json.count);
     $('#table-count').textContent = `${count} row${count === '1' ? '' : 's'}`;
-    $('#page-info').textContent = rows.length ? `rows ${first}–${first + rows.length - 1}${l.prefix ? ` with prefix "${l.prefix}"` : ` of ${count}`}` : '';
-    $('#prev').disabled = l.stack.length === 0;
-    $('#next').disabled = l.next === null;
+    $('#page-info').textContent = rows.length ? `rows ${first}–${first + rows.length - 1}${want.prefix ? ` with prefix ${JSON.stringify(want.prefix)}` : ` of ${count}`}` : '';
+    pagerState();
   }
 
   // ---- forms for events and queries -------------------------------------------------------------------
@@ -278,24 +254,58 @@
   const isItem = (t) => Array.isArray(t.fields) && t.key_count === undefined && !t.type.startsWith('seq') && !t.type.startsWith('list');
   const INT_MIN = -(2n ** 63n), INT_MAX = 2n ** 63n - 1n;
 
-  // An input for a value of type t; read() gives {json} (JSON text) or {error}.
-  function inputFor(t, path, grid) {
+  // An example of a value of type t as JSON, for a placeholder: ["a", "b"] for seq text, an item
+  // with its fields ([{"sku": "a", "qty": 1}] for a seq of items).
+  function example(t, k = 0) {
+    const scalars = { int: ['1', '2'], num: ['1.5', '2.0'], text: ['"a"', '"b"'], bool: ['true', 'false'] };
+    if (scalars[t.type]) return scalars[t.type][k];
+    if (t.type.startsWith('seq ')) {
+      const element = { type: t.type.slice(4), fields: t.fields };
+      return Array.isArray(t.fields) ? `[${example(element)}]` : `[${example(element, 0)}, ${example(element, 1)}]`;
+    }
+    if (Array.isArray(t.fields)) return `{${t.fields.map((f) => `${JSON.stringify(f.name)}: ${example(f, k)}`).join(', ')}}`;
+    return '…';
+  }
+
+  // A labelled text input (label for=id) and its error note; mark(error) shows a failed check on
+  // it (class invalid, aria-invalid, aria-describedby naming the note) or clears it, and marks
+  // keeps it under the field's path for the server's own refusals (markRejected).
+  function textField(grid, id, path, t, placeholder, marks) {
+    const input = el('input', { type: 'text', id, name: path, 'data-type': t.type, placeholder, autocomplete: 'off', spellcheck: 'false' });
+    const note = el('span', { class: 'field-error', id: `${id}-error`, hidden: true });
+    grid.append(el('label', { for: id }, path.split('.').pop(), ' ', el('span', { class: 'type', text: t.type })), input, note);
+    const mark = (error) => {
+      input.classList.toggle('invalid', !!error);
+      if (error) {
+        input.setAttribute('aria-invalid', 'true');
+        input.setAttribute('aria-describedby', note.id);
+      } else {
+        input.removeAttribute('aria-invalid');
+        input.removeAttribute('aria-describedby');
+      }
+      note.hidden = !error;
+      note.textContent = error || '';
+    };
+    input.addEventListener('input', () => mark(null));
+    marks.set(path, mark);
+    return { input, mark };
+  }
+
+  // An input for a value of type t; read() gives {json} (JSON text) or {error}. idBase makes the
+  // element ids unique in the page (a form's kind and name).
+  function inputFor(t, path, grid, idBase, marks) {
+    const id = `${idBase}-${path}`;
     if (t.type === 'bool') {
-      const box = el('input', { type: 'checkbox', name: path, 'data-type': 'bool' });
-      grid.append(el('label', { for: null }, path.split('.').pop(), ' ', el('span', { class: 'type', text: 'bool' })), box);
+      const box = el('input', { type: 'checkbox', id, name: path, 'data-type': 'bool' });
+      grid.append(el('label', { for: id }, path.split('.').pop(), ' ', el('span', { class: 'type', text: 'bool' })), box);
       return () => ({ json: box.checked ? 'true' : 'false' });
     }
     if (SCALARS.includes(t.type)) {
       const placeholder = { int: 'whole number', num: 'number, nan, inf or -inf', text: 'text' }[t.type];
-      const input = el('input', { type: 'text', name: path, 'data-type': t.type, placeholder, autocomplete: 'off', spellcheck: 'false' });
-      const note = el('span', { class: 'field-error', hidden: true });
-      grid.append(el('label', {}, path.split('.').pop(), ' ', el('span', { class: 'type', text: t.type })), input, note);
-      input.addEventListener('input', () => { input.classList.remove('invalid'); note.hidden = true; });
+      const { input, mark } = textField(grid, id, path, t, placeholder, marks);
       return () => {
         const r = checkScalar(t.type, input.value);
-        input.classList.toggle('invalid', !!r.error);
-        note.hidden = !r.error;
-        note.textContent = r.error ? r.error : '';
+        mark(r.error);
         return r.error ? { error: `${path}: ${r.error}` } : r;
       };
     }
@@ -304,7 +314,7 @@
       const inner = el('div', { class: 'params' });
       set.append(inner);
       grid.append(set);
-      const readers = t.fields.map((f) => [f.name, inputFor(f, `${path}.${f.name}`, inner)]);
+      const readers = t.fields.map((f) => [f.name, inputFor(f, `${path}.${f.name}`, inner, idBase, marks)]);
       return () => {
         const parts = [];
         let error = null;
@@ -317,11 +327,7 @@
       };
     }
     if (t.type.startsWith('seq ')) {  // a JSON array, sent as written (the server checks each element)
-      const input = el('input', { type: 'text', name: path, 'data-type': t.type, autocomplete: 'off', spellcheck: 'false',
-        placeholder: Array.isArray(t.fields) ? 'JSON array of objects or rows: [{...}] or [[...]]' : 'JSON array: [1, 2]' });
-      const note = el('span', { class: 'field-error', hidden: true });
-      grid.append(el('label', {}, path.split('.').pop(), ' ', el('span', { class: 'type', text: t.type })), input, note);
-      input.addEventListener('input', () => { input.classList.remove('invalid'); note.hidden = true; });
+      const { input, mark } = textField(grid, id, path, t, example(t), marks);
       return () => {
         let error = null;
         try {
@@ -329,9 +335,7 @@
         } catch (e) {
           error = 'not JSON: ' + e.message;
         }
-        input.classList.toggle('invalid', !!error);
-        note.hidden = !error;
-        note.textContent = error || '';
+        mark(error);
         return error ? { error: `${path}: ${error}` } : { json: input.value.trim() || '[]' };
       };
     }
@@ -360,7 +364,8 @@
 
   function callForm(fn, kind) {
     const grid = el('div', { class: 'params' });
-    const readers = fn.params.map((p) => [p.name, inputFor(p, p.name, grid)]);
+    const marks = new Map();
+    const readers = fn.params.map((p) => [p.name, inputFor(p, p.name, grid, `${kind}-${fn.name}`, marks)]);
     const result = el('div', { class: 'result', 'aria-live': 'polite' });
     const sig = `${kind} ${fn.name}(${fn.params.map((p) => `${p.name}: ${p.type}`).join(', ')})` +
       (fn.result ? ` -> ${fn.result.type}` : '');
@@ -384,6 +389,7 @@
       button.disabled = true;
       try {
         await send(fn, kind, `{${parts.join(',')}}`, result);
+        markRejected(result, marks);
       } finally {
         button.disabled = false;
       }
@@ -391,26 +397,34 @@
     return form;
   }
 
-  function setResult(box, kind, text, extra) {
+  // A 400 that names a parameter ('skus[2]', 'l.label') marks the field it came from, as the form's
+  // own check would have (a seq's elements are checked by the server only).
+  function markRejected(result, marks) {
+    const m = /^rejected \(400\): parameter '([^']*)': ([\s\S]*?)\s*\([\d.]+ ms\)$/.exec(result.textContent);
+    if (result.dataset.state !== 'error' || !m) return;
+    const mark = marks.get(m[1]) || marks.get(m[1].replace(/\[.*$/, ''));
+    if (mark) mark(`${m[1]}: ${m[2]}`);
+  }
+
+  function setResult(box, kind, ...parts) {
     box.dataset.state = kind;
-    box.replaceChildren(text, ...(extra ? [extra] : []));
+    box.replaceChildren(...parts.filter((p) => p !== null && p !== undefined));
   }
 
   async function send(fn, kind, body, box) {
     const headers = { 'Content-Type': 'application/json' };
-    if (kind === 'event' && state.iface.events_need_token) {
-      if (state.token === null && !(await askToken('Events on this server need its token.'))) {
-        setResult(box, 'error', 'not sent: no token given');
-        return;
-      }
-      headers.Authorization = `Bearer ${state.token}`;
+    if (kind === 'event' && state.iface.events_need_token && state.token === null &&
+        !(await tokenFor('Events on this server need a token of scope write.'))) {
+      setResult(box, 'error', 'not sent: no token given');
+      return;
     }
     setResult(box, 'pending', 'sending…');
     let r;
     try {
       r = await request('POST', moduleUrl(`/${encodeURIComponent(fn.name)}`), body, headers);
-    } catch (e) {
-      setResult(box, 'error', `not answered: ${e.message}`);
+    } catch (e) {  // no answer at all: for an event, whether it committed is unknown
+      setResult(box, 'error', `no answer from the server (${e.message})${kind === 'event' ? ': whether the event committed is known once the server answers again' : ''}`);
+      offline(e.message);
       return;
     }
     const ms = el('span', { class: 'elapsed', text: `  (${r.ms.toFixed(1)} ms)` });
@@ -426,30 +440,12 @@
       const shown = renderValue(fn.result, j.result);
       setResult(box, 'ok', typeof shown === 'string' ? `→ ${shown}` : '→ ', typeof shown === 'string' ? ms : el('div', {}, shown, ms));
     } else if (r.status === 409) {
-      setResult(box, 'failed', `failed (409): ${j.reason}`, ms);
-    } else if (r.status === 401) {
-      state.token = null;
-      renderTokenState();
-      setResult(box, 'error', `refused (401): ${j.error}`, ms);
-      if (await askToken('The server refused the token: enter it again.')) return send(fn, kind, body, box);
+      setResult(box, 'failed', 'failed (409): ', boundedText(String(j.reason)), ms);
+    } else if (r.status === 401 || r.status === 403) {  // request() asked for a token; none was given
+      setResult(box, 'error', `refused (${r.status}): `, boundedText(String(j.error)), ms);
     } else {
-      setResult(box, 'error', `${r.status === 400 ? 'rejected' : 'error'} (${r.status}): ${j.error || r.text}`, ms);
+      setResult(box, 'error', `${r.status === 400 ? 'rejected' : 'error'} (${r.status}): `, boundedText(j.error ? String(j.error) : r.text), ms);
     }
-  }
-
-  // A query's result: a string for scalars, a table for lists and items.
-  function renderValue(t, v) {
-    if (Array.isArray(v)) {
-      if (!v.length) return '[] (empty)';
-      if (v[0] === null || typeof v[0] !== 'object' || v[0] instanceof Num)
-        return `[${v.map(showNested).join(', ')}] (${v.length})`;
-      const names = Object.keys(v[0]);
-      return el('table', {}, el('thead', {}, el('tr', {}, names.map((n) => el('th', { text: n })))),
-        el('tbody', {}, v.map((row) => el('tr', {}, names.map((n) => el('td', { text: show(row[n]) }))))));
-    }
-    if (v !== null && typeof v === 'object' && !(v instanceof Num))
-      return el('table', {}, el('tbody', {}, Object.keys(v).map((k) => el('tr', {}, el('th', { text: k }), el('td', { text: show(v[k]) })))));
-    return typeof v === 'string' ? JSON.stringify(v) : show(v);
   }
 
   // ---- the token: asked in a dialog, kept in state.token only ----------------------------------------
@@ -478,12 +474,15 @@
 
   function renderTokenState() {
     const pill = $('#token-state');
-    if (!state.iface || !state.iface.events_need_token) { pill.hidden = true; return; }
+    const needed = state.iface && (state.iface.events_need_token || state.iface.reads_need_token);
+    if (!needed && state.token === null) { pill.hidden = true; return; }
     pill.hidden = false;
+    const scope = state.iface && !state.iface.reads_need_token ? 'Events on this server need a token of scope write.'
+      : 'This server needs a token: of scope read to read, write to send events.';
     pill.replaceChildren(state.token === null ? 'token: not set' : 'token: set',
       el('button', { type: 'button', class: 'secondary', id: state.token === null ? 'token-set' : 'token-forget',
         text: state.token === null ? 'set' : 'forget',
-        onclick: () => { if (state.token === null) askToken('Events on this server need its token.'); else { state.token = null; renderTokenState(); } } }));
+        onclick: () => { if (state.token === null) tokenFor(scope); else { state.token = null; renderTokenState(); } } }));
   }
 
   // ---- source, highlighted ---------------------------------------------------------------------------
@@ -548,115 +547,69 @@
   }
 
   // ---- live figures from /metrics ----------------------------------------------------------------------
-  function parseMetrics(text) {
-    const samples = [];
-    for (const lineText of text.split('\n')) {
-      if (!lineText || lineText[0] === '#') continue;
-      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(lineText);
-      if (!m) continue;
-      const labels = {};
-      for (const lm of (m[2] || '').matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)) labels[lm[1]] = lm[2];
-      samples.push({ name: m[1], labels, value: Number(m[3]) });
-    }
-    return samples;
-  }
-  function sum(samples, name, where) {
-    let total = null;
-    for (const s of samples) {
-      if (s.name !== name) continue;
-      if (where && Object.entries(where).some(([k, v]) => s.labels[k] !== v)) continue;
-      total = (total || 0) + s.value;
-    }
-    return total;
-  }
-  // The 0.99 quantile of a histogram, interpolated in its bucket as Prometheus does.
-  function p99(samples, prevSamples, name) {
-    const buckets = (ss) => ss ? ss.filter((s) => s.name === `${name}_bucket`).map((s) => [s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), s.value]) : null;
-    let now = buckets(samples);
-    const before = buckets(prevSamples);
-    let window = 'since start';
-    if (before && before.length === now.length) {
-      const diff = now.map(([le, v], k) => [le, v - before[k][1]]);
-      if (diff[diff.length - 1][1] > 0) { now = diff; window = `last ${POLL_MS / 1000} s`; }
-    }
-    if (!now.length) return null;
-    const total = now[now.length - 1][1];
-    if (!total) return { text: '—', note: 'no events yet' };
-    const rank = 0.99 * total;
-    let lower = 0, below = 0;
-    for (const [le, count] of now) {
-      if (count >= rank) {
-        if (le === Infinity) return { text: `> ${fmtSeconds(lower)}`, note: window };
-        const s = lower + (le - lower) * (count > below ? (rank - below) / (count - below) : 1);
-        return { text: fmtSeconds(s), note: window };
-      }
-      lower = le;
-      below = count;
-    }
-    return null;
-  }
-  const fmtSeconds = (s) => (s < 1e-3 ? `${(s * 1e6).toFixed(0)} µs` : s < 1 ? `${(s * 1e3).toFixed(s < 0.01 ? 2 : 1)} ms` : `${s.toFixed(2)} s`);
-  function fmtBytes(b) {
-    if (b === null) return '—';
-    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-    let u = 0;
-    while (b >= 1024 && u < units.length - 1) { b /= 1024; u++; }
-    return `${u ? b.toFixed(1) : b} ${units[u]}`;
-  }
-  const fmtRate = (r) => (r === null ? '—' : r >= 100 ? r.toFixed(0) : r.toFixed(1));
-
   async function pollMetrics() {
     if (pollMetrics.busy || !state.module) return;
     pollMetrics.busy = true;
     try {
-      const r = await request('GET', 'metrics');
-      if (r.status !== 200) return;
-      const at = performance.now();
-      const samples = parseMetrics(r.text);
-      const prev = state.metrics;
-      state.metrics = { at, samples };
-      const mod = { module: state.module };
-      const dt = prev ? (at - prev.at) / 1000 : 0;
-      // a counter's rate over the last poll; null when the counter does not exist
-      const rate = (name, where) => {
-        const v = sum(samples, name, where);
-        if (v === null) return null;
-        if (!prev || dt <= 0) return undefined;  // exists, rate known after the next poll
-        const before = sum(prev.samples, name, where);
-        return before === null ? undefined : Math.max(0, v - before) / dt;
-      };
-      const shownRate = (x) => (x === null ? '—' : x === undefined ? '…' : fmtRate(x));
-      const events = rate('pure_events_total', { ...mod, outcome: 'committed' });
-      const failed = rate('pure_events_total', { ...mod, outcome: 'failed' });
-      // pure_requests_total leaves out pairs never seen: none is 0
-      const queries = sum(samples, 'pure_requests_total', { route: 'query' }) || 0;
-      const queriesBefore = prev ? sum(prev.samples, 'pure_requests_total', { route: 'query' }) || 0 : null;
-      const latency = p99(samples, prev && prev.samples, 'pure_event_seconds');
-      const bursts = rate('pure_log_bursts_total', mod);
-      const held = sum(samples, 'pure_snapshots_held', mod);
-      const stateBytes = sum(samples, 'pure_state_bytes', mod), structure = sum(samples, 'pure_structure_bytes', mod);
-      const perByte = stateBytes ? (stateBytes + (structure || 0)) / stateBytes : null;
-      const figures = [
-        ['events-rate', 'events/s', shownRate(events), failed ? `${fmtRate(failed)}/s failed` : 'committed'],
-        ['event-p99', 'p99 event latency', latency ? latency.text : '—', latency ? latency.note : 'all modules'],
-        ['queries-rate', 'queries/s', queriesBefore === null || dt <= 0 ? '…' : fmtRate(Math.max(0, queries - queriesBefore) / dt), 'all modules'],
-        ['log-bursts', 'log bursts/s', shownRate(bursts), bursts === null ? 'no log in this build' : 'group commits'],
-        ['snapshots-held', 'snapshots held', held === null ? '—' : String(held), held === null ? 'not measured' : 'by readers'],
-        ['memory-per-byte', 'memory / state byte', perByte === null ? '—' : perByte.toFixed(2), stateBytes ? `${fmtBytes(stateBytes)} of rows` : 'no rows yet'],
-        ['queue', 'queued events', fmtMaybe(sum(samples, 'pure_queue_events', mod)), `seq ${fmtMaybe(sum(samples, 'pure_visible_sequence', mod))} visible`],
-        ['resident', 'resident memory', fmtBytes(sum(samples, 'pure_resident_bytes')), `${fmtMaybe(sum(samples, 'pure_connections'))} connections`],
-      ];
-      const box = $('#figures');
-      box.replaceChildren(...figures.map(([id, label, value, note]) =>
+      const r = await request('GET', 'metrics', undefined, undefined, false);  // a poll never asks for a token
+      if (r.status !== 200) {  // answered, but no figures: say so rather than leave the last ones
+        state.metrics = null;
+        $('#figures').replaceChildren(el('p', { class: 'muted', 'data-figure': 'none',
+          text: `No figures: GET /metrics answered ${r.status}${r.json && r.json.error ? ` (${r.json.error})` : ''}.` }));
+        return;
+      }
+      const now = { at: performance.now(), samples: parseMetrics(r.text) };
+      const before = state.metrics;
+      state.metrics = now;
+      $('#figures').replaceChildren(...figures(now, before, state.module, POLL_MS).map(([id, label, value, note]) =>
         el('div', { class: 'figure', 'data-figure': id }, el('div', { class: 'label', text: label }),
           el('div', { class: 'value', text: value }), el('div', { class: 'note', text: note }))));
     } catch (e) {
-      // the health pill tells when the server is gone
+      offline(e.message);
     } finally {
       pollMetrics.busy = false;
     }
   }
-  const fmtMaybe = (v) => (v === null ? '—' : String(v));
+
+  // ---- the connection --------------------------------------------------------------------------------------
+  // A request that gets no answer at all (the server stopped, the network went) makes the console
+  // offline: a banner says since when, the health pill says disconnected, and the rows, results
+  // and figures are marked as what they were then. The health poll goes on; its first answer
+  // brings the console back: fresh figures, the module's counts and page (or the whole module
+  // again when the server now serves another interface).
+  function offline(why) {
+    if (state.offline) return;
+    state.offline = new Date();
+    document.body.classList.add('offline');
+    const banner = $('#offline');
+    banner.hidden = false;
+    banner.textContent = `Disconnected: the server has not answered since ${state.offline.toLocaleTimeString([], { hour12: false })} (${why}). ` +
+      `The rows, results and figures below are from before then. Trying again every ${POLL_MS / 1000} s.`;
+    const pill = $('#health');
+    pill.textContent = 'disconnected';
+    pill.className = 'pill bad';
+  }
+
+  async function online() {
+    if (!state.offline) return;
+    state.offline = null;
+    state.metrics = null;  // a restarted server counts from 0 again: no rate across the gap
+    document.body.classList.remove('offline');
+    $('#offline').hidden = true;
+    if (!state.iface || !state.modules.includes(state.module)) return selectModule();
+    let r;
+    try {
+      r = await request('GET', moduleUrl());
+    } catch (e) {
+      return offline(e.message);
+    }
+    const shape = (text) => text.replace(/"count":\d+/g, '');
+    if (r.status !== 200 || !r.json || shape(r.text) !== shape(state.ifaceText)) return selectModule();
+    state.iface.lists = r.json.lists;
+    $('#lists-body').replaceChildren(listsTable());
+    if (state.list) loadPage();
+    pollMetrics();
+  }
 
   // ---- start ------------------------------------------------------------------------------------------
   async function start() {
@@ -665,7 +618,7 @@
     window.addEventListener('hashchange', selectModule);
     setInterval(() => {
       if (document.hidden) return;
-      pollMetrics();
+      if (!state.offline) pollMetrics();
       loadHealth();
     }, POLL_MS);
   }
