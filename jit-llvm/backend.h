@@ -5,7 +5,7 @@
 // native-or-step decision and the loader) and llvm_backend.cpp with all of LLVM, built as the shared
 // object libpure_llvm_engine.so that the loader opens on the compile thread at the first compile.
 // A program that compiles nothing never maps LLVM: no start-up relocations of its 47 MB and none of
-// its pages resident (pure-serve idle: 30 MB resident with LLVM linked in, docs/architecture.md).
+// its pages resident (pure-serve idle: 30 MB resident with LLVM linked in, jit-llvm/README.md).
 #pragma once
 #include <atomic>
 #include <cstdint>
