@@ -25,6 +25,8 @@ inline constexpr size_t kCallDepth = 200000;             // nested calls (a runa
 // for: the slot stack keeps this many spare slots past its end.
 inline constexpr uint32_t kInlineSlots = 128;
 inline constexpr uint32_t kTextBytes = 1u << 30;         // longest text (1 GiB)
+inline constexpr const char* kTextBytesText = "1 GiB";  // kTextBytes as messages name it
+static_assert(kTextBytes == 1u << 30, "kTextBytesText names kTextBytes");
 inline constexpr int64_t kListRows = int64_t{1} << 28;  // items in one event list
 
 // Hosting. A module's name is a URL path segment, a directory name inside --data and a metric

@@ -108,7 +108,7 @@ class Checker {
 
   void error(Loc loc, std::string msg, std::string hint = {}) {
     d_.error(loc, std::move(msg), std::move(hint));
-    if (d_.count() > 200) throw CompileAbort{};
+    if (d_.count() > limits::kErrorsBeforeAbort) throw CompileAbort{};
   }
 
   // ---- constants ----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ namespace pure {
 
 void Diagnostics::error(Loc loc, std::string message, std::string hint) {
   ++count_;
-  if (list_.size() < kMaxShown) list_.push_back({loc, std::move(message), std::move(hint)});
+  if (list_.size() < limits::kErrorsShown) list_.push_back({loc, std::move(message), std::move(hint)});
 }
 
 // Shows control characters and invalid bytes as '?' so a garbage input cannot mess up a terminal.

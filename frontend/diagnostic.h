@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/limits.h"
 #include "frontend/source.h"
 
 namespace pure {
@@ -26,8 +27,6 @@ class Diagnostics {
   // FILE:LINE:COL: error: MESSAGE, the source line, a caret, and the hint.
   std::string render() const;
   const Source& source() const { return source_; }
-
-  static constexpr size_t kMaxShown = 20;
 
  private:
   const Source& source_;

@@ -133,7 +133,7 @@ void index_error(const Instr* ip, int64_t pos, int64_t count) {
 
 rt::Text* concat(const Instr* ip, rt::Text* a, rt::Text* b, bool in_place) {
   uint64_t len = uint64_t{a->len} + b->len;
-  if (len > rt::kMaxTextBytes) fault(ip, "text too long (" + std::to_string(len) + " bytes; the limit is 1 GiB)");
+  if (len > rt::kMaxTextBytes) fault(ip, "text too long (" + std::to_string(len) + " bytes; the limit is " + limits::kTextBytesText + ")");
   if (in_place && len <= a->cap) {  // s = s + t with s unshared: append where it is
     std::memcpy(a->bytes + a->len, b->bytes, b->len);
     a->len = static_cast<uint32_t>(len);

@@ -77,7 +77,7 @@ inline rt::Text* new_text(const Instr* ip, std::string_view s) {
 }
 
 inline rt::Text* checked_text(const Instr* ip, uint64_t len) {
-  if (len > rt::kMaxTextBytes) fault(ip, "text too long (" + std::to_string(len) + " bytes; the limit is 1 GiB)");
+  if (len > rt::kMaxTextBytes) fault(ip, "text too long (" + std::to_string(len) + " bytes; the limit is " + limits::kTextBytesText + ")");
   return alloc_text(ip, static_cast<uint32_t>(len), static_cast<uint32_t>(len));
 }
 

@@ -239,7 +239,7 @@ TEST_CASE("checker: a flood of errors is capped in the output but counted") {
   for (int i = 0; i < 150; ++i) body += "let v" + std::to_string(i) + ": int = \"x\"\n";
   Compiled c(in_main(body));
   CHECK(c.diags->count() == 150);
-  CHECK(c.list().size() == Diagnostics::kMaxShown);
+  CHECK(c.list().size() == pure::limits::kErrorsShown);
   CHECK(contains(c.errors(), "... and 130 more errors"));
 }
 

@@ -292,7 +292,7 @@ TEST_CASE("parser: garbage input never loops and always ends with diagnostics") 
   }
   Parsed p(garbage);
   CHECK(p.diags->any());
-  CHECK(p.diags->list().size() <= Diagnostics::kMaxShown);
+  CHECK(p.diags->list().size() <= pure::limits::kErrorsShown);
   CHECK(p.errors().find("more errors") != std::string::npos);
 }
 
