@@ -28,6 +28,9 @@ inline constexpr uint32_t kTextBytes = 1u << 30;         // longest text (1 GiB)
 inline constexpr const char* kTextBytesText = "1 GiB";  // kTextBytes as messages name it
 static_assert(kTextBytes == 1u << 30, "kTextBytesText names kTextBytes");
 inline constexpr int64_t kListRows = int64_t{1} << 28;  // items in one event list
+// Checked builds (PURE_CHECKS) run the B+tree checker after each commit on every stored list of at
+// most this many rows: it reads every row, so larger lists would make checked test runs quadratic.
+inline constexpr int64_t kCheckedCommitRows = 256;
 
 // Hosting. A module's name is a URL path segment, a directory name inside --data and a metric
 // label; 64 bytes keeps every file name in its directory far below NAME_MAX (255).

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "base/assert.h"
+#include "base/limits.h"
 #include "runtime/memory.h"
 #include "runtime/store_flat.h"
 #include "runtime/store_live_tree.h"
@@ -267,7 +269,7 @@ class BTreeStore final : public Store {
   }
 
   void begin() override {
-    if (in_event_) throw std::logic_error("store: begin() inside an event");
+    PURE_ASSERT(!in_event_);  // begin() inside an event
     newest_.reset();  // an event usually writes; what the snapshot alone held comes back now
     core_->nodes.drain_returned();  // nodes released snapshots handed back serve this event's copies
     in_event_ = true;
@@ -287,6 +289,19 @@ class BTreeStore final : public Store {
       }
     }
     finish_event();
+    check_after_commit();
+  }
+  // Checked builds (PURE_CHECKS: Debug, sanitizers, fuzzing) run the B+tree checker after every
+  // commit on each list small enough (limits::kCheckedCommitRows) that the check stays cheap
+  // next to the event; a broken invariant stops the process there, naming the list and depth.
+  void check_after_commit() const {
+#if PURE_CHECKS
+    for (size_t i = 0; i < core_->trees.size(); ++i) {
+      if (core_->trees[i]->tree().count > limits::kCheckedCommitRows) continue;
+      std::string problem = store::check_tree(core_->shapes[i], core_->trees[i]->tree(), core_->nodes.generation());
+      if (!problem.empty()) assert_failed(problem.c_str(), __FILE__, __LINE__);
+    }
+#endif
   }
   void rollback() override {
     for (size_t i = undo_.size(); i-- > 0;) lists_[undo_[i].list]->undo(undo_[i], undo_cells_.data() + undo_[i].offset);
@@ -295,7 +310,7 @@ class BTreeStore final : public Store {
   bool in_event() const override { return in_event_; }
 
   std::shared_ptr<const Snapshot> publish() override {
-    if (in_event_) throw std::logic_error("store: publish() inside an event");
+    PURE_ASSERT(!in_event_);  // publish() inside an event
     release_deferred();
     core_->nodes.drain_returned();
     // Nothing was written since the newest snapshot: it is the current state. (Each loop in
@@ -409,7 +424,7 @@ void BTreeList::row_left(const Cell* row, bool) {
 
 bool BTreeList::put(const Cell* row) {
   store_.wrote();
-  if (shape_.sequence) throw std::logic_error("store: put on a sequence");
+  PURE_ASSERT(!shape_.sequence);  // put is for keyed lists
   store_.reserve_log(shape_.row_width);
   uint32_t w = shape_.row_width;
   Cell* owned = owned_.data();
@@ -455,7 +470,7 @@ bool BTreeList::set_field(const Cell* key, uint32_t field, Cell value) {
 
 bool BTreeList::remove(const Cell* key) {
   store_.wrote();
-  if (shape_.sequence) throw std::logic_error("store: remove on a sequence");
+  PURE_ASSERT(!shape_.sequence);  // remove is for keyed lists
   store_.reserve_log(shape_.row_width);
   uint32_t w = shape_.row_width;
   Cell* old = old_.data();
@@ -469,7 +484,7 @@ bool BTreeList::remove(const Cell* key) {
 
 int64_t BTreeList::append(const Cell* fields) {
   store_.wrote();
-  if (!shape_.sequence) throw std::logic_error("store: append on a keyed list");
+  PURE_ASSERT(shape_.sequence);  // append is for sequences
   store_.reserve_log(0);
   uint32_t w = shape_.row_width;
   Cell* owned = owned_.data();
@@ -484,7 +499,7 @@ int64_t BTreeList::append(const Cell* fields) {
 
 bool BTreeList::pop() {
   store_.wrote();
-  if (!shape_.sequence) throw std::logic_error("store: pop on a keyed list");
+  PURE_ASSERT(shape_.sequence);  // pop is for sequences
   store_.reserve_log(shape_.row_width);
   uint32_t w = shape_.row_width;
   Cell* old = old_.data();

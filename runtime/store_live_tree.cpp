@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/assert.h"
+
 namespace pure::rt::store {
 
 namespace {
@@ -214,6 +216,7 @@ bool LiveTree::shift_into_sibling(Path& path, uint32_t index, const Cell* row) {
   std::memcpy(leaf_rows(right), out + size_t(keep) * w, size_t(total - keep) * w * 8);
   left->count = keep;
   right->count = total - keep;
+  PURE_ASSERT(keep >= 1 && keep <= cap && total - keep >= 1 && total - keep <= cap);
   set_separator(separators(parent, shape_) + size_t(left_at) * shape_.key_width, leaf_rows(right));
   return true;
 }
@@ -227,6 +230,8 @@ void LiveTree::set_separator(Cell* separator, const Cell* key) {
 void LiveTree::insert_in_leaf(Path& path, uint32_t index, const Cell* row) {
   Node* leaf = path.node[tree_.height];
   uint32_t w = shape_.row_width, k = shape_.key_width, n = leaf->count;
+  PURE_ASSERT(index <= n && n <= shape_.leaf_capacity);
+  PURE_ASSERT(nodes_.is_private(leaf));  // the path was made private before the write
   if (n == shape_.leaf_capacity && shift_into_sibling(path, index, row)) return;
   Node* target = leaf;
   uint32_t at = index;
@@ -247,7 +252,9 @@ void LiveTree::insert_in_leaf(Path& path, uint32_t index, const Cell* row) {
   std::memmove(slot + w, slot, size_t(target->count - at) * w * 8);
   std::memcpy(slot, row, w * 8);
   ++target->count;
+  PURE_ASSERT(target->count <= shape_.leaf_capacity);
   if (!right) return;
+  PURE_ASSERT(leaf->count >= 1 && right->count >= 1);
   separator_.assign(leaf_rows(right), leaf_rows(right) + k);
   for (uint32_t c : shape_.text_key_columns) text_store_retain(reinterpret_cast<Text*>(separator_[c]));
   if (tree_.height == 0) {
@@ -262,6 +269,8 @@ void LiveTree::insert_child(Path& path, uint32_t level, Cell* separator, Node* c
   uint32_t pos = path.index[level] + 1, n = node->count, k = shape_.key_width;
   Node** kids = children(node);
   Cell* seps = separators(node, shape_);
+  PURE_ASSERT(pos >= 1 && pos <= n && n <= shape_.inner_capacity);
+  PURE_ASSERT(nodes_.is_private(node));
   if (n < shape_.inner_capacity) {
     std::memmove(kids + pos + 1, kids + pos, size_t(n - pos) * sizeof(Node*));
     kids[pos] = child;
@@ -285,6 +294,7 @@ void LiveTree::insert_child(Path& path, uint32_t level, Cell* separator, Node* c
   std::memcpy(children(right), scratch_children_.data() + keep, size_t(n + 1 - keep) * sizeof(Node*));
   std::memcpy(separators(right, shape_), scratch_separators_.data() + size_t(keep) * k, size_t(n - keep) * k * 8);
   right->count = n + 1 - keep;
+  PURE_ASSERT(keep >= 1 && keep <= shape_.inner_capacity && right->count >= 1 && right->count <= shape_.inner_capacity);
   // The separator between the halves moves up (its text references move with it).
   separator_.assign(scratch_separators_.begin() + size_t(keep - 1) * k, scratch_separators_.begin() + size_t(keep) * k);
   if (level == 0) {
@@ -295,6 +305,7 @@ void LiveTree::insert_child(Path& path, uint32_t level, Cell* separator, Node* c
 }
 
 void LiveTree::grow_root(Node* left, Node* right) {
+  PURE_ASSERT(tree_.height < kMaxHeight);  // Path holds kMaxHeight + 1 levels
   Node* root = nodes_.acquire(shape_, false);
   children(root)[0] = left;
   children(root)[1] = right;
@@ -341,6 +352,7 @@ void LiveTree::release_separator(Cell* separator) {
 
 void LiveTree::remove_child(Node* parent, uint32_t child, bool release) {
   uint32_t n = parent->count, k = shape_.key_width;
+  PURE_ASSERT(child < n && !parent->leaf);
   Node** kids = children(parent);
   Cell* seps = separators(parent, shape_);
   std::memmove(kids + child, kids + child + 1, size_t(n - child - 1) * sizeof(Node*));
@@ -398,6 +410,7 @@ void LiveTree::rebalance(Path& path, uint32_t level) {
     left->count += right->count;
     remove_child(parent, left_at + 1, false);
   }
+  PURE_ASSERT(left->count <= capacity);
   right->count = 0;  // its contents moved to `left`
   nodes_.drop(shape_, right);
   rebalance(path, level - 1);

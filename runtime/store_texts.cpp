@@ -1,11 +1,11 @@
 // runtime/store_texts.cpp — the slabs of a store's short texts (see store_texts.h).
 #include "runtime/store_texts.h"
 
-#include <cassert>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
+#include "base/assert.h"
 #include "runtime/memory.h"
 
 namespace pure::rt::store {
@@ -42,7 +42,7 @@ static_assert(TextSlabs::kMaxSlabBytes / 8 <= 65536, "a block's offset in 8-byte
 static_assert(TextSlabs::kMaxBlock % 8 == 0 && TextSlabs::kMaxBlock <= TextSlabs::kFirstSlabBytes - kHeader);
 
 TextSlabs::~TextSlabs() {
-  assert(live_ == 0 && "a store's texts outlived its slabs");
+  PURE_ASSERT(live_ == 0);  // a store's texts outlived its slabs
   while (all_) {
     Slab* s = all_;
     all_ = s->all_next;
@@ -143,10 +143,10 @@ void TextSlabs::release_slab(Slab* s) {
 }
 
 void TextSlabs::free_text(Text* t) {
-  assert((t->flags & kTextSlab) && t->rc == 0);
+  PURE_ASSERT((t->flags & kTextSlab) && t->rc == 0);
   Slab* s = slab_of(t);
   TextSlabs* owner = s->owner;
-  assert(s->live > 0 && owner->live_ > 0);
+  PURE_ASSERT(s->live > 0 && owner->live_ > 0);
   char* p = reinterpret_cast<char*>(t);
   std::memcpy(p, &s->free, sizeof(char*));
   s->free = p;
