@@ -172,6 +172,16 @@ class DefaultBudgetFromTheMachine(unittest.TestCase):
         self.assertEqual(code, 3, err)
         self.assertIn("memory budget spent (32 MiB of texts", err)
 
+    def test_the_system_refusing_memory_is_a_runtime_error_not_an_abort(self):
+        # a budget larger than ulimit -v allows: the allocator refuses first (mimalloc's C operator new
+        # aborted there: exit 134, tools/allocator.h)
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out, err = run_limited(["--max-memory", "4G"], 'fn main() {\n  print("before")\n  var xs = repeat(0, 0)\n'
+                                         '  while true { xs.push(1) }\n}\n', ULIMIT_V, tmp)
+        self.assertEqual((code, out), (3, "before\n"), err)
+        self.assertTrue(err.startswith("prog.pure:4:18: runtime error: out of memory: the system refused an allocation "
+                                       "(the memory budget, --max-memory, is 4 GiB)\n"), err)
+
     def test_event_under_data_fails_is_not_committed_and_the_next_start_recovers(self):
         source = """list rows seq { line: text }
 event put(n: int) { for i in 0 .. n { rows.push({ line: "kept {i}" }) } }
