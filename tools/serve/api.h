@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/limits.h"
 #include "host/owner.h"
 #include "tools/serve/access.h"
 #include "ir/ir.h"
@@ -69,7 +70,7 @@ struct ApiOptions {
   bool log_requests = false;       // one log line per request
   // --max-reply: the largest query or event reply body, in bytes; a larger one is answered 413
   // (the result's size is bounded before it is read out: vm::RunOptions::max_result_bytes).
-  uint64_t max_reply = 64ull << 20;
+  uint64_t max_reply = limits::kReplyBytes;
   std::shared_ptr<host::MemoryPool> memory_pool;  // --max-memory-total (null: none), for /metrics
 };
 

@@ -116,15 +116,18 @@ int main(int argc, char** argv) {
                  "memory budget of each module: its stored state plus what one event or query allocates; an event "
                  "that would pass it fails (409, rolled back, not logged); K, M, G suffixes (default: half the smallest "
                  "of physical memory, the cgroup limit and what ulimit -v leaves)")
-      ->check(size_check);
+      ->check(size_check)
+      ->type_name("SIZE");
   app.add_option("--max-memory-total", max_memory_total_text,
                  "memory budget of all modules together (their states plus one event's allocations); an event that "
                  "would pass it fails (409) as for --max-memory (default: the same machine-derived amount)")
-      ->check(size_check);
+      ->check(size_check)
+      ->type_name("SIZE");
   app.add_option("--max-reply", max_reply_text,
                  "largest reply of a query or event in bytes of JSON; a larger one is answered 413 without being "
                  "built; K, M, G suffixes (default 64M)")
-      ->check(size_check);
+      ->check(size_check)
+      ->type_name("SIZE");
   app.add_option("--token-file", token_file,
                  "tokens, one a line: 'SCOPE[,SCOPE] TOKEN' (scopes read, write, admin; '#' comments) or a lone TOKEN "
                  "(write); events need 'Authorization: Bearer TOKEN' of scope write, reads one of scope read once a "
