@@ -36,4 +36,18 @@ inline constexpr int64_t kCheckedCommitRows = 256;
 // label; 64 bytes keeps every file name in its directory far below NAME_MAX (255).
 inline constexpr size_t kModuleNameBytes = 64;
 
+// Memory (tools/memory_budget.h). The default memory budget is this share of the smallest of
+// physical memory, the cgroup limit and the address space RLIMIT_AS leaves. Half, because the
+// budget counts bytes held, not the process's footprint: a list that grows copies into a buffer
+// twice the size while the old one lives, the allocator keeps slack and whole segments, snapshots
+// that queries and checkpoints hold keep old nodes alive, and a reply is built beside the result;
+// at half, a run that spends its budget still has the other half for all that, so the budget's
+// clear error comes before the allocator's refusal or the kernel's OOM killer.
+inline constexpr double kMemoryBudgetShare = 0.5;
+inline constexpr uint64_t kMemoryBudgetFloor = uint64_t{16} << 20;    // never less (a tiny ulimit -v)
+inline constexpr uint64_t kMemoryBudgetUnknown = uint64_t{4} << 30;   // when the machine tells nothing
+// A reply of pure-serve (--max-reply's default): far beyond any page a client reads at once, far
+// below what building it could cost the server.
+inline constexpr uint64_t kReplyBytes = uint64_t{64} << 20;
+
 }  // namespace pure::limits

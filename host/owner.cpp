@@ -42,6 +42,8 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
       options_(options) {
   run_options_.max_steps = options_.max_steps;
   run_options_.tier = options_.tier;
+  if (options_.max_memory) run_options_.max_memory = options_.max_memory;
+  run_options_.max_result_bytes = options_.max_result_bytes;
   uint64_t last = durability_->last_sequence();
   next_sequence_ = last + 1;
   durable_ = last;
@@ -52,6 +54,8 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
   rt::MemoryUse m = store_->memory();
   state_bytes_ = m.state_bytes;
   structure_bytes_ = m.structure_bytes;
+  memory_held_ = m.state_bytes + m.structure_bytes;
+  if (options_.pool) options_.pool->held += memory_held_.load();
   durability_->set_listener(
       [this](uint64_t sequence, bool poisoned, const std::string& reason) { on_durable(sequence, poisoned, reason); });
   thread_ = std::thread([this] { run(); });
@@ -84,7 +88,34 @@ std::shared_ptr<const rt::Snapshot> Owner::snapshot() const { return visible_.re
 std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> Owner::visible() const { return visible_.read(); }
 
 vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args) const {
-  return vm::call_query(program_, snapshot(), fn, args, run_options_);
+  // Against the module's budget, the state it holds counted in (a query's snapshot shares it).
+  vm::RunOptions o = run_options_;
+  o.memory_held = memory_held_.load(std::memory_order_relaxed);
+  return vm::call_query(program_, snapshot(), fn, args, o);
+}
+
+vm::RunOptions Owner::event_options() const {
+  vm::RunOptions o = run_options_;
+  uint64_t held = memory_held_.load(std::memory_order_relaxed);
+  o.memory_held = held;
+  if (const MemoryPool* pool = options_.pool.get()) {
+    uint64_t all = pool->held.load(std::memory_order_relaxed);
+    uint64_t room = o.max_memory > held ? o.max_memory - held : 0;
+    uint64_t pool_room = pool->limit > all ? pool->limit - all : 0;
+    if (pool_room < room) {
+      o.max_memory = pool->limit;
+      o.memory_held = all;
+      o.memory_option = "--max-memory-total";
+    }
+  }
+  return o;
+}
+
+void Owner::note_memory() {
+  rt::MemoryUse m = store_->memory();
+  uint64_t now = m.state_bytes + m.structure_bytes;
+  uint64_t before = memory_held_.exchange(now, std::memory_order_relaxed);
+  if (options_.pool) options_.pool->held += now - before;  // unsigned wrap-around subtracts
 }
 
 std::string Owner::unhealthy_reason() const {
@@ -103,6 +134,8 @@ OwnerStats Owner::stats() const {
     s.queued = queue_.size();
   }
   s.visible_sequence = visible_sequence_.load();
+  s.memory_bytes = memory_held_.load();
+  s.memory_budget = run_options_.max_memory;
   s.state_bytes = state_bytes_.load();
   s.structure_bytes = structure_bytes_.load();
   {
@@ -136,11 +169,23 @@ void Owner::run() {
     } else {
       for (size_t i = 0; i < batch.size(); ++i) {
         Pending& p = batch[i];
-        vm::CallResult r = vm::call_event(program_, *store_, p.fn, p.args, run_options_);
+        vm::CallResult r;
+        try {
+          r = vm::call_event(program_, *store_, p.fn, p.args, event_options());
+        } catch (const std::bad_alloc&) {
+          // before the event ran (its machine could not be set up): it changed nothing; inside
+          // it, call_event turns running out of memory into the event's runtime error
+          r.ok = false;
+          r.reason = "out of memory: the system refused the memory to start the event";
+        }
+        note_memory();
         if (r.ok) {
           committed.push_back(CommittedEvent{p.fn, p.args});
           committed_at.push_back(i);
-          w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Committed, 0, "", std::move(r.value)});
+          EventReply reply{EventReply::Kind::Committed, 0, "", std::move(r.value)};
+          reply.result_bytes_at_least = r.result_bytes_at_least;
+          reply.result_error = std::move(r.result_error);
+          w.replies.emplace_back(std::move(p.done), std::move(reply));
         } else {
           w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Failed, 0, std::move(r.reason)});
         }
@@ -279,6 +324,7 @@ std::string Owner::close() {
   }
   queue_cv_.notify_one();
   if (thread_.joinable()) thread_.join();
+  if (options_.pool) options_.pool->held -= memory_held_.load();  // this module's state leaves the pool
   close_result_ = durability_->close();
   // Whatever the log did not confirm is not acknowledged.
   std::vector<Waiting> left;

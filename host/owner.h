@@ -132,11 +132,32 @@ struct EventReply {
   uint64_t sequence = 0;
   std::string reason;
   vm::Value value;  // Committed: the event's declared result (Kind::Int 0 when it declares none)
+  // Committed, but its result was not read out (vm::CallResult's fields of the same names).
+  uint64_t result_bytes_at_least = 0;
+  std::string result_error;
 };
 using EventDone = std::function<void(EventReply)>;
 
+// A memory budget several owners share (pure-serve --max-memory-total): each adds the bytes its
+// module's state holds (rt::MemoryUse: state and structure) and takes them back when it closes.
+struct MemoryPool {
+  explicit MemoryPool(uint64_t l) : limit(l) {}
+  const uint64_t limit;
+  std::atomic<uint64_t> held{0};
+};
+
 struct OwnerOptions {
   uint64_t max_steps = 10'000'000;  // step budget of each event and query
+  // The module's memory budget: its stored state (rt::MemoryUse, state and structure bytes) plus
+  // what one event or query allocates on top of it. An event that would pass it fails (a runtime
+  // error naming the budget and --max-memory) and is rolled back. 0: vm::RunOptions' default.
+  uint64_t max_memory = 0;
+  // Shared by the owners of one process (may be null): an event also fails when all the modules'
+  // states together plus what it allocates would pass pool->limit (the message names
+  // --max-memory-total). The tighter of the two budgets applies.
+  std::shared_ptr<MemoryPool> pool;
+  // vm::RunOptions::max_result_bytes of each event and query (0: none).
+  uint64_t max_result_bytes = 0;
   size_t max_queue = 100'000;       // events waiting for the owner; more are Unavailable
   // A JIT's tier-up hook (vm/engine.h) for the events and queries this owner runs; null: interpret.
   // It must outlive the owner's runs (close() first) and be safe to call from several threads.
@@ -161,6 +182,8 @@ struct OwnerStats {
   uint64_t batches = 0;         // batches the owner ran
   uint64_t queued = 0;          // events waiting now
   uint64_t visible_sequence = 0;
+  uint64_t memory_bytes = 0;    // held against the memory budget: state + structure bytes, after the last event
+  uint64_t memory_budget = 0;   // OwnerOptions::max_memory (or the default)
   uint64_t state_bytes = 0;     // rt::MemoryUse of the store after the last batch
   uint64_t structure_bytes = 0;
   uint64_t snapshots_held = 0;  // held by the owner: the visible one and those of batches waiting to be durable
@@ -224,6 +247,10 @@ class Owner {
   // snapshot among them.
   void collect_ready(std::vector<Waiting>& out);
   void deliver(std::vector<Waiting>& ready);  // runs the callbacks in order, counting outcomes
+  // The options of one event: the budget with the least room left (the module's or the pool's),
+  // with the bytes already held against it.
+  vm::RunOptions event_options() const;
+  void note_memory();  // after an event: the store's bytes to memory_held_ and the pool
 
   const std::string name_;
   const vm::Program& program_;
@@ -255,6 +282,7 @@ class Owner {
 
   std::atomic<uint64_t> committed_{0}, failed_{0}, unavailable_{0}, batches_{0}, visible_sequence_{0};
   std::atomic<uint64_t> state_bytes_{0}, structure_bytes_{0};
+  std::atomic<uint64_t> memory_held_{0};  // state + structure bytes now (owner thread writes)
 
   std::mutex close_mu_;
   bool closed_ = false;

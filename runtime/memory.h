@@ -28,6 +28,9 @@ class MemoryMeter {
  public:
   explicit MemoryMeter(uint64_t limit) : limit_(limit > INT64_MAX ? INT64_MAX : static_cast<int64_t>(limit)) {}
   uint64_t limit() const { return static_cast<uint64_t>(limit_); }
+  // The command-line option that sets this budget, for its message ("--max-memory").
+  const char* option() const { return option_; }
+  void set_option(const char* option) { option_ = option; }
   int64_t used() const { return used_; }  // charged minus credited since the meter was made
   int64_t peak() const { return peak_; }
   bool over() const { return used_ > limit_; }
@@ -47,6 +50,7 @@ class MemoryMeter {
   int64_t limit_;
   int64_t used_ = 0;
   int64_t peak_ = 0;
+  const char* option_ = "--max-memory";
 };
 
 // Installs a meter on this thread for the scope's life; the one before comes back afterwards.

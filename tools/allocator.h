@@ -3,6 +3,7 @@
 // Include it in one source file of a program (it defines a start-up function).
 #pragma once
 #include <cstdlib>
+#include <new>
 #ifdef PURE_MIMALLOC
 #include <mimalloc.h>
 #endif
@@ -26,3 +27,28 @@ __attribute__((constructor(101), used)) static void tune_allocator() {
 }
 
 }  // namespace pure::tools
+
+#ifdef PURE_MIMALLOC
+// operator new that throws std::bad_alloc when the system refuses memory. The C build of mimalloc
+// (Debian's libmimalloc.so.2) defines operator new in C: when an allocation fails it calls
+// abort(), where the C++ standard (and libstdc++) throw. Running out of memory inside a call must
+// be that call's runtime error (vm/driver.cpp turns std::bad_alloc into one), never SIGABRT (issue
+// 31 item 8: under `ulimit -v`, a growing list ended pure-run with exit 134). The program's own
+// definitions replace the library's everywhere; delete stays mimalloc's (mi_free frees both).
+void* operator new(std::size_t n) {
+  if (void* p = mi_new_nothrow(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  if (void* p = mi_new_nothrow(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  if (void* p = mi_new_aligned_nothrow(n, static_cast<std::size_t>(a))) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  if (void* p = mi_new_aligned_nothrow(n, static_cast<std::size_t>(a))) return p;
+  throw std::bad_alloc();
+}
+#endif

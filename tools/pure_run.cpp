@@ -19,6 +19,7 @@
 #include "stdlib/utf8.h"
 #include "tools/allocator.h"
 #include "tools/compile_module.h"
+#include "tools/memory_budget.h"
 #include "tools/run_data.h"
 #include "vm/vm.h"
 #include "jit-common/jit.h"
@@ -44,29 +45,20 @@ bool read_file(const std::string& path, std::string& out, std::string& why) {
 }
 
 // A budget given on the command line: decimal digits only (so "010" is ten, never octal), at
-// least 1 and at most INT64_MAX after the unit. Returns the reason it is not one, or "".
-// (CLI11 puts the option's name in front of the reason.)
+// least 1 and at most INT64_MAX (sizes: after the unit, tools/memory_budget.h). Returns the reason
+// it is not one, or "". (CLI11 puts the option's name in front of the reason.)
 std::string parse_budget(const std::string& text, bool size, uint64_t& out) {
+  if (size) return pure::tools::parse_size(text, out);
   const uint64_t kMax = INT64_MAX;
-  std::string what = size ? "a size in bytes, optionally with K, M or G (powers of 1024), such as 64M or 4G"
-                          : "a whole decimal number of at least 1";
-  size_t digits = text.find_first_not_of("0123456789");
-  if (digits == std::string::npos) digits = text.size();
-  uint64_t unit = 1;
-  std::string suffix = text.substr(digits);
-  if (size && suffix.size() == 1 && std::string("KkMmGg").find(suffix[0]) != std::string::npos)
-    unit = uint64_t{1} << (std::tolower(static_cast<unsigned char>(suffix[0])) == 'k' ? 10 : std::tolower(static_cast<unsigned char>(suffix[0])) == 'm' ? 20 : 30);
-  else if (!suffix.empty())
-    return "needs " + what + ", not '" + text + "'";
-  if (digits == 0) return "needs " + what + ", not '" + text + "'";
+  const std::string what = "a whole decimal number of at least 1";
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return "needs " + what + ", not '" + text + "'";
   uint64_t n = 0;
-  for (size_t i = 0; i < digits; ++i) {
-    if (n > (kMax - (text[i] - '0')) / 10) return text + " is too large (the largest is " + std::to_string(kMax) + (size ? " bytes)" : ")");
-    n = n * 10 + (text[i] - '0');
+  for (char c : text) {
+    if (n > (kMax - (c - '0')) / 10) return text + " is too large (the largest is " + std::to_string(kMax) + ")";
+    n = n * 10 + (c - '0');
   }
-  if (n > kMax / unit) return text + " is too large (the largest is " + std::to_string(kMax) + (size ? " bytes)" : ")");
   if (n == 0) return "needs " + what + ", not '" + text + "'";
-  out = n * unit;
+  out = n;
   return "";
 }
 
@@ -87,7 +79,7 @@ int main(int argc, char** argv) {
                "pure-run"};
   std::string path;
   bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
-  std::string max_steps_text = "10000000000", max_memory_text = "4G";
+  std::string max_steps_text = "10000000000", max_memory_text;  // memory: empty = derived from the machine
   app.add_option("file", path, "the module to run (a .pure file)")->required();
   app.add_flag("--check", check_only, "compile only: report errors, run nothing");
   app.add_flag("--dump-ast", dump_ast, "print the checked syntax tree");
@@ -108,7 +100,8 @@ int main(int argc, char** argv) {
       ->check(budget(false));
   app.add_option("--max-memory", max_memory_text,
                  "memory budget of the run: bytes of texts, lists and stored rows live at once; K, M, G suffixes "
-                 "(default 4G)")
+                 "(default: half the smallest of physical memory, the cgroup limit and what ulimit -v leaves; "
+                 "see docs/errors.md)")
       ->check(budget(true));
   std::string data_dir, sync_mode = "always", checkpoint_every_text = "100000";
   CLI::Option* data_option =
@@ -173,7 +166,10 @@ int main(int argc, char** argv) {
 
   uint64_t max_steps = 0, max_memory = 0;
   parse_budget(max_steps_text, false, max_steps);  // both checked by the validators above
-  parse_budget(max_memory_text, true, max_memory);
+  if (max_memory_text.empty())
+    max_memory = pure::tools::default_memory_budget(pure::tools::machine_memory());
+  else
+    parse_budget(max_memory_text, true, max_memory);
   // Texts are valid UTF-8: arguments are checked before they become texts, as input() checks
   // standard input.
   for (size_t i = 0; i < args.size(); ++i) {

@@ -72,6 +72,8 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
   // The invocation's memory budget (runtime/memory.h), on the thread that runs it: main and all
   // it calls, or one event or query a host calls.
   rt::MemoryMeter meter(vm.options.max_memory);
+  meter.set_option(vm.options.memory_option);
+  meter.add(vm.options.memory_held);  // the host's state, already held against the same budget
   rt::MeterScope metered(meter);
   while (true) {
     try {

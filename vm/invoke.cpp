@@ -225,6 +225,97 @@ static Value take_value(Slot* in, const ir::ValueType& t) {
   }
 }
 
+// ---- bounding a result before it is read out (RunOptions::max_result_bytes) --------------------
+
+// The fewest bytes a cell takes as JSON: an int's digits (and sign), a bool's "true", a num's one
+// digit, a text's bytes and two quotes.
+static uint64_t cell_json_at_least(const ir::ValueType& t, uint64_t cell) {
+  switch (t.kind) {
+    case Kind::Int: {
+      int64_t v = static_cast<int64_t>(cell);
+      uint64_t n = v < 0 ? 2 : 1;
+      uint64_t m = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+      while (m >= 10) m /= 10, ++n;
+      return n;
+    }
+    case Kind::Bool: return 4;
+    case Kind::Text: return reinterpret_cast<const rt::Text*>(cell)->view().size() + 2;
+    default: return 1;
+  }
+}
+
+static uint64_t row_json_at_least(const ir::ValueType& list, const rt::Cell* row) {
+  if (list.kind == Kind::Seq && !list.row_is_item) return cell_json_at_least(list.fields[0], row[0]);
+  uint64_t n = 2 + (list.fields.empty() ? 0 : list.fields.size() - 1);
+  for (size_t c = 0; c < list.fields.size(); ++c) n += cell_json_at_least(list.fields[c], row[c]);
+  return n;
+}
+
+// A lower bound of the result's JSON size, counted up to just past `limit` (then it stops).
+static uint64_t json_at_least(const Slot* in, const ir::ValueType& t, uint64_t limit) {
+  switch (t.kind) {
+    case Kind::Void: return 0;
+    case Kind::Item: {
+      uint64_t n = 2 + (t.fields.empty() ? 0 : t.fields.size() - 1);
+      for (size_t i = 0; i < t.fields.size() && n <= limit; ++i) n += json_at_least(in + i, t.fields[i], limit);
+      return n;
+    }
+    case Kind::Text: return in->t->view().size() + 2;
+    case Kind::Seq:
+    case Kind::Keyed: {
+      const rt::EventList* l = in->l;
+      uint64_t n = 2 + (l->count() > 0 ? static_cast<uint64_t>(l->count()) - 1 : 0);
+      if (t.kind == Kind::Seq) {
+        rt::Cell scratch = 0;
+        for (int64_t i = 0; i < l->count() && n <= limit; ++i) n += row_json_at_least(t, l->row(i, &scratch));
+      } else {
+        rt::EventList::Walk w;
+        while (n <= limit)
+          if (const rt::Cell* row = l->walk_next(w, nullptr, 0, false, 0, 0)) n += row_json_at_least(t, row);
+          else break;
+      }
+      return n;
+    }
+    default: return cell_json_at_least(t, in->u);
+  }
+}
+
+// Releases what a result's slots own without reading them out.
+static void release_value(Slot* in, const ir::ValueType& t) {
+  switch (t.kind) {
+    case Kind::Item:
+      for (size_t i = 0; i < t.fields.size(); ++i) release_value(in + i, t.fields[i]);
+      return;
+    case Kind::Text: rt::text_release(in->t); return;
+    case Kind::Seq:
+    case Kind::Keyed: rt::list_release(in->l); return;
+    default: return;
+  }
+}
+
+// Reads the result out into r.value unless it passes options.max_result_bytes or the system
+// refuses the memory (r.result_error then says which; the slots are released either way).
+static void read_result(Slot* in, const ir::ValueType& t, const RunOptions& options, CallResult& r) {
+  if (options.max_result_bytes) {
+    uint64_t at_least = json_at_least(in, t, options.max_result_bytes);
+    if (at_least > options.max_result_bytes) {
+      release_value(in, t);
+      r.result_bytes_at_least = at_least;
+      r.result_error = "the result is too large: its JSON would take more than " +
+                       std::to_string(options.max_result_bytes) + " bytes";
+      return;
+    }
+  }
+  try {
+    r.value = take_value(in, t);
+  } catch (const std::bad_alloc&) {
+    // what take_value had not released yet stays allocated: a leak bounded by one result, rather
+    // than a call that takes its thread (an owner, an I/O thread) down
+    r.value = Value{};
+    r.result_error = "out of memory: the system refused the memory to copy the result out";
+  }
+}
+
 Value copy_value(const Slot*& in, const ir::ValueType& t) {
   if (t.kind == Kind::Item) {
     Value item;
@@ -297,7 +388,7 @@ CallResult call_event(const Program& program, rt::Store& store, uint32_t index, 
     r.reason = std::string(base[1].t->view());
     rt::text_release(base[1].t);
   } else {
-    r.value = take_value(base + 2, fn.result_type);  // the result the event declared, if any
+    read_result(base + 2, fn.result_type, options, r);  // the result the event declared, if any
   }
   return r;
 }
@@ -318,7 +409,7 @@ CallResult call_query(const Program& program, std::shared_ptr<const rt::Snapshot
     r.error = std::move(err);
     return r;
   }
-  r.value = take_value(base, fn.result_type);
+  read_result(base, fn.result_type, options, r);
   return r;
 }
 

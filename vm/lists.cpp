@@ -58,14 +58,14 @@ static std::string bytes_text(uint64_t n) {
 static std::string budget_message() {
   const rt::MemoryMeter* m = rt::current_meter();
   return "memory budget spent (" + (m ? bytes_text(m->limit()) : std::string("?")) +
-         " of texts, lists and stored rows held at once); raise it with --max-memory";
+         " of texts, lists and stored rows held at once); raise it with " + (m ? std::string(m->option()) : std::string("--max-memory"));
 }
 
 std::string out_of_memory_message(const std::bad_alloc& e) {
   if (dynamic_cast<const rt::MemoryBudgetSpent*>(&e) || rt::memory_over()) return budget_message();
   const rt::MemoryMeter* m = rt::current_meter();
   return "out of memory: the system refused an allocation" +
-         (m ? " (the memory budget, --max-memory, is " + bytes_text(m->limit()) + ")" : std::string());
+         (m ? " (the memory budget, " + std::string(m->option()) + ", is " + bytes_text(m->limit()) + ")" : std::string());
 }
 
 void out_of_memory(const Instr* ip, const std::bad_alloc& e) { fault(ip, out_of_memory_message(e)); }

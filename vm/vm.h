@@ -56,6 +56,15 @@ struct RunOptions {
   // one event or query a host calls) may allocate and hold at once; past it an allocation is a
   // runtime error. Counted, not measured, on the invocation's thread: see runtime/memory.h.
   uint64_t max_memory = uint64_t{4} << 30;
+  // Bytes already held against max_memory when the invocation starts (a host's stored state: the
+  // budget covers the state and what the event adds to it), and the option that sets the budget,
+  // named in the budget's message.
+  uint64_t memory_held = 0;
+  const char* memory_option = "--max-memory";
+  // A host's bound on a query's or event's result (0: none): when the result's JSON would take at
+  // least this many bytes (its numbers' digits, texts' bytes and quotes, one separator per element;
+  // counted before anything is built), it is not read out: CallResult::result_too_large is set.
+  uint64_t max_result_bytes = 0;
   // print/write; default: stdout. Output is buffered and handed over when the buffer passes
   // kOutputFlushBytes, at each new line with flush_lines, and when the run ends: the bytes are the
   // same whatever the chunks.
@@ -85,6 +94,11 @@ struct CallResult {
   std::string reason;    // event that failed: its `fail` text, or "runtime error at L:C: ..."
   std::optional<RuntimeError> error;  // query (or bad call) that failed: the error
   Value value;           // query, or event that committed: its result (Kind::Int 0 when none)
+  // The result was not read out (value is empty; an event is committed all the same): the lower
+  // bound of its JSON size when it passed RunOptions::max_result_bytes, with result_error saying
+  // so; or the system refused the memory to copy it (result_error says that).
+  uint64_t result_bytes_at_least = 0;
+  std::string result_error;
 };
 
 // The index of the event, query or function with this name, or -1.

@@ -130,6 +130,86 @@ fn main() {
         self.assertTrue(err.startswith("prog.pure:4:18: runtime error: " + SPENT_64M), err)
 
 
+def run_limited(flags, source, address_space, cwd):
+    """Runs `pure-run FLAGS prog.pure` in cwd under RLIMIT_AS (ulimit -v) = address_space bytes."""
+    import resource
+    path = os.path.join(cwd, "prog.pure")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(source)
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    done = subprocess.run(PURE_RUN + list(flags) + ["prog.pure"], cwd=cwd, capture_output=True, timeout=60,
+                          preexec_fn=limit)
+    return done.returncode, done.stdout.decode(), done.stderr.decode("utf-8", "replace")
+
+
+ULIMIT_V = 400 << 20  # small enough that the default budget (its half, less what is mapped) is ~150 MiB
+
+
+@unittest.skipIf(len(PURE_RUN) > 1 or os.environ.get("PURE_EMULATOR"), "RLIMIT_AS would limit the emulator")
+class DefaultBudgetFromTheMachine(unittest.TestCase):
+    """Issue 31 item 8: without --max-memory the budget is derived from the machine (here RLIMIT_AS), so
+    it is spent, with its clear error, before the allocator refuses (or the process aborts, exit 134)."""
+
+    def budget_of(self, err):
+        start = err.index("memory budget spent (") + len("memory budget spent (")
+        amount, unit = err[start:].split(" ")[:2]
+        self.assertEqual(unit, "MiB")
+        return int(amount) << 20
+
+    def test_main_growing_a_list_spends_the_derived_budget(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out, err = run_limited([], 'fn main() {\n  print("before")\n  var xs = repeat(0, 0)\n'
+                                         '  while true { xs.push(1) }\n}\n', ULIMIT_V, tmp)
+        self.assertEqual((code, out), (3, "before\n"), err)
+        self.assertTrue(err.startswith("prog.pure:4:18: runtime error: memory budget spent ("), err)
+        self.assertIn("raise it with --max-memory", err)
+        self.assertLess(self.budget_of(err), ULIMIT_V // 2 + 1)
+
+    def test_max_memory_overrides_the_derived_budget(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out, err = run_limited(["--max-memory", "32M"], 'fn main() {\n  var xs = repeat(0, 0)\n'
+                                         '  while true { xs.push(1) }\n}\n', ULIMIT_V, tmp)
+        self.assertEqual(code, 3, err)
+        self.assertIn("memory budget spent (32 MiB of texts", err)
+
+    def test_the_system_refusing_memory_is_a_runtime_error_not_an_abort(self):
+        # a budget larger than ulimit -v allows: the allocator refuses first (mimalloc's C operator new
+        # aborted there: exit 134, tools/allocator.h)
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out, err = run_limited(["--max-memory", "4G"], 'fn main() {\n  print("before")\n  var xs = repeat(0, 0)\n'
+                                         '  while true { xs.push(1) }\n}\n', ULIMIT_V, tmp)
+        self.assertEqual((code, out), (3, "before\n"), err)
+        self.assertTrue(err.startswith("prog.pure:4:18: runtime error: out of memory: the system refused an allocation "
+                                       "(the memory budget, --max-memory, is 4 GiB)\n"), err)
+
+    def test_event_under_data_fails_is_not_committed_and_the_next_start_recovers(self):
+        source = """list rows seq { line: text }
+event put(n: int) { for i in 0 .. n { rows.push({ line: "kept {i}" }) } }
+event grow() {
+  var i = 0
+  while true { rows.push({ line: "row {i} padded to be a little longer" }); i += 1 }
+}
+fn main() {
+  if rows.count() == 0 {
+    print(put(1000).ok)
+    let o = grow()
+    print(o.ok)
+    print(o.reason)
+  }
+  print("count {rows.count()}")
+}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            code, out, err = run_limited(["--data", "d"], source, ULIMIT_V, tmp)
+            self.assertEqual(code, 0, err)
+            lines = out.splitlines()
+            self.assertEqual(lines[:2], ["true", "false"], out)
+            self.assertTrue(lines[2].startswith("runtime error at 5:20: memory budget spent ("), out)
+            self.assertEqual(lines[3], "count 1000")
+            code, out, err = run_limited(["--data", "d"], source, ULIMIT_V, tmp)  # recovers: the failed event left nothing
+            self.assertEqual((code, out), (0, "count 1000\n"), err)
+
+
 # Prints, then waits for standard input (input() reads to its end), then prints again: what was
 # printed before the wait must be readable while the program waits.
 WAIT_FOR_INPUT = ('fn main() {\n  print(repeat("x", 70000).join(""))\n  print("first")\n  write("partial")\n'

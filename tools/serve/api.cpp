@@ -869,12 +869,32 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                     Response r;
                     switch (reply.kind) {
                       case host::EventReply::Kind::Committed: {
-                        std::string body = "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence);
-                        if (fn.result_type.kind != Kind::Void) {  // the result the event declares
-                          body += ",\"result\":";
-                          append_value(body, fn.result_type, reply.value);
+                        // The event is committed (and durable) whatever happens to its reply: a
+                        // result too large for --max-reply, or memory refused, is said with its seq.
+                        std::string committed = "event " + fn.name + " committed as seq " + std::to_string(reply.sequence);
+                        if (reply.result_bytes_at_least) {
+                          r = too_large(committed + "; its result", reply.result_bytes_at_least);
+                          break;
                         }
-                        r = json_response(200, body + "}");
+                        if (!reply.result_error.empty()) {
+                          r = error(503, committed + "; its result cannot be sent: " + reply.result_error);
+                          break;
+                        }
+                        try {
+                          std::string body = "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence);
+                          if (fn.result_type.kind != Kind::Void) {  // the result the event declares
+                            body += ",\"result\":";
+                            append_value(body, fn.result_type, reply.value);
+                          }
+                          body += "}";
+                          if (body.size() > options_.max_reply)
+                            r = too_large(committed + "; its result", body.size());
+                          else
+                            r = json_response(200, std::move(body));
+                        } catch (const std::bad_alloc&) {
+                          r = error(503, committed + "; its result cannot be sent: out of memory: the system refused "
+                                                     "the memory to build the reply");
+                        }
                         break;
                       }
                       case host::EventReply::Kind::Failed: {
@@ -890,7 +910,23 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                   });
 }
 
+Response Api::too_large(const std::string& what, uint64_t bytes) const {
+  (void)bytes;  // a lower bound that stopped counting just past the limit: not worth printing
+  return error(413, what + " is larger than the reply limit of " + std::to_string(options_.max_reply) +
+                        " bytes of JSON (--max-reply); ask for less (a page, a count), or raise --max-reply");
+}
+
+// A query whose result, or whose reply, runs out of memory is that query's failure (503), never
+// the server's: the I/O thread goes on serving.
 Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request& request) {
+  try {
+    return run_query(m, fn, index, request);
+  } catch (const std::bad_alloc&) {
+    return error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
+  }
+}
+
+Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const Request& request) {
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) return error(400, e);
   vm::CallResult r = m.owner->query(index, args);
@@ -904,9 +940,14 @@ Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Req
     append_json_string(body, reason);
     return json_response(409, body + "}");
   }
+  if (r.result_bytes_at_least) return too_large("the result of query " + fn.name, r.result_bytes_at_least);
+  if (!r.result_error.empty()) return error(503, "query " + fn.name + ": " + r.result_error);
   std::string body = "{\"result\":";
   append_value(body, fn.result_type, r.value);
-  return json_response(200, body + "}");
+  r.value = vm::Value{};  // its memory back before the reply's is copied
+  body += "}";
+  if (body.size() > options_.max_reply) return too_large("the result of query " + fn.name, body.size());
+  return json_response(200, std::move(body));
 }
 
 Response Api::interface(const Module& m) const {
@@ -1252,6 +1293,12 @@ std::string Api::metrics() const {
              [](const host::OwnerStats& s, const Module&) { return s.queued; });
   per_module("pure_visible_sequence", "Sequence number of the last event visible to queries.", "gauge",
              [](const host::OwnerStats& s, const Module&) { return s.visible_sequence; });
+  per_module("pure_memory_bytes",
+             "Bytes held against the module's memory budget: its state and structure (events and queries add what "
+             "they allocate while they run).",
+             "gauge", [](const host::OwnerStats& s, const Module&) { return s.memory_bytes; });
+  per_module("pure_memory_budget_bytes", "The module's memory budget (--max-memory).", "gauge",
+             [](const host::OwnerStats& s, const Module&) { return s.memory_budget; });
   per_module("pure_state_bytes", "Bytes the stored rows need (cells and texts).", "gauge",
              [](const host::OwnerStats& s, const Module&) { return s.state_bytes; });
   per_module("pure_structure_bytes", "Bytes of store structure beyond the rows (nodes, slack, pools).", "gauge",
@@ -1328,6 +1375,14 @@ std::string Api::metrics() const {
   }
   out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
   line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));
+  if (const host::MemoryPool* pool = options_.memory_pool.get()) {
+    out += "# HELP pure_memory_total_bytes Bytes all modules' states hold against --max-memory-total.\n"
+           "# TYPE pure_memory_total_bytes gauge\n";
+    line("pure_memory_total_bytes", "", pool->held.load());
+    out += "# HELP pure_memory_total_budget_bytes The memory budget of all modules together (--max-memory-total).\n"
+           "# TYPE pure_memory_total_budget_bytes gauge\n";
+    line("pure_memory_total_budget_bytes", "", pool->limit);
+  }
   out += "# HELP pure_resident_bytes Resident memory of the process.\n# TYPE pure_resident_bytes gauge\n";
   line("pure_resident_bytes", "", resident_bytes());
   out += "# HELP pure_uptime_seconds Seconds since the server started.\n# TYPE pure_uptime_seconds gauge\n";

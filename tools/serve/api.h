@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/limits.h"
 #include "host/owner.h"
 #include "tools/serve/access.h"
 #include "ir/ir.h"
@@ -67,6 +68,10 @@ struct ApiOptions {
   bool tls = false;                // served over HTTPS (the scheme of same-origin requests)
   uint64_t slow_us = 1'000'000;    // requests slower than this are logged
   bool log_requests = false;       // one log line per request
+  // --max-reply: the largest query or event reply body, in bytes; a larger one is answered 413
+  // (the result's size is bounded before it is read out: vm::RunOptions::max_result_bytes).
+  uint64_t max_reply = limits::kReplyBytes;
+  std::shared_ptr<host::MemoryPool> memory_pool;  // --max-memory-total (null: none), for /metrics
 };
 
 // Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
@@ -106,6 +111,9 @@ class Api {
   void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
              Respond respond, std::chrono::steady_clock::time_point start);
   Response query(Module& m, const vm::Function& fn, uint32_t index, const Request& request);
+  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const Request& request);
+  // 413: a result (or its reply) of at least `bytes` passes --max-reply; `what` names it.
+  Response too_large(const std::string& what, uint64_t bytes) const;
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
   Response source(const Module& m) const;

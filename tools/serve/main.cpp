@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "base/assert.h"
+#include "base/limits.h"
 #include "frontend/frontend.h"
 #include "host/owner.h"
 #include "ir/ir.h"
@@ -23,6 +24,7 @@
 #include "tools/allocator.h"  // mimalloc on large OS pages: the stored state is hundreds of MB of small nodes
 #include "tools/jit_env.h"
 #include "tools/compile_module.h"
+#include "tools/memory_budget.h"
 #include "tools/serve/api.h"
 #include "tools/serve/http.h"
 #include "tools/serve/log.h"
@@ -102,6 +104,30 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration or one call)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
+  // Memory (docs/serve.md, "Memory budgets and large replies"): sizes as pure-run's --max-memory.
+  std::string max_memory_text, max_memory_total_text, max_reply_text;
+  auto size_check = CLI::Validator(
+      [](std::string& v) {
+        uint64_t ignored;
+        return pure::tools::parse_size(v, ignored);
+      },
+      "SIZE");
+  app.add_option("--max-memory", max_memory_text,
+                 "memory budget of each module: its stored state plus what one event or query allocates; an event "
+                 "that would pass it fails (409, rolled back, not logged); K, M, G suffixes (default: half the smallest "
+                 "of physical memory, the cgroup limit and what ulimit -v leaves)")
+      ->check(size_check)
+      ->type_name("SIZE");
+  app.add_option("--max-memory-total", max_memory_total_text,
+                 "memory budget of all modules together (their states plus one event's allocations); an event that "
+                 "would pass it fails (409) as for --max-memory (default: the same machine-derived amount)")
+      ->check(size_check)
+      ->type_name("SIZE");
+  app.add_option("--max-reply", max_reply_text,
+                 "largest reply of a query or event in bytes of JSON; a larger one is answered 413 without being "
+                 "built; K, M, G suffixes (default 64M)")
+      ->check(size_check)
+      ->type_name("SIZE");
   app.add_option("--token-file", token_file,
                  "tokens, one a line: 'SCOPE[,SCOPE] TOKEN' (scopes read, write, admin; '#' comments) or a lone TOKEN "
                  "(write); events need 'Authorization: Bearer TOKEN' of scope write, reads one of scope read once a "
@@ -170,6 +196,15 @@ int main(int argc, char** argv) {
 
   pure::serve::ApiOptions api_options;
   api_options.slow_us = slow_ms * 1000;
+  // The memory budgets: by default both are derived from the machine (tools/memory_budget.h).
+  const uint64_t machine_budget = pure::tools::default_memory_budget(pure::tools::machine_memory());
+  uint64_t max_memory = machine_budget, max_memory_total = machine_budget, max_reply = pure::limits::kReplyBytes;
+  if (!max_memory_text.empty()) pure::tools::parse_size(max_memory_text, max_memory);  // checked by the validators
+  if (!max_memory_total_text.empty()) pure::tools::parse_size(max_memory_total_text, max_memory_total);
+  if (!max_reply_text.empty()) pure::tools::parse_size(max_reply_text, max_reply);
+  api_options.max_reply = max_reply;
+  auto memory_pool = std::make_shared<pure::host::MemoryPool>(max_memory_total);
+  api_options.memory_pool = memory_pool;
   api_options.log_requests = log_requests;
   if (!token_file.empty()) {
     std::string text;
@@ -267,9 +302,15 @@ int main(int argc, char** argv) {
                      {"modules", jint(static_cast<int64_t>(modules.size()))},
                      {"data", jstr(data)},
                      {"sync", jstr(sync)},
+                     {"max_memory", jint(static_cast<int64_t>(max_memory))},
+                     {"max_memory_total", jint(static_cast<int64_t>(max_memory_total))},
+                     {"max_reply", jint(static_cast<int64_t>(max_reply))},
                      {"jit", jstr(jit_field)}});
   pure::host::OwnerOptions owner_options;
   owner_options.max_steps = max_steps;
+  owner_options.max_memory = max_memory;
+  owner_options.pool = memory_pool;
+  owner_options.max_result_bytes = max_reply;
 #ifdef PURE_HAVE_JIT
   owner_options.tier = jit.get();
 #endif
