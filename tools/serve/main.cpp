@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
                  "seconds since the last checkpoint that trigger one when events came since (0: never by time)")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration or one call)")
+  app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration, one call, or 64 bytes or one item a standard function works through)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
   app.add_option("--token-file", token_file,
