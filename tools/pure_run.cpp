@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
         size ? "SIZE" : "N");
   };
   app.add_option("--max-steps", max_steps_text,
-                 "step budget of main and of each event or query it calls (one step = one loop iteration or one call; "
+                 "step budget of main and of each event or query it calls (one step = one loop iteration, one call, or 64 bytes or one item a standard function works through; "
                  "default 10000000000)")
       ->check(budget(false));
   app.add_option("--max-memory", max_memory_text,

@@ -13,6 +13,7 @@ namespace pure::vm {
 namespace {
 
 std::string_view sv(const Slot& s) { return s.t->view(); }
+uint64_t bytes_of(const Slot& s) { return s.t->len; }
 
 rt::Text* make_text(const Instr* ip, std::string_view s) {
   if (s.size() > rt::kMaxTextBytes) fault(ip, "text too long");
@@ -31,14 +32,16 @@ rt::Text* ascii_text(const Instr* ip, std::string_view s) {
 // the list is made its final size at once and the pieces share blocks (rt::TextBatch) instead of
 // one allocation each. Too many pieces are the list limit's error, too many bytes the memory
 // budget's, before any piece is made. `flags`: kTextAscii when the pieces are known to be.
+// Spends the steps of reading `read` bytes and making the pieces (spend_work) once they are counted.
 template <class Cut>
-rt::EventList* text_pieces(VM& vm, const Instr* ip, uint16_t flags, Cut cut) {
+rt::EventList* text_pieces(VM& vm, const Instr* ip, uint16_t flags, uint64_t read, Cut cut) {
   uint64_t n = 0, bytes = 0;
   cut([&](std::string_view p) {
     ++n;
     bytes += rt::TextBatch::piece_bytes(p.size());
   });
   if (n > static_cast<uint64_t>(rt::kMaxListRows)) list_too_long(ip);
+  spend_work(vm, ip, read, n);
   auto* l = new rt::EventList(vm.prog.shapes[0].get());  // shape 0 is `seq text`
   try {
     l->reserve(static_cast<int64_t>(n));
@@ -90,10 +93,11 @@ uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-// Walks the rows of an event or stored list in order.
+// Walks the rows of an event or stored list in order, spending one step per row it hands out
+// (spend_work), so that a walk over a long list stops at its budget instead of after it.
 class RowWalker {
  public:
-  RowWalker(VM& vm, const Slot* args, const Instr* ip) {
+  RowWalker(VM& vm, const Slot* args, const Instr* ip) : vm_(vm), ip_(ip) {
     if (ip->c & 1) {
       uint32_t li = ip->c >> 1;
       shape_ = vm.prog.stored_shapes[li].get();
@@ -105,6 +109,13 @@ class RowWalker {
   }
   const rt::ListShape& shape() const { return *shape_; }
   const rt::Cell* next() {
+    const rt::Cell* row = advance();
+    if (row) spend_work(vm_, ip_, 0, 1);
+    return row;
+  }
+
+ private:
+  const rt::Cell* advance() {
     if (cursor_) {
       if (!cursor_->valid()) return nullptr;
       const rt::Cell* row = cursor_->row();
@@ -120,7 +131,8 @@ class RowWalker {
     return list_->walk_next(walk_, nullptr, 0, false, 0, 0);
   }
 
- private:
+  VM& vm_;
+  const Instr* ip_;
   rt::EventList* list_ = nullptr;
   const rt::ListShape* shape_ = nullptr;
   std::unique_ptr<rt::Cursor> cursor_;
@@ -174,6 +186,7 @@ std::string list_text(VM& vm, const Slot* args, const Instr* ip, const std::vect
     out += " }";
     if (out.size() > rt::kMaxTextBytes) fault(ip, "text too long");
   }
+  spend_work(vm, ip, out.size());  // the rows were spent by the walk
   return out + "]";
 }
 
@@ -263,6 +276,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
     switch (b) {
       case Builtin::Print:
       case Builtin::Write:
+        spend_work(vm, ip, bytes_of(a[0]));
         vm.output.append(sv(a[0]));
         if (b == Builtin::Print) vm.output += '\n';
         if (vm.output.size() > kOutputFlushBytes ||
@@ -272,6 +286,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       case Builtin::Input: {
         std::string in = vm.options.read_input ? vm.options.read_input() : std::string();
+        spend_work(vm, ip, in.size());
         if (auto err = text::utf8_check(in)) fault(ip, "input is not valid UTF-8: " + text::utf8_error_message(in));
         a[0].t = make_text(ip, in);
         return;
@@ -308,6 +323,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       case Builtin::Max: {
         bool want_min = b == Builtin::Min;
         if (ip->c == static_cast<uint32_t>(TypeKind::Text)) {
+          spend_work(vm, ip, std::min(bytes_of(a[0]), bytes_of(a[1])));  // compared up to the shorter
           int c = rt::text_compare(a[0].t, a[1].t);
           rt::Text* r = (want_min ? c <= 0 : c >= 0) ? a[0].t : a[1].t;
           rt::text_retain(r);
@@ -324,6 +340,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         int64_t n = a[nargs - 1].i;
         if (n < 0) fault(ip, "repeat: count " + std::to_string(n) + " is negative");
         if (n > rt::kMaxListRows) list_too_long(ip);  // the one limit of every event list
+        spend_work(vm, ip, 0, static_cast<uint64_t>(n));
         auto* l = new rt::EventList(vm.prog.shapes[ip->c].get());
         try {
           l->reserve(n);  // charged whole before any row is written
@@ -351,6 +368,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           for (int64_t i = 0; i < n; ++i) length += reinterpret_cast<const rt::Text*>(l->at(i)[0])->len;
           if (length > rt::kMaxTextBytes)
             fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is 1 GiB)");
+          spend_work(vm, ip, length, static_cast<uint64_t>(n));
           rt::Text* r = rt::text_alloc(static_cast<uint32_t>(length), static_cast<uint32_t>(length));
           char* out = r->bytes;
           for (int64_t i = 0; i < n; ++i) {
@@ -376,6 +394,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         if (!parts.empty()) length += separator.size() * (parts.size() - 1);
         if (length > rt::kMaxTextBytes)
           fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is 1 GiB)");
+        spend_work(vm, ip, length);  // the rows were spent by the walk
         rt::Text* r = rt::text_alloc(static_cast<uint32_t>(length), static_cast<uint32_t>(length));  // joined in place
         char* out = r->bytes;
         for (size_t i = 0; i < parts.size(); ++i) {
@@ -387,6 +406,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       }
       case Builtin::ParseInt: {
+        spend_work(vm, ip, bytes_of(a[0]));
         int64_t v;
         bool out_of_range;
         if (!numtext::parse_int(sv(a[0]), v, &out_of_range))
@@ -397,6 +417,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       }
       case Builtin::ParseNum: {
+        spend_work(vm, ip, bytes_of(a[0]));
         double v;
         bool out_of_range;
         if (!numtext::parse_num(sv(a[0]), v, &out_of_range))
@@ -438,7 +459,13 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         a[0].t = make_text(ip, numtext::format_int_padded(a[0].i, static_cast<int>(w)));
         return;
       }
-      case Builtin::Quote: a[0].t = make_text(ip, text::quote(sv(a[0]))); return;
+      case Builtin::Quote: {
+        spend_work(vm, ip, bytes_of(a[0]));
+        std::string r = text::quote(sv(a[0]));
+        spend_work(vm, ip, r.size());
+        a[0].t = make_text(ip, r);
+        return;
+      }
       case Builtin::ToText: {
         std::string r = list_text(vm, a, ip, vm.prog.shape_columns[ip->c >> 1]);
         a[0].t = make_text(ip, r);
@@ -449,7 +476,12 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
       // range goes the general way, which gives the error
       case Builtin::TLen: {
         rt::Text* t = a[0].t;
-        a[0].i = rt::text_is_ascii(t) ? int64_t{t->len} : text::length(t->view());
+        if (rt::text_is_ascii(t)) {
+          a[0].i = t->len;
+          return;
+        }
+        spend_work(vm, ip, t->len);
+        a[0].i = text::length(t->view());
         return;
       }
       case Builtin::TByteLen: a[0].i = a[0].t->len; return;
@@ -458,65 +490,90 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         int64_t from = a[1].i, to = a[2].i;
         if (from >= 0 && from <= to && to <= int64_t{t->len} && rt::text_is_ascii(t)) {
           a[1].u = a[2].u = 0;
+          spend_work(vm, ip, static_cast<uint64_t>(to - from));
           a[0].t = ascii_text(ip, t->view().substr(static_cast<size_t>(from), static_cast<size_t>(to - from)));
           return;
         }
+        spend_work(vm, ip, bytes_of(a[0]));
         std::string r = text::slice(sv(a[0]), a[1].i, a[2].i);
+        spend_work(vm, ip, r.size());
         a[1].u = a[2].u = 0;
         a[0].t = make_text(ip, r);
         return;
       }
-      case Builtin::TFind: { int64_t r = text::find(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
-      case Builtin::TContains: { bool r = text::contains(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
-      case Builtin::TStartsWith: { bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
-      case Builtin::TEndsWith: { bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TFind: { spend_work(vm, ip, bytes_of(a[0])); int64_t r = text::find(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TContains: { spend_work(vm, ip, bytes_of(a[0])); bool r = text::contains(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TStartsWith: { spend_work(vm, ip, bytes_of(a[1])); bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TEndsWith: { spend_work(vm, ip, bytes_of(a[1])); bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TSplit: {
         std::string_view t = sv(a[0]), separator = sv(a[1]);
-        rt::EventList* l = text_pieces(vm, ip, piece_flags(a[0].t), [&](auto&& each) { text::split_each(t, separator, each); });
+        rt::EventList* l = text_pieces(vm, ip, piece_flags(a[0].t), t.size(), [&](auto&& each) { text::split_each(t, separator, each); });
         a[1].u = 0;
         a[0].l = l;
         return;
       }
       case Builtin::TWords: {
         std::string_view t = sv(a[0]);
-        a[0].l = text_pieces(vm, ip, piece_flags(a[0].t), [&](auto&& each) { text::split_whitespace_each(t, each); });
+        a[0].l = text_pieces(vm, ip, piece_flags(a[0].t), t.size(), [&](auto&& each) { text::split_whitespace_each(t, each); });
         return;
       }
       case Builtin::TLines: {
         std::string_view t = sv(a[0]);
-        a[0].l = text_pieces(vm, ip, piece_flags(a[0].t), [&](auto&& each) {
+        a[0].l = text_pieces(vm, ip, piece_flags(a[0].t), t.size(), [&](auto&& each) {
           text::Pieces lines(t, text::Pieces::Lines);
           for (std::string_view line; lines.next(line);) each(line);
         });
         return;
       }
       case Builtin::TReplace: {
+        spend_work(vm, ip, bytes_of(a[0]));
         std::string r = text::replace(sv(a[0]), sv(a[1]), sv(a[2]));
+        spend_work(vm, ip, r.size());
         a[1].u = a[2].u = 0;
         a[0].t = make_text(ip, r);
         return;
       }
-      case Builtin::TUpper: a[0].t = make_text(ip, text::upper(sv(a[0]))); return;
-      case Builtin::TLower: a[0].t = make_text(ip, text::lower(sv(a[0]))); return;
-      case Builtin::TTrim: a[0].t = make_text(ip, text::trim(sv(a[0]))); return;
-      case Builtin::TReverse: a[0].t = make_text(ip, text::reverse(sv(a[0]))); return;
+      case Builtin::TUpper:
+      case Builtin::TLower:
+      case Builtin::TTrim:
+      case Builtin::TReverse: {
+        spend_work(vm, ip, bytes_of(a[0]));
+        std::string_view t = sv(a[0]);
+        std::string r = b == Builtin::TUpper ? text::upper(t)
+                        : b == Builtin::TLower ? text::lower(t)
+                        : b == Builtin::TTrim  ? text::trim(t)
+                                               : text::reverse(t);
+        spend_work(vm, ip, r.size());
+        a[0].t = make_text(ip, r);
+        return;
+      }
       case Builtin::TRepeat: {
         if (a[1].i > 0 && static_cast<uint64_t>(a[1].i) <= rt::kMaxTextBytes)  // the text limit is text::repeat's to report
           need_memory(ip, 2 * sizeof(rt::Text) + uint64_t{a[0].t->len} * static_cast<uint64_t>(a[1].i));
+        if (a[1].i > 0 && static_cast<uint64_t>(a[1].i) <= rt::kMaxTextBytes) {  // the bytes it is to make (both < 2^31)
+          uint64_t made = uint64_t{a[0].t->len} * static_cast<uint64_t>(a[1].i);
+          if (made <= rt::kMaxTextBytes) spend_work(vm, ip, made);
+        }
         std::string r = text::repeat(sv(a[0]), a[1].i);
         a[1].u = 0;
         a[0].t = make_text(ip, r);
         return;
       }
-      case Builtin::TPadLeft: { std::string r = text::pad_left(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
-      case Builtin::TPadRight: { std::string r = text::pad_right(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+      case Builtin::TPadLeft:
+      case Builtin::TPadRight: {
+        std::string r = b == Builtin::TPadLeft ? text::pad_left(sv(a[0]), a[1].i) : text::pad_right(sv(a[0]), a[1].i);
+        spend_work(vm, ip, r.size());
+        a[1].u = 0;
+        a[0].t = make_text(ip, r);
+        return;
+      }
       case Builtin::TCode:
         if (a[1].i >= 0 && a[1].i < int64_t{a[0].t->len} && rt::text_is_ascii(a[0].t)) {
           a[0].i = static_cast<unsigned char>(a[0].t->bytes[a[1].i]);
           a[1].u = 0;
           return;
         }
-        { int64_t r = text::code_point_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].i = r; return; }
+        { spend_work(vm, ip, bytes_of(a[0])); int64_t r = text::code_point_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TAt:
         if (a[1].i >= 0 && a[1].i < int64_t{a[0].t->len} && rt::text_is_ascii(a[0].t)) {
           rt::Text* t = a[0].t;
@@ -525,7 +582,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           a[0].t = ascii_text(ip, t->view().substr(i, 1));
           return;
         }
-        { std::string r = text::char_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
+        { spend_work(vm, ip, bytes_of(a[0])); std::string r = text::char_at(sv(a[0]), a[1].i); a[1].u = 0; a[0].t = make_text(ip, r); return; }
       // ---- list methods ----
       case Builtin::LFirst:
       case Builtin::LLast: {
@@ -545,6 +602,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
             } else {
               rt::EventList::Walk w;
               for (const rt::Cell* r = l->walk_next(w, nullptr, 0, false, 0, 0); r; r = l->walk_next(w, nullptr, 0, false, 0, 0)) {
+                spend_work(vm, ip, 0, 1);
                 row = r;
                 if (b == Builtin::LFirst) break;
               }
@@ -555,8 +613,15 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         row_result(vm, a, row, *shape);
         return;
       }
-      case Builtin::LSort: a[0].l->sort_by(0); a[0].u = 0; return;
-      case Builtin::LSortBy: a[0].l->sort_by(static_cast<uint32_t>(a[1].i)); a[0].u = a[1].u = 0; return;
+      case Builtin::LSort:
+      case Builtin::LSortBy: {  // n items, each compared about log2(n) times
+        uint64_t n = static_cast<uint64_t>(a[0].l->count());
+        spend_work(vm, ip, 0, n * static_cast<uint64_t>(std::bit_width(n)));
+        a[0].l->sort_by(b == Builtin::LSort ? 0 : static_cast<uint32_t>(a[1].i));
+        a[0].u = 0;
+        if (b == Builtin::LSortBy) a[1].u = 0;
+        return;
+      }
       case Builtin::LSum:
       case Builtin::LMin:
       case Builtin::LMax: {
@@ -564,8 +629,13 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         for (uint32_t i = 1; i < nargs; ++i) a[i].u = 0;
         return;
       }
-      case Builtin::LClear: a[0].l->clear(); a[0].u = 0; return;
-      case Builtin::LReverse: a[0].l->reverse(); a[0].u = 0; return;
+      case Builtin::LClear:
+      case Builtin::LReverse:
+        spend_work(vm, ip, 0, static_cast<uint64_t>(a[0].l->count()));
+        if (b == Builtin::LClear) a[0].l->clear();
+        else a[0].l->reverse();
+        a[0].u = 0;
+        return;
       case Builtin::LContains: {
         uint32_t first_arg = ip->c & 1 ? 0 : 1;
         RowWalker walk(vm, a, ip);

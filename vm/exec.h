@@ -3,6 +3,7 @@
 // step() for what they do not compile. Each function returns the next instruction.
 // Depends on vm/state.h, runtime/, stdlib/ (through builtins).
 #pragma once
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -253,6 +254,20 @@ EXEC(JNLT_NUM) { return !(s[ip->b].n < s[ip->c].n) ? ip + ip->imm : ip + 1; }
 EXEC(JNLE_NUM) { return !(s[ip->b].n <= s[ip->c].n) ? ip + ip->imm : ip + 1; }
 
 [[noreturn]] void budget_spent(VM& vm, const Instr* ip);
+
+// The one rule for what a standard function's work costs (vm/builtins.cpp charges through it,
+// docs/language.md lists each function's measure): one step per kWorkBytesPerStep bytes it reads
+// or writes, rounded down over the call, plus one step per item (a list row, a piece) it reads or
+// writes. A function that touches O(1) bytes and items spends nothing. Every engine runs standard
+// functions through this code (the JITs through pure_step), so each stops at the same call; a
+// budget spent here is the budget's runtime error at the call.
+inline constexpr uint64_t kWorkBytesPerStep = 64;
+PURE_ALWAYS_INLINE void spend_work(VM& vm, const Instr* ip, uint64_t bytes, uint64_t items = 0) {
+  uint64_t steps = bytes / kWorkBytesPerStep + items;  // bytes below 2^31, items below 2^40: no overflow
+  if (steps == 0) return;
+  vm.core.steps_left -= static_cast<int64_t>(std::min<uint64_t>(steps, uint64_t{1} << 62));
+  if (__builtin_expect(vm.core.steps_left < 0, 0)) budget_spent(vm, ip);
+}
 
 // Tier-up at a LOOP or ITER_NEXT that heads the loop of program-wide index `index`, while
 // core.tier_up is set: one load of the loop's pass counter, compared first with kLoopParked (a loop

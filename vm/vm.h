@@ -119,8 +119,11 @@ CallResult call_event(const Program& program, rt::Store& store, uint32_t fn, std
 CallResult call_query(const Program& program, std::shared_ptr<const rt::Snapshot> snapshot, uint32_t fn,
                       std::span<const Value> args, const RunOptions& options = {});
 
-// How a "step" is counted: once per loop iteration (each pass through a loop header) and once
-// per call. Every engine counts the same way, so a budget stops all of them at one place.
-inline constexpr const char* kStepDefinition = "one step = one loop iteration or one call";
+// How a "step" is counted: once per loop iteration (each pass through a loop header), once per
+// call, and by a standard function for its work (vm/exec.h: spend_work; the table of costs in
+// docs/language.md, "The step budget"). Every engine counts the same way, so a budget stops all of
+// them at one place.
+inline constexpr const char* kStepDefinition =
+    "one step = one loop iteration, one call, or 64 bytes or one item a standard function works through";
 
 }  // namespace pure::vm

@@ -856,10 +856,15 @@ fn main() {
   }
   // bump needs 4 steps of its own budget; below that it fails alone and main goes on
   CHECK(contains(run_with(p, 6).output, "a true\n"));
-  Outcome low = run_with(p, 3);  // bump fails alone; main goes on and stops in its own loop
+  // bump fails alone; main goes on and stops at the print of boom's reason: the spent budget's
+  // message is over 128 bytes, and print spends a step per 64 bytes (vm/exec.h: spend_work)
+  Outcome low = run_with(p, 3);
   CHECK(low.output.rfind("a false\n", 0) == 0);
   CHECK(low.failed);
-  CHECK(low.line == 17);
+  CHECK(low.line == 16);
+  Outcome enough = run_with(p, 4);  // boom fails alone too; main prints its reason and stops in its loop
+  CHECK(contains(enough.output, "b false runtime error"));
+  CHECK(enough.line == 17);
 }
 
 // ---- the memory budget (RunOptions::max_memory, runtime/memory.h) ----------------------------

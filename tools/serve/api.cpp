@@ -703,7 +703,10 @@ void Api::Latency::add(uint64_t us) {
 }
 
 Api::Api(std::vector<Module*> modules, ApiOptions options)
-    : modules_(std::move(modules)), options_(std::move(options)), reads_need_token_(options_.tokens.reads_need_token()) {}
+    : modules_(std::move(modules)),
+      options_(std::move(options)),
+      reads_need_token_(options_.tokens.reads_need_token()),
+      queries_(options_.query_threads, options_.max_query_queue) {}
 
 size_t Api::status_index(int status) {
   for (size_t i = 0; i + 1 < kStatuses.size(); ++i)
@@ -822,7 +825,7 @@ void Api::handle(const Request& request, Respond respond) {
                                                                       : "'" + std::string(request.content_type) + "'") +
                                         ")"));
   if (!m->serving()) return answer(route, not_serving(*m));
-  if (route == Route::Query) return answer(route, query(*m, *fn, static_cast<uint32_t>(index), request));
+  if (route == Route::Query) return query(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
   event(*m, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
 }
 
@@ -916,19 +919,48 @@ Response Api::too_large(const std::string& what, uint64_t bytes) const {
                         " bytes of JSON (--max-reply); ask for less (a page, a count), or raise --max-reply");
 }
 
-// A query whose result, or whose reply, runs out of memory is that query's failure (503), never
-// the server's: the I/O thread goes on serving.
-Response Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request& request) {
-  try {
-    return run_query(m, fn, index, request);
-  } catch (const std::bad_alloc&) {
-    return error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
+// The query runs on a query thread; a query whose result, or whose reply, runs out of memory is
+// that query's failure (503), never the server's.
+void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+                Clock::time_point start) {
+  std::vector<vm::Value> args;
+  if (std::string e = decode_args(fn, request.body, args); !e.empty()) {
+    Response r = error(400, e);
+    finish(Route::Query, request.target, r, start);
+    return respond(std::move(r));
+  }
+  // One copy of what the query thread needs: the request's views die when this returns.
+  struct Call {
+    std::vector<vm::Value> args;
+    std::string target;
+    Respond respond;
+  };
+  auto call = std::make_shared<Call>(Call{std::move(args), std::string(request.target), std::move(respond)});
+  auto reply = [this, call, start](Response r) {
+    finish(Route::Query, call->target, r, start);
+    call->respond(std::move(r));
+  };
+  QueryPool::Job job;
+  job.run = [this, &m, &fn, index, call, reply] {
+    Response r;
+    try {
+      r = run_query(m, fn, index, call->args);
+    } catch (const std::bad_alloc&) {
+      r = error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
+    }
+    reply(std::move(r));
+  };
+  job.refuse = [reply, &fn] { reply(error(503, "query " + fn.name + " was not run: the server is shutting down")); };
+  if (!queries_.try_submit(std::move(job))) {
+    Response r = error(503, "query " + fn.name + " refused: " + std::to_string(queries_.max_queue()) +
+                                " queries are already waiting for the " + std::to_string(queries_.threads()) +
+                                " query threads (--max-query-queue, --query-threads); try again later");
+    r.headers.emplace_back("Retry-After", "1");
+    reply(std::move(r));
   }
 }
 
-Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const Request& request) {
-  std::vector<vm::Value> args;
-  if (std::string e = decode_args(fn, request.body, args); !e.empty()) return error(400, e);
+Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args) {
   vm::CallResult r = m.owner->query(index, args);
   if (!r.ok) {
     std::string body = "{\"reason\":";
@@ -1270,6 +1302,12 @@ std::string Api::metrics() const {
   };
   histogram("pure_event_seconds", "Time from an event request to its reply (durable), seconds.", event_latency_);
   histogram("pure_query_seconds", "Time to answer a query request, seconds.", query_latency_);
+  out += "# HELP pure_queries_running Queries running on the query threads.\n# TYPE pure_queries_running gauge\n"
+         "pure_queries_running " + std::to_string(queries_.running()) + "\n";
+  out += "# HELP pure_queries_queued Queries waiting for a query thread.\n# TYPE pure_queries_queued gauge\n"
+         "pure_queries_queued " + std::to_string(queries_.queued()) + "\n";
+  out += "# HELP pure_query_threads The query threads (--query-threads).\n# TYPE pure_query_threads gauge\n"
+         "pure_query_threads " + std::to_string(queries_.threads()) + "\n";
   // Per module, from the owner and its durability; a module still recovering has no owner yet and
   // reports only pure_module_healthy 0 and its recovery progress.
   std::vector<std::pair<const Module*, host::OwnerStats>> served;

@@ -17,6 +17,7 @@
 #include "base/limits.h"
 #include "host/owner.h"
 #include "tools/serve/access.h"
+#include "tools/serve/query_pool.h"
 #include "ir/ir.h"
 #include "vm/vm.h"
 
@@ -72,6 +73,8 @@ struct ApiOptions {
   // (the result's size is bounded before it is read out: vm::RunOptions::max_result_bytes).
   uint64_t max_reply = limits::kReplyBytes;
   std::shared_ptr<host::MemoryPool> memory_pool;  // --max-memory-total (null: none), for /metrics
+  size_t query_threads = 2;        // --query-threads: the threads queries run on (never the I/O threads)
+  size_t max_query_queue = 64;     // --max-query-queue: queries waiting for one of them; more: 503
 };
 
 // Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
@@ -88,8 +91,12 @@ class Api {
  public:
   Api(std::vector<Module*> modules, ApiOptions options);
   // Answers through respond exactly once: at once for most routes, from the module's owner
-  // (another thread) for events. Never blocks on the owner.
+  // (another thread) for events, from a query thread (QueryPool) for queries. Never blocks on
+  // the owner or on a query.
   void handle(const Request& request, Respond respond);
+  // Refuses the queries still waiting (503) and waits for the running ones; the server's drain
+  // calls it before it closes the owners. Idempotent.
+  void stop_queries() { queries_.stop(); }
   // Counts a reply the HTTP layer made without calling handle().
   void count(Route route, int status, uint64_t micros = 0);
   std::string metrics() const;
@@ -110,10 +117,12 @@ class Api {
 
   void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
              Respond respond, std::chrono::steady_clock::time_point start);
-  Response query(Module& m, const vm::Function& fn, uint32_t index, const Request& request);
-  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const Request& request);
   // 413: a result (or its reply) of at least `bytes` passes --max-reply; `what` names it.
   Response too_large(const std::string& what, uint64_t bytes) const;
+  // Decodes the arguments here, then runs the query on a query thread and answers from there.
+  void query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+             std::chrono::steady_clock::time_point start);
+  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args);
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
   Response source(const Module& m) const;
@@ -133,6 +142,7 @@ class Api {
   Latency event_latency_, query_latency_;
   std::atomic<int64_t> connections_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  QueryPool queries_;  // last: its threads stop (the destructor) before the rest goes
 };
 
 }  // namespace pure::serve

@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   size_t body_limit = 1 << 20, header_limit = 16 << 10;
   int io_threads = 1;
   size_t max_queue = 100'000;
+  // Queries run off the I/O threads (docs/serve.md, "Queries"): by default one thread per core, at
+  // most 4, so queries leave room for the owners and the I/O; 64 may wait for one.
+  size_t query_threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4), max_query_queue = 64;
   bool log_requests = false;
   app.add_option("modules", paths, "the modules to serve (.pure files); each is served under /v1/NAME, NAME its file name without .pure")
       ->required();
@@ -101,7 +104,7 @@ int main(int argc, char** argv) {
                  "seconds since the last checkpoint that trigger one when events came since (0: never by time)")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
-  app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration or one call)")
+  app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration, one call, or 64 bytes or one item a standard function works through)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
   // Memory (docs/serve.md, "Memory budgets and large replies"): sizes as pure-run's --max-memory.
@@ -140,6 +143,13 @@ int main(int argc, char** argv) {
   app.add_option("--io-threads", io_threads, "threads doing HTTP I/O")->check(CLI::Range(1, 64))->capture_default_str();
   app.add_option("--max-queue", max_queue, "events waiting for a module's owner; more are refused with 503")
       ->check(CLI::Range(size_t{1}, size_t{100'000'000}))
+      ->capture_default_str();
+  app.add_option("--query-threads", query_threads,
+                 "threads that run queries, never the I/O threads (default: the cores, at most 4)")
+      ->check(CLI::Range(size_t{1}, size_t{64}))
+      ->capture_default_str();
+  app.add_option("--max-query-queue", max_query_queue, "queries waiting for a query thread; more are refused with 503")
+      ->check(CLI::Range(size_t{1}, size_t{100'000}))
       ->capture_default_str();
   app.add_option("--slow-ms", slow_ms, "log requests slower than this")->capture_default_str();
   app.add_flag("--log-requests", log_requests, "log one line per request");
@@ -206,6 +216,8 @@ int main(int argc, char** argv) {
   auto memory_pool = std::make_shared<pure::host::MemoryPool>(max_memory_total);
   api_options.memory_pool = memory_pool;
   api_options.log_requests = log_requests;
+  api_options.query_threads = query_threads;
+  api_options.max_query_queue = max_query_queue;
   if (!token_file.empty()) {
     std::string text;
     if (!read_file(token_file, text)) {
@@ -435,6 +447,7 @@ int main(int argc, char** argv) {
       api, http,
       [&](const std::string& where) {
         log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)},
+                               {"query_threads", jint(static_cast<int64_t>(query_threads))},
                                {"tls", http.tls_cert.empty() ? "false" : "true"}});
         if (!pure::serve::is_loopback_address(http.address) && !api_options.tokens.writes_need_token())
           log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
@@ -444,7 +457,11 @@ int main(int argc, char** argv) {
                                                 ") without --tls-cert: tokens and data cross the network in clear")}});
         recovery = std::thread(recover_all);
       },
-      close_all, error);
+      [&] {
+        api.stop_queries();  // the queries end before the owners they read close
+        close_all();
+      },
+      error);
   if (rc != 0) {
     log_line("error", {{"message", jstr(error)}});
     std::fprintf(stderr, "pure-serve: %s\n", error.c_str());
