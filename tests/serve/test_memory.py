@@ -75,7 +75,8 @@ class MemoryTest(unittest.TestCase):
 
     def test_reply_limit(self):
         data = self.temp()
-        s = self.start([MEM], "--max-reply", "1M", "--max-memory", "256M", data=data)
+        # repeat(7, n) spends n steps: a budget that lets n = 2^24 run to its result
+        s = self.start([MEM], "--max-reply", "1M", "--max-memory", "256M", "--max-steps", "100000000", data=data)
         status, body = ask(s.port, "/v1/mem/q", {"n": 1000})
         self.assertEqual((status, len(body["result"])), (200, 1000))
         status, body = ask(s.port, "/v1/mem/q", {"n": 400000})  # "7," 400000 times: 800 KB
@@ -131,7 +132,7 @@ class MemoryTest(unittest.TestCase):
     def test_the_system_refusing_memory_fails_the_call_not_the_server(self):
         # budgets larger than the address space `ulimit -v` leaves: the allocator refuses first
         data = self.temp()
-        flags = ["--max-memory", "8G", "--max-memory-total", "8G"]
+        flags = ["--max-memory", "8G", "--max-memory-total", "8G", "--max-steps", "100000000"]
         s = self.start([MEM], *flags, data=data, limit_as=700 << 20)
         self.assertEqual(ask(s.port, "/v1/mem/grow", {"n": 10})[0], 200)
         status, body = ask(s.port, "/v1/mem/grow_forever", {})
