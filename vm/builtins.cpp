@@ -367,7 +367,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
           uint64_t length = n > 0 ? separator.size() * static_cast<uint64_t>(n - 1) : 0;
           for (int64_t i = 0; i < n; ++i) length += reinterpret_cast<const rt::Text*>(l->at(i)[0])->len;
           if (length > rt::kMaxTextBytes)
-            fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is 1 GiB)");
+            fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is " + limits::kTextBytesText + ")");
           spend_work(vm, ip, length, static_cast<uint64_t>(n));
           rt::Text* r = rt::text_alloc(static_cast<uint32_t>(length), static_cast<uint32_t>(length));
           char* out = r->bytes;
@@ -393,7 +393,7 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         std::string_view separator = sv(a[first_arg]);
         if (!parts.empty()) length += separator.size() * (parts.size() - 1);
         if (length > rt::kMaxTextBytes)
-          fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is 1 GiB)");
+          fault(ip, "text too long (" + std::to_string(length) + " bytes; the limit is " + limits::kTextBytesText + ")");
         spend_work(vm, ip, length);  // the rows were spent by the walk
         rt::Text* r = rt::text_alloc(static_cast<uint32_t>(length), static_cast<uint32_t>(length));  // joined in place
         char* out = r->bytes;
