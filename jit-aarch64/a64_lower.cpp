@@ -55,19 +55,9 @@ Lowering lowering_of(Op op) {
 CallTargets runtime_call_targets() {
   CallTargets t;
   t.step = reinterpret_cast<uint64_t>(&pure_step);
-  t.fmod = reinterpret_cast<uint64_t>(&pure_jit_fmod);
-  t.seq_get_field = reinterpret_cast<uint64_t>(&pure_jit_seq_get_field);
-  t.seq_set_field = reinterpret_cast<uint64_t>(&pure_jit_seq_set_field);
-  t.list_count = reinterpret_cast<uint64_t>(&pure_jit_list_count);
-  t.st_iter = reinterpret_cast<uint64_t>(&pure_jit_st_iter);
-  t.iter_refill = reinterpret_cast<uint64_t>(&pure_jit_iter_refill);
-  t.iter_end = reinterpret_cast<uint64_t>(&pure_jit_iter_end);
-  t.iter_next_piece = reinterpret_cast<uint64_t>(&pure_jit_iter_next_piece);
-  t.st_iter_rows = reinterpret_cast<uint64_t>(&pure_jit_st_iter_rows);
-  t.walk_materialize = reinterpret_cast<uint64_t>(&pure_jit_walk_materialize);
-  t.text_free = reinterpret_cast<uint64_t>(&pure_jit_text_free);
-  t.map_row = reinterpret_cast<uint64_t>(&pure_jit_map_row);
-  t.int_text = reinterpret_cast<uint64_t>(&pure_jit_int_text);
+#define PURE_RUNTIME_CALL(name, result, parameters, memory) t.name = reinterpret_cast<uint64_t>(&pure_jit_##name);
+#include "jit-common/runtime_calls.def"
+#undef PURE_RUNTIME_CALL
   return t;
 }
 
