@@ -63,38 +63,14 @@ CallTargets runtime_call_targets() {
 
 namespace {
 
-// The type a native instruction reads or writes an operand slot as.
-enum class Use : uint8_t { None, Int, Num, Any };
+// The type a native instruction reads or writes an operand slot as: ir/ops.def's KINDS (Int: a
+// general register, Num: a floating-point one, Any: either, None: no slot). ITER_NEXT's row and
+// ST_ITER's key cells are this lowering's own (assign_homes).
+using Use = ir::ValueKind;
 struct Uses {
   Use a = Use::None, b = Use::None, c = Use::None;
 };
-Uses uses_of(Op op) {
-  const Use I = Use::Int, N = Use::Num, X = Use::Any, _ = Use::None;
-  switch (op) {
-    case Op::CONST: return {X, _, _};
-    case Op::MOVE: case Op::TAKE: return {X, X, _};
-    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
-    case Op::AND_INT: case Op::OR_INT: case Op::XOR_INT: case Op::SHL_INT: case Op::SHR_INT:
-    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
-      return {I, I, I};
-    case Op::ADDI_INT: case Op::NEG_INT: case Op::BNOT_INT: case Op::NOT: case Op::LIST_COUNT: return {I, I, _};
-    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: return {N, N, N};
-    case Op::NEG_NUM: return {N, N, _};
-    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM: return {I, N, N};
-    case Op::INT_TO_NUM: return {N, I, _};
-    case Op::NUM_TO_INT: return {I, N, _};
-    case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {_, I, _};
-    case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT: return {_, I, I};
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM: return {_, N, N};
-    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: return {X, I, I};
-    case Op::SEQ_PUSH: return {X, I, _};
-    case Op::ITER_END: return {_, I, _};
-    case Op::MAP_ENSURE: return {_, I, X};
-    case Op::INT_TEXT: return {X, I, _};
-    case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD: return {X, I, X};
-    default: return {};
-  }
-}
+Uses uses_of(Op op) { return {ir::op_kind(op, 0), ir::op_kind(op, 1), ir::op_kind(op, 2)}; }
 
 // Registers for pinned slots: callee-saved ones first (they survive calls into C), then
 // caller-saved ones, which are stored around such calls (and, like all, around pure_step).

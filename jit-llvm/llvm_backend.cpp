@@ -52,29 +52,6 @@ using namespace llvm;
 using llvm::Module;  // not pure::Module
 using llvm::Type;    // not pure::Type
 
-// Which of A, B, C are slots the native lowering of an instruction reads or writes.
-struct SlotUse {
-  bool a = false, b = false, c = false;
-};
-SlotUse slot_use(Op op) {
-  switch (op) {
-    case Op::CONST: return {true, false, false};
-    case Op::MOVE: case Op::TAKE: case Op::ADDI_INT: case Op::NEG_INT: case Op::NEG_NUM: case Op::NOT:
-    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH: case Op::INT_TEXT:
-      return {true, true, false};
-    case Op::JUMP: case Op::LOOP: case Op::CALL_INLINED: return {};
-    case Op::MAP_ENSURE: return {false, true, true};
-    case Op::ITER_NEXT: return {false, true, false};  // and the row's slots A.. (jit::iter_row_width)
-    case Op::ITER_END: return {false, true, false};
-    case Op::ST_ITER: return {true, false, false};    // its key slots C.. are stored for the call
-    case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
-    case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT:
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
-      return {false, true, true};
-    default: return {true, true, true};  // binary arithmetic and comparisons
-  }
-}
-
 // The LLVM type of a C++ type in a runtime call's signature (jit-common/runtime_calls.def): the
 // types that table may use. A call with another type fails to compile here.
 template <typename T>
@@ -166,12 +143,17 @@ class LoopLowering {
     std::vector<bool> used(fn_.stack_need + 1, false);
     for (uint32_t pc = 0; pc < code.size(); ++pc) {
       if (!in_region_[pc] || lowering_of(code[pc].op) != Lowering::Native) continue;
-      SlotUse u = slot_use(code[pc].op);
-      if (u.a) used.at(code[pc].a) = true;
-      if (u.b) used.at(code[pc].b) = true;
-      if (u.c) used.at(code[pc].c) = true;
-      if (code[pc].op == Op::ITER_NEXT)
-        for (uint32_t i = 0; i < jit::iter_row_width(code, pc); ++i) used.at(code[pc].a + i) = true;
+      const Instr& in = code[pc];
+      // the operands that hold a value (ir/ops.def's KINDS), but for two runs whose slots the
+      // lowering picks itself: ITER_NEXT's row (as wide as jit::iter_row_width says) and
+      // ST_ITER's key cells, which stay in the frame for pure_jit_st_iter
+      const uint32_t operand[3] = {in.a, in.b, in.c};
+      for (int i = 0; i < 3; ++i)
+        if (ir::op_kind(in.op, i) != ir::ValueKind::None && !(in.op == Op::ITER_NEXT && i == 0) &&
+            !(in.op == Op::ST_ITER && i == 2))
+          used.at(operand[i]) = true;
+      if (in.op == Op::ITER_NEXT)
+        for (uint32_t i = 0; i < jit::iter_row_width(code, pc); ++i) used.at(in.a + i) = true;
     }
     BasicBlock* entry = BasicBlock::Create(C, "entry", F);
     B.SetInsertPoint(entry);
