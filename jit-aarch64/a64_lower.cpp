@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 
+#include "base/assert.h"
 #include "jit-common/jit.h"
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
@@ -76,8 +77,14 @@ Uses uses_of(Op op) { return {ir::op_kind(op, 0), ir::op_kind(op, 1), ir::op_kin
 // caller-saved ones, which are stored around such calls (and, like all, around pure_step).
 constexpr int kGpCallee = 7, kGpPinned = 12;  // x22..x28, then x4..x8
 constexpr int kFpCallee = 8, kFpPinned = 21;  // d8..d15, then d19..d31
-int gp_reg_of(int i) { return i < kGpCallee ? 22 + i : 4 + (i - kGpCallee); }
-int fp_reg_of(int i) { return i < kFpCallee ? 8 + i : 19 + (i - kFpCallee); }
+constexpr int gp_reg_of(int i) { return i < kGpCallee ? 22 + i : 4 + (i - kGpCallee); }
+constexpr int fp_reg_of(int i) { return i < kFpCallee ? 8 + i : 19 + (i - kFpCallee); }
+// The pools as the comments above and at the top of the file say (x0..x3 stay free for the
+// runtime calls' arguments, x9.. and d16..d18 for scratch).
+static_assert(gp_reg_of(0) == 22 && gp_reg_of(kGpCallee - 1) == 28 && gp_reg_of(kGpCallee) == 4 &&
+              gp_reg_of(kGpPinned - 1) == 8);
+static_assert(fp_reg_of(0) == 8 && fp_reg_of(kFpCallee - 1) == 15 && fp_reg_of(kFpCallee) == 19 &&
+              fp_reg_of(kFpPinned - 1) == 31);
 const A::Gp kCore = A::x19, kBase = A::x20, kSteps = A::x21;
 
 // Where a slot lives while native code runs.
@@ -332,6 +339,10 @@ class Lowerer {
       }
     }
     gp_pinned_ = kGpPinned - (used > 0 ? used - 1 : 0);  // (x15 is not one of the pool's)
+    // the pool keeps its callee-saved registers, and none it keeps is a spare one taken above
+    PURE_ASSERT(gp_pinned_ >= static_cast<size_t>(kGpCallee) && gp_pinned_ <= static_cast<size_t>(kGpPinned));
+    for (size_t i = 0; i < used; ++i)
+      PURE_ASSERT(kSpare[i] == 15 || gp_reg_of(static_cast<int>(gp_pinned_) - 1) < kSpare[i]);
   }
 
   void assign_homes(LoopCodeInfo* info) {
@@ -408,6 +419,10 @@ class Lowerer {
         ++memory;
       }
     }
+    // every pinned slot's home is its place in gp_slots_ / fp_slots_, within the pool
+    PURE_ASSERT(gp_slots_.size() <= gp_pinned_ && fp_slots_.size() <= static_cast<size_t>(kFpPinned));
+    for (size_t i = 0; i < gp_slots_.size(); ++i) PURE_ASSERT(home_[gp_slots_[i]].kind == Home::Gp && home_[gp_slots_[i]].reg == i);
+    for (size_t i = 0; i < fp_slots_.size(); ++i) PURE_ASSERT(home_[fp_slots_[i]].kind == Home::Fp && home_[fp_slots_[i]].reg == i);
     if (info) *info = LoopCodeInfo{static_cast<uint32_t>(gp_slots_.size()), static_cast<uint32_t>(fp_slots_.size()), memory};
   }
 
@@ -416,8 +431,14 @@ class Lowerer {
 
   static A::Gp xreg(int i) { return A::x(static_cast<uint32_t>(i)); }
   static A::Vec dreg(int i) { return A::d(static_cast<uint32_t>(i)); }
-  A::Gp gp_home(uint32_t s) const { return xreg(gp_reg_of(home_[s].reg)); }
-  A::Vec fp_home(uint32_t s) const { return dreg(fp_reg_of(home_[s].reg)); }
+  A::Gp gp_home(uint32_t s) const {
+    PURE_ASSERT(s < home_.size() && home_[s].kind == Home::Gp && home_[s].reg < gp_pinned_);
+    return xreg(gp_reg_of(home_[s].reg));
+  }
+  A::Vec fp_home(uint32_t s) const {
+    PURE_ASSERT(s < home_.size() && home_[s].kind == Home::Fp && home_[s].reg < kFpPinned);
+    return dreg(fp_reg_of(home_[s].reg));
+  }
 
   // The frame slot s, as a memory operand (large offsets through x17).
   aj::arm::Mem slot_mem(uint32_t s) {
@@ -1750,7 +1771,10 @@ class Lowerer {
         return next(pc);
       }
       default:
-        keep(as_.b(leave_at(pc)));  // not reached: lowering_of and this switch agree
+        // lowering_of says Native only for the ops above; a release build that breaks that leaves
+        // to the interpreter here, which runs the instruction itself
+        PURE_ASSERT(!"jit-aarch64: an op lowering_of calls native has no case in lower()");
+        keep(as_.b(leave_at(pc)));
         return;
     }
   }
