@@ -90,7 +90,7 @@ const A::Gp kCore = A::x19, kBase = A::x20, kSteps = A::x21;
 // Where a slot lives while native code runs.
 struct Home {
   enum Kind : uint8_t { Memory, Gp, Fp } kind = Memory;
-  uint8_t reg = 0;  // x22+reg or d8+reg
+  uint8_t reg = 0;  // its place in the pool: gp_reg_of(reg) (x22.., then x4..) or fp_reg_of(reg) (d8.., then d19..)
 };
 
 class Lowerer {

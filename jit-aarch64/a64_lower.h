@@ -31,8 +31,8 @@ CallTargets runtime_call_targets();  // the real addresses in this process
 
 // How the registers were used, for tests and PURE_JIT_DEBUG.
 struct LoopCodeInfo {
-  uint32_t gp_pinned = 0;   // slots kept in x22..x28 across the loop
-  uint32_t fp_pinned = 0;   // slots kept in d8..d15
+  uint32_t gp_pinned = 0;   // slots kept in general registers across the loop: x22..x28, then x4..x8
+  uint32_t fp_pinned = 0;   // slots kept in floating-point registers: d8..d15, then d19..d31
   uint32_t memory_slots = 0;  // slots the native code reads and writes in the frame
 };
 

@@ -55,7 +55,7 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
       const vm::Instr& in = function.code[pc];
       ++total;
       // ITER_NEXT through pure_step costs more per row than the interpreter's inline leaf-run
-      // path (bench/bfs: 50 searches took 5.10 s compiled, 4.46 s interpreted): such loops
+      // path (bench/README.md, "The JIT tier's settings"): such loops
       // stay interpreted while the backend does not compile ITER_NEXT natively. A backend that
       // does serves rows only from the leaf runs of a stored list's snapshot (a walk in main or
       // a query); over an event list, or a stored list walked live in an event, it would step
