@@ -24,7 +24,7 @@ const char* op_doc(Op op);
 
 // The FLAGS column of ir/ops.def.
 namespace opf {
-enum : uint8_t { none = 0, jump = 1, term = 2, fault = 4, step = 8, frame = 16 };
+enum : uint8_t { none = 0, jump = 1, term = 2, fault = 4, step = 8, frame = 16, native = 32 };
 }
 // The A, B, C columns of ir/ops.def: what an operand is.
 enum class OperandMode : uint8_t {
@@ -38,17 +38,41 @@ enum class OperandMode : uint8_t {
   Position,   // p  a slot number that is neither read nor written
   Constant,   // k  not a slot (a count, a stored list's number, a descriptor, a loop id, a constant)
 };
+// The KINDS column of ir/ops.def: the kind of value in an operand.
+enum class ValueKind : uint8_t {
+  None,  // _  no value (not a slot, a position, a callee's frame)
+  Int,   // i  an int or a bool, or a handle computed with (an event list, an iterator)
+  Num,   // n  a num
+  Any,   // x  any value the op only moves, stores or passes on
+};
 struct OpInfo {
   uint8_t flags;
   Op inverse;
   OperandMode mode[3];  // A, B, C
+  ValueKind kind[3];    // A, B, C
 };
 namespace opf {  // the FLAGS and mode columns name the enumerators above unqualified
 inline constexpr OperandMode _ = OperandMode::Unused, r = OperandMode::Read, w = OperandMode::Write,
                              m = OperandMode::Modify, R = OperandMode::ReadRun, W = OperandMode::WriteRun,
                              F = OperandMode::Frame, p = OperandMode::Position, k = OperandMode::Constant;
+// One KINDS letter; a KINDS token of other than three letters does not compile (kinds_of).
+constexpr ValueKind kind_of(char letter) {
+  switch (letter) {
+    case '_': return ValueKind::None;
+    case 'i': return ValueKind::Int;
+    case 'n': return ValueKind::Num;
+    case 'x': return ValueKind::Any;
+    default: throw "ir/ops.def: a KINDS letter is one of _ i n x";  // (a compile error in kOpInfo)
+  }
+}
+struct Kinds {
+  ValueKind k[3];
+};
+constexpr Kinds kinds_of(const char (&letters)[4]) { return {{kind_of(letters[0]), kind_of(letters[1]), kind_of(letters[2])}}; }
 inline constexpr OpInfo kOpInfo[] = {
-#define PURE_OP_ROW(name, flags, inverse, a, b, c, doc) {static_cast<uint8_t>(flags), Op::inverse, {a, b, c}},
+#define PURE_OP_ROW(name, flags, inverse, a, b, c, kinds, doc)                          \
+  {static_cast<uint8_t>(flags), Op::inverse, {a, b, c},                                 \
+   {kinds_of(#kinds).k[0], kinds_of(#kinds).k[1], kinds_of(#kinds).k[2]}},
 #include "ir/ops.def"
 #undef PURE_OP_ROW
 };
@@ -68,6 +92,20 @@ constexpr bool op_is_slot(Op op, int i) {
   OperandMode m = op_mode(op, i);
   return m != OperandMode::Unused && m != OperandMode::Constant;
 }
+// What kind of value operand i of op holds (ValueKind::None: no value).
+constexpr ValueKind op_kind(Op op, int i) { return kOpInfo[static_cast<size_t>(op)].kind[i]; }
+// The KINDS column names a value exactly where the mode column names slots read or written.
+constexpr bool op_kinds_agree_with_modes() {
+  for (const OpInfo& info : kOpInfo)
+    for (int i = 0; i < 3; ++i) {
+      OperandMode m = info.mode[i];
+      bool value = m == OperandMode::Read || m == OperandMode::Write || m == OperandMode::Modify ||
+                   m == OperandMode::ReadRun || m == OperandMode::WriteRun;
+      if (value != (info.kind[i] != ValueKind::None)) return false;
+    }
+  return true;
+}
+static_assert(op_kinds_agree_with_modes(), "ir/ops.def: a KINDS letter is _ exactly where the operand is no slot read or written");
 // A conditional jump and its inverse; false (and inverse untouched) when op has none.
 constexpr bool op_inverse(Op op, Op& inverse) {
   Op i = kOpInfo[static_cast<size_t>(op)].inverse;

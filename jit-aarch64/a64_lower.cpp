@@ -27,6 +27,7 @@
 #include <functional>
 #include <map>
 
+#include "base/assert.h"
 #include "jit-common/jit.h"
 #include "jit-common/runtime_calls.h"
 #include "runtime/event_list.h"
@@ -55,69 +56,41 @@ Lowering lowering_of(Op op) {
 CallTargets runtime_call_targets() {
   CallTargets t;
   t.step = reinterpret_cast<uint64_t>(&pure_step);
-  t.fmod = reinterpret_cast<uint64_t>(&pure_jit_fmod);
-  t.seq_get_field = reinterpret_cast<uint64_t>(&pure_jit_seq_get_field);
-  t.seq_set_field = reinterpret_cast<uint64_t>(&pure_jit_seq_set_field);
-  t.list_count = reinterpret_cast<uint64_t>(&pure_jit_list_count);
-  t.st_iter = reinterpret_cast<uint64_t>(&pure_jit_st_iter);
-  t.iter_refill = reinterpret_cast<uint64_t>(&pure_jit_iter_refill);
-  t.iter_end = reinterpret_cast<uint64_t>(&pure_jit_iter_end);
-  t.iter_next_piece = reinterpret_cast<uint64_t>(&pure_jit_iter_next_piece);
-  t.st_iter_rows = reinterpret_cast<uint64_t>(&pure_jit_st_iter_rows);
-  t.walk_materialize = reinterpret_cast<uint64_t>(&pure_jit_walk_materialize);
-  t.text_free = reinterpret_cast<uint64_t>(&pure_jit_text_free);
-  t.map_row = reinterpret_cast<uint64_t>(&pure_jit_map_row);
-  t.int_text = reinterpret_cast<uint64_t>(&pure_jit_int_text);
+#define PURE_RUNTIME_CALL(name, result, parameters, memory) t.name = reinterpret_cast<uint64_t>(&pure_jit_##name);
+#include "jit-common/runtime_calls.def"
+#undef PURE_RUNTIME_CALL
   return t;
 }
 
 namespace {
 
-// The type a native instruction reads or writes an operand slot as.
-enum class Use : uint8_t { None, Int, Num, Any };
+// The type a native instruction reads or writes an operand slot as: ir/ops.def's KINDS (Int: a
+// general register, Num: a floating-point one, Any: either, None: no slot). ITER_NEXT's row and
+// ST_ITER's key cells are this lowering's own (assign_homes).
+using Use = ir::ValueKind;
 struct Uses {
   Use a = Use::None, b = Use::None, c = Use::None;
 };
-Uses uses_of(Op op) {
-  const Use I = Use::Int, N = Use::Num, X = Use::Any, _ = Use::None;
-  switch (op) {
-    case Op::CONST: return {X, _, _};
-    case Op::MOVE: case Op::TAKE: return {X, X, _};
-    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
-    case Op::AND_INT: case Op::OR_INT: case Op::XOR_INT: case Op::SHL_INT: case Op::SHR_INT:
-    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
-      return {I, I, I};
-    case Op::ADDI_INT: case Op::NEG_INT: case Op::BNOT_INT: case Op::NOT: case Op::LIST_COUNT: return {I, I, _};
-    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: return {N, N, N};
-    case Op::NEG_NUM: return {N, N, _};
-    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM: return {I, N, N};
-    case Op::INT_TO_NUM: return {N, I, _};
-    case Op::NUM_TO_INT: return {I, N, _};
-    case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {_, I, _};
-    case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT: return {_, I, I};
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM: return {_, N, N};
-    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: return {X, I, I};
-    case Op::SEQ_PUSH: return {X, I, _};
-    case Op::ITER_END: return {_, I, _};
-    case Op::MAP_ENSURE: return {_, I, X};
-    case Op::INT_TEXT: return {X, I, _};
-    case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD: return {X, I, X};
-    default: return {};
-  }
-}
+Uses uses_of(Op op) { return {ir::op_kind(op, 0), ir::op_kind(op, 1), ir::op_kind(op, 2)}; }
 
 // Registers for pinned slots: callee-saved ones first (they survive calls into C), then
 // caller-saved ones, which are stored around such calls (and, like all, around pure_step).
 constexpr int kGpCallee = 7, kGpPinned = 12;  // x22..x28, then x4..x8
 constexpr int kFpCallee = 8, kFpPinned = 21;  // d8..d15, then d19..d31
-int gp_reg_of(int i) { return i < kGpCallee ? 22 + i : 4 + (i - kGpCallee); }
-int fp_reg_of(int i) { return i < kFpCallee ? 8 + i : 19 + (i - kFpCallee); }
+constexpr int gp_reg_of(int i) { return i < kGpCallee ? 22 + i : 4 + (i - kGpCallee); }
+constexpr int fp_reg_of(int i) { return i < kFpCallee ? 8 + i : 19 + (i - kFpCallee); }
+// The pools as the comments above and at the top of the file say (x0..x3 stay free for the
+// runtime calls' arguments, x9.. and d16..d18 for scratch).
+static_assert(gp_reg_of(0) == 22 && gp_reg_of(kGpCallee - 1) == 28 && gp_reg_of(kGpCallee) == 4 &&
+              gp_reg_of(kGpPinned - 1) == 8);
+static_assert(fp_reg_of(0) == 8 && fp_reg_of(kFpCallee - 1) == 15 && fp_reg_of(kFpCallee) == 19 &&
+              fp_reg_of(kFpPinned - 1) == 31);
 const A::Gp kCore = A::x19, kBase = A::x20, kSteps = A::x21;
 
 // Where a slot lives while native code runs.
 struct Home {
   enum Kind : uint8_t { Memory, Gp, Fp } kind = Memory;
-  uint8_t reg = 0;  // x22+reg or d8+reg
+  uint8_t reg = 0;  // its place in the pool: gp_reg_of(reg) (x22.., then x4..) or fp_reg_of(reg) (d8.., then d19..)
 };
 
 class Lowerer {
@@ -366,6 +339,10 @@ class Lowerer {
       }
     }
     gp_pinned_ = kGpPinned - (used > 0 ? used - 1 : 0);  // (x15 is not one of the pool's)
+    // the pool keeps its callee-saved registers, and none it keeps is a spare one taken above
+    PURE_ASSERT(gp_pinned_ >= static_cast<size_t>(kGpCallee) && gp_pinned_ <= static_cast<size_t>(kGpPinned));
+    for (size_t i = 0; i < used; ++i)
+      PURE_ASSERT(kSpare[i] == 15 || gp_reg_of(static_cast<int>(gp_pinned_) - 1) < kSpare[i]);
   }
 
   void assign_homes(LoopCodeInfo* info) {
@@ -442,6 +419,10 @@ class Lowerer {
         ++memory;
       }
     }
+    // every pinned slot's home is its place in gp_slots_ / fp_slots_, within the pool
+    PURE_ASSERT(gp_slots_.size() <= gp_pinned_ && fp_slots_.size() <= static_cast<size_t>(kFpPinned));
+    for (size_t i = 0; i < gp_slots_.size(); ++i) PURE_ASSERT(home_[gp_slots_[i]].kind == Home::Gp && home_[gp_slots_[i]].reg == i);
+    for (size_t i = 0; i < fp_slots_.size(); ++i) PURE_ASSERT(home_[fp_slots_[i]].kind == Home::Fp && home_[fp_slots_[i]].reg == i);
     if (info) *info = LoopCodeInfo{static_cast<uint32_t>(gp_slots_.size()), static_cast<uint32_t>(fp_slots_.size()), memory};
   }
 
@@ -450,8 +431,14 @@ class Lowerer {
 
   static A::Gp xreg(int i) { return A::x(static_cast<uint32_t>(i)); }
   static A::Vec dreg(int i) { return A::d(static_cast<uint32_t>(i)); }
-  A::Gp gp_home(uint32_t s) const { return xreg(gp_reg_of(home_[s].reg)); }
-  A::Vec fp_home(uint32_t s) const { return dreg(fp_reg_of(home_[s].reg)); }
+  A::Gp gp_home(uint32_t s) const {
+    PURE_ASSERT(s < home_.size() && home_[s].kind == Home::Gp && home_[s].reg < gp_pinned_);
+    return xreg(gp_reg_of(home_[s].reg));
+  }
+  A::Vec fp_home(uint32_t s) const {
+    PURE_ASSERT(s < home_.size() && home_[s].kind == Home::Fp && home_[s].reg < kFpPinned);
+    return dreg(fp_reg_of(home_[s].reg));
+  }
 
   // The frame slot s, as a memory operand (large offsets through x17).
   aj::arm::Mem slot_mem(uint32_t s) {
@@ -1784,7 +1771,10 @@ class Lowerer {
         return next(pc);
       }
       default:
-        keep(as_.b(leave_at(pc)));  // not reached: lowering_of and this switch agree
+        // lowering_of says Native only for the ops above; a release build that breaks that leaves
+        // to the interpreter here, which runs the instruction itself
+        PURE_ASSERT(!"jit-aarch64: an op lowering_of calls native has no case in lower()");
+        keep(as_.b(leave_at(pc)));
         return;
     }
   }

@@ -17,29 +17,22 @@ namespace pure::jit::a64 {
 // How this backend handles one instruction of a loop (the tier's native-or-step decision).
 Lowering lowering_of(vm::Op op);
 
-// What native code calls: pure_step and the no-throw runtime calls (jit-common/runtime_calls.h).
+// What native code calls: pure_step and the no-throw runtime calls (one field per row of
+// jit-common/runtime_calls.def, named as the row). A test may leave some 0: iter_next_piece 0, a
+// pieces' ITER_NEXT runs through pure_step; st_iter_rows or walk_materialize 0, native code walks
+// no stored list itself.
 struct CallTargets {
-  uint64_t step = 0;       // pure_step
-  uint64_t fmod = 0;       // pure_jit_fmod
-  uint64_t seq_get_field = 0;
-  uint64_t seq_set_field = 0;
-  uint64_t list_count = 0;
-  uint64_t st_iter = 0;      // pure_jit_st_iter
-  uint64_t iter_refill = 0;  // pure_jit_iter_refill
-  uint64_t iter_end = 0;     // pure_jit_iter_end
-  uint64_t iter_next_piece = 0;  // pure_jit_iter_next_piece (0: pieces' ITER_NEXT through pure_step)
-  uint64_t st_iter_rows = 0;      // pure_jit_st_iter_rows (0: no walks of native code's own)
-  uint64_t walk_materialize = 0;  // pure_jit_walk_materialize
-  uint64_t text_free = 0;  // pure_jit_text_free
-  uint64_t map_row = 0;    // pure_jit_map_row
-  uint64_t int_text = 0;   // pure_jit_int_text
+  uint64_t step = 0;  // pure_step
+#define PURE_RUNTIME_CALL(name, result, parameters, memory) uint64_t name = 0;
+#include "jit-common/runtime_calls.def"
+#undef PURE_RUNTIME_CALL
 };
 CallTargets runtime_call_targets();  // the real addresses in this process
 
 // How the registers were used, for tests and PURE_JIT_DEBUG.
 struct LoopCodeInfo {
-  uint32_t gp_pinned = 0;   // slots kept in x22..x28 across the loop
-  uint32_t fp_pinned = 0;   // slots kept in d8..d15
+  uint32_t gp_pinned = 0;   // slots kept in general registers across the loop: x22..x28, then x4..x8
+  uint32_t fp_pinned = 0;   // slots kept in floating-point registers: d8..d15, then d19..d31
   uint32_t memory_slots = 0;  // slots the native code reads and writes in the frame
 };
 

@@ -28,40 +28,17 @@ bool runtime_work(const vm::Instr& in, bool row_known, bool a_text) {
 
 using vm::Op;
 
+// ir/ops.def's `native` flag. What the JITs do with those: arithmetic, comparisons and jumps in
+// registers; plain sequences in place (bounds checked), other rows through a runtime call or
+// pure_step; texts and keyed lists with a one-cell key through runtime calls for the common case,
+// pure_step for the rest; an inlined call's step and slot check (its depth check holds in native
+// code: vm/driver.cpp); ITER_NEXT's next row of a leaf run inline, a new run of a snapshot's rows
+// through pure_jit_iter_refill, the rest (the end of a run of another kind, a changed list, the
+// budget) through pure_step; ST_ITER and ITER_END through pure_jit_st_iter and pure_jit_iter_end
+// (runtime_calls.def). Calls, returns and FAIL always leave to the interpreter.
 Lowering shared_lowering(Op op) {
-  switch (op) {
-    case Op::CONST: case Op::MOVE: case Op::TAKE:
-    case Op::ADD_INT: case Op::SUB_INT: case Op::MUL_INT: case Op::DIV_INT: case Op::MOD_INT:
-    case Op::ADDI_INT: case Op::NEG_INT:
-    case Op::ADD_NUM: case Op::SUB_NUM: case Op::MUL_NUM: case Op::DIV_NUM: case Op::MOD_NUM: case Op::NEG_NUM:
-    case Op::EQ_INT: case Op::NE_INT: case Op::LT_INT: case Op::LE_INT:
-    case Op::EQ_NUM: case Op::NE_NUM: case Op::LT_NUM: case Op::LE_NUM:
-    case Op::NOT: case Op::INT_TO_NUM: case Op::NUM_TO_INT:
-    case Op::JUMP: case Op::JUMP_IF: case Op::JUMP_IFNOT:
-    case Op::JLT_INT: case Op::JGE_INT: case Op::JLT_INT_K: case Op::JGE_INT_K: case Op::JEQ_INT: case Op::JNE_INT:
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
-    case Op::LOOP:
-    // plain sequences in place (bounds checked), other rows through a runtime call or pure_step
-    case Op::SEQ_GET: case Op::SEQ_GET_FIELD: case Op::SEQ_SET: case Op::SEQ_SET_FIELD: case Op::LIST_COUNT:
-    case Op::SEQ_PUSH:
-    // texts and keyed lists with a one-cell key: runtime calls for the common case, pure_step for the rest
-    case Op::MAP_ENSURE: case Op::MAP_GET_FIELD: case Op::MAP_SET_FIELD:
-    case Op::INT_TEXT:
-    // an inlined call's step and slot check (its depth check holds in native code: vm/driver.cpp)
-    case Op::CALL_INLINED:
-    // the next row of a leaf run inline, a new run of a snapshot's rows through a runtime call
-    // (pure_jit_iter_refill), the rest (the end of a run of another kind, a changed list, the
-    // budget) through pure_step
-    case Op::ITER_NEXT:
-    // stored-list loops' start and end: pure_jit_st_iter and pure_jit_iter_end (runtime_calls.h)
-    case Op::ST_ITER: case Op::ITER_END:
-      return Lowering::Native;
-    case Op::CALL: case Op::RET: case Op::FAIL:
-      return Lowering::Exit;
-    default:
-      // calls (CALL_PLAIN too) and returns change the frame: always leave to the interpreter
-      return ir::op_changes_frame(op) ? Lowering::Exit : Lowering::Step;
-  }
+  if (ir::op_flags(op) & ir::opf::native) return Lowering::Native;
+  return ir::op_changes_frame(op) || ir::op_ends_block(op) ? Lowering::Exit : Lowering::Step;
 }
 
 double native_share(const BackendKind& backend, const vm::Function& function, const vm::LoopInfo& loop) {
@@ -78,7 +55,7 @@ double native_share(const BackendKind& backend, const vm::Function& function, co
       const vm::Instr& in = function.code[pc];
       ++total;
       // ITER_NEXT through pure_step costs more per row than the interpreter's inline leaf-run
-      // path (bench/bfs: 50 searches took 5.10 s compiled, 4.46 s interpreted): such loops
+      // path (bench/README.md, "The JIT tier's settings"): such loops
       // stay interpreted while the backend does not compile ITER_NEXT natively. A backend that
       // does serves rows only from the leaf runs of a stored list's snapshot (a walk in main or
       // a query); over an event list, or a stored list walked live in an event, it would step

@@ -50,11 +50,8 @@ struct BackendKind {
   // text made, counted or freed, a keyed-list row found) counts in the native share: 0, one
   // native instruction; N > 0, N instructions none of them native. The saving of compiling such
   // an instruction is an interpreter dispatch next to that work, so a backend whose compiles cost
-  // much (LLVM: 15-25 ms a loop on x86-64) loses on loops made of them: textbuild's (INT_TEXT
-  // and a push of the text) and both of textkeys' (reads and pushes of a `seq text`, rows found
-  // by text key) ran no faster compiled, and the compiles were lost (bench/run --clock cpu:
-  // 10-20 ms more a run). One whose compiles are cheap (asmjit: well under a millisecond) wins on
-  // them (bench/a64-icount: textkeys 0.76 of the interpreter's instructions).
+  // much (LLVM) loses on loops made of them, and one whose compiles are cheap (asmjit) wins on
+  // them (bench/README.md, "The JIT tier's settings", has the measurements).
   uint32_t call_cost = 0;
   // What a compile is expected to cost in processor time, in the interpreter's loop instructions
   // done in the same time: setup_cost for the first compile (the engine's loading and set-up),
@@ -83,10 +80,9 @@ struct Options {
   // pass on. Tests only: a normal run never waits for a compile.
   bool synchronous = false;
   // A loop is compiled only when at least this share of its instructions is compiled natively
-  // (the rest run through pure_step or leave to the interpreter); below it stays interpreted.
-  // Measured on x86-64 (bench/run --clock cpu): textbuild's loop, 5 of 7 native (0.71) with
-  // INT_TEXT and SEQ_PUSH through pure_step, ran 11% slower compiled (the compile costs more than
-  // the few dispatches it saves); mandelbrot's and sieve's loops (0.93-1.0) run 1.1-4.3x faster.
+  // (the rest run through pure_step or leave to the interpreter); below it stays interpreted: the
+  // compile then costs more than the few dispatches it saves (bench/README.md, "The JIT tier's
+  // settings").
   double min_native_share = 0.8;
   // Ski rental: a hot loop is compiled only once the interpreter has done in it (its passes times
   // its instructions) at least the expected cost of the compile (BackendKind's costs), so that a
@@ -98,8 +94,8 @@ struct Options {
   // inside loops that are still interpreted (not rejected, not queued) and would compile is not
   // compiled alone: the outermost such enclosing loop is, and its code is published for each loop
   // on the way (their entries are heads inside it). One inside a loop already compiled takes that
-  // loop's code, with no compile. Sieve's inner loop got hot first and was compiled alone (7.6 ms),
-  // then its outer loop, inner loop and all (10.3 ms), whose code alone ran from then on.
+  // loop's code, with no compile, instead of a second compile of the inner loop alone
+  // (bench/README.md, "One compile for nested loops").
   bool nested = true;
 };
 

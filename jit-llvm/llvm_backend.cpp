@@ -37,6 +37,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "base/assert.h"
 #include "jit-llvm/backend.h"
 #include "runtime/event_list.h"
 #include "vm/engine.h"
@@ -52,27 +53,37 @@ using namespace llvm;
 using llvm::Module;  // not pure::Module
 using llvm::Type;    // not pure::Type
 
-// Which of A, B, C are slots the native lowering of an instruction reads or writes.
-struct SlotUse {
-  bool a = false, b = false, c = false;
+// The LLVM type of a C++ type in a runtime call's signature (jit-common/runtime_calls.def): the
+// types that table may use. A call with another type fails to compile here.
+template <typename T>
+struct LlvmType;
+template <>
+struct LlvmType<void> {
+  static Type* get(LLVMContext& c) { return Type::getVoidTy(c); }
 };
-SlotUse slot_use(Op op) {
-  switch (op) {
-    case Op::CONST: return {true, false, false};
-    case Op::MOVE: case Op::TAKE: case Op::ADDI_INT: case Op::NEG_INT: case Op::NEG_NUM: case Op::NOT:
-    case Op::INT_TO_NUM: case Op::NUM_TO_INT: case Op::LIST_COUNT: case Op::SEQ_PUSH: case Op::INT_TEXT:
-      return {true, true, false};
-    case Op::JUMP: case Op::LOOP: case Op::CALL_INLINED: return {};
-    case Op::MAP_ENSURE: return {false, true, true};
-    case Op::ITER_NEXT: return {false, true, false};  // and the row's slots A.. (jit::iter_row_width)
-    case Op::ITER_END: return {false, true, false};
-    case Op::ST_ITER: return {true, false, false};    // its key slots C.. are stored for the call
-    case Op::JUMP_IF: case Op::JUMP_IFNOT: case Op::JLT_INT_K: case Op::JGE_INT_K: return {false, true, false};
-    case Op::JLT_INT: case Op::JGE_INT: case Op::JEQ_INT: case Op::JNE_INT:
-    case Op::JLT_NUM: case Op::JLE_NUM: case Op::JNLT_NUM: case Op::JNLE_NUM:
-      return {false, true, true};
-    default: return {true, true, true};  // binary arithmetic and comparisons
-  }
+template <>
+struct LlvmType<double> {
+  static Type* get(LLVMContext& c) { return Type::getDoubleTy(c); }
+};
+template <>
+struct LlvmType<int64_t> {
+  static Type* get(LLVMContext& c) { return Type::getInt64Ty(c); }
+};
+template <>
+struct LlvmType<uint64_t> {
+  static Type* get(LLVMContext& c) { return Type::getInt64Ty(c); }
+};
+template <typename T>
+struct LlvmType<T*> {
+  static Type* get(LLVMContext& c) { return PointerType::getUnqual(c); }
+};
+template <>
+struct LlvmType<CellResult> {  // two registers
+  static Type* get(LLVMContext& c) { return StructType::get(c, {Type::getInt64Ty(c), Type::getInt64Ty(c)}); }
+};
+template <typename R, typename... P>
+FunctionType* function_type(LLVMContext& c, R (*)(P...) noexcept) {
+  return FunctionType::get(LlvmType<R>::get(c), {LlvmType<P>::get(c)...}, false);
 }
 
 Constant* pc_const(Type* ptr, Type* i64, const void* pc) {
@@ -95,27 +106,11 @@ class LoopLowering {
     base = F->getArg(1);
     step_fn = M.getOrInsertFunction("pure_step", FunctionType::get(ptr, {ptr, ptr, ptr}, false));
     cast<Function>(step_fn.getCallee())->setDoesNotThrow();
-    fmod_fn = M.getOrInsertFunction("pure_jit_fmod", FunctionType::get(f64, {f64, f64}, false));
-    cast<Function>(fmod_fn.getCallee())->setDoesNotThrow();
-    cast<Function>(fmod_fn.getCallee())->setDoesNotAccessMemory();
-    StructType* cell_result = StructType::get(C, {i64, i64});
-    auto runtime = [&](const char* name, Type* result, std::vector<Type*> params) {
-      FunctionCallee f = M.getOrInsertFunction(name, FunctionType::get(result, params, false));
-      cast<Function>(f.getCallee())->setDoesNotThrow();
-      return f;
-    };
-    seq_get_fn = runtime("pure_jit_seq_get", cell_result, {ptr, i64});
-    seq_get_field_fn = runtime("pure_jit_seq_get_field", cell_result, {ptr, i64, i64});
-    seq_set_fn = runtime("pure_jit_seq_set", i64, {ptr, i64, i64});
-    seq_set_field_fn = runtime("pure_jit_seq_set_field", i64, {ptr, i64, i64, i64});
-    list_count_fn = runtime("pure_jit_list_count", i64, {ptr});
-    st_iter_fn = runtime("pure_jit_st_iter", i64, {ptr, ptr, ptr});
-    iter_refill_fn = runtime("pure_jit_iter_refill", cell_result, {ptr});
-    iter_end_fn = runtime("pure_jit_iter_end", Type::getVoidTy(C), {ptr, i64});
-    text_free_fn = runtime("pure_jit_text_free", Type::getVoidTy(C), {ptr});
-    map_row_fn = runtime("pure_jit_map_row", i64, {ptr, i64});
-    int_text_fn = runtime("pure_jit_int_text", cell_result, {i64, i64});
-    iter_next_piece_fn = runtime("pure_jit_iter_next_piece", i64, {ptr, ptr, ptr});
+    // every runtime call of jit-common/runtime_calls.def, typed from its C++ declaration
+#define PURE_RUNTIME_CALL(name, result, parameters, memory) \
+  declare_runtime(RuntimeCall::name, "pure_jit_" #name, function_type(C, &pure_jit_##name), Memory::memory);
+#include "jit-common/runtime_calls.def"
+#undef PURE_RUNTIME_CALL
     text_slot_.assign(fn.stack_need + 1u, false);
     for (uint16_t t : fn.text_slots)
       if (t < text_slot_.size()) text_slot_[t] = true;
@@ -149,12 +144,17 @@ class LoopLowering {
     std::vector<bool> used(fn_.stack_need + 1, false);
     for (uint32_t pc = 0; pc < code.size(); ++pc) {
       if (!in_region_[pc] || lowering_of(code[pc].op) != Lowering::Native) continue;
-      SlotUse u = slot_use(code[pc].op);
-      if (u.a) used.at(code[pc].a) = true;
-      if (u.b) used.at(code[pc].b) = true;
-      if (u.c) used.at(code[pc].c) = true;
-      if (code[pc].op == Op::ITER_NEXT)
-        for (uint32_t i = 0; i < jit::iter_row_width(code, pc); ++i) used.at(code[pc].a + i) = true;
+      const Instr& in = code[pc];
+      // the operands that hold a value (ir/ops.def's KINDS), but for two runs whose slots the
+      // lowering picks itself: ITER_NEXT's row (as wide as jit::iter_row_width says) and
+      // ST_ITER's key cells, which stay in the frame for pure_jit_st_iter
+      const uint32_t operand[3] = {in.a, in.b, in.c};
+      for (int i = 0; i < 3; ++i)
+        if (ir::op_kind(in.op, i) != ir::ValueKind::None && !(in.op == Op::ITER_NEXT && i == 0) &&
+            !(in.op == Op::ST_ITER && i == 2))
+          used.at(operand[i]) = true;
+      if (in.op == Op::ITER_NEXT)
+        for (uint32_t i = 0; i < jit::iter_row_width(code, pc); ++i) used.at(in.a + i) = true;
     }
     BasicBlock* entry = BasicBlock::Create(C, "entry", F);
     B.SetInsertPoint(entry);
@@ -280,9 +280,17 @@ class LoopLowering {
   Type *i64, *f64, *ptr;
   Function* F;
   Value *core, *base;
-  FunctionCallee step_fn, fmod_fn, seq_get_fn, seq_get_field_fn, seq_set_fn, seq_set_field_fn, list_count_fn;
-  FunctionCallee st_iter_fn, iter_refill_fn, iter_end_fn;
-  FunctionCallee text_free_fn, map_row_fn, int_text_fn, iter_next_piece_fn;
+  FunctionCallee step_fn;
+  FunctionCallee runtime_[kRuntimeCallCount];  // by RuntimeCall
+  FunctionCallee runtime(RuntimeCall call) const { return runtime_[static_cast<size_t>(call)]; }
+  // What a runtime call may touch (runtime_calls.def's MEMORY column).
+  enum class Memory { memory, none };
+  void declare_runtime(RuntimeCall call, const char* name, FunctionType* type, Memory memory) {
+    FunctionCallee f = M.getOrInsertFunction(name, type);
+    cast<Function>(f.getCallee())->setDoesNotThrow();
+    if (memory == Memory::none) cast<Function>(f.getCallee())->setDoesNotAccessMemory();
+    runtime_[static_cast<size_t>(call)] = f;
+  }
   AllocaInst* row_var_ = nullptr;  // the keyed-list row the last MAP_* instruction found (jit::rows_known)
   std::vector<bool> row_known_;
   jit::EntryConstants consts_;  // slots that are constants in the loop (jit::entry_constants)
@@ -442,7 +450,7 @@ class LoopLowering {
       case Op::SUB_NUM: set(in.a, B.CreateFSub(num(in.b), num(in.c))); return next(pc);
       case Op::MUL_NUM: set(in.a, B.CreateFMul(num(in.b), num(in.c))); return next(pc);
       case Op::DIV_NUM: set(in.a, B.CreateFDiv(num(in.b), num(in.c))); return next(pc);
-      case Op::MOD_NUM: set(in.a, B.CreateCall(fmod_fn, {num(in.b), num(in.c)})); return next(pc);
+      case Op::MOD_NUM: set(in.a, B.CreateCall(runtime(RuntimeCall::fmod), {num(in.b), num(in.c)})); return next(pc);
       case Op::NEG_NUM: set(in.a, B.CreateFNeg(num(in.b))); return next(pc);
       case Op::EQ_INT: set(in.a, B.CreateICmpEQ(get(in.b), get(in.c))); return next(pc);
       case Op::NE_INT: set(in.a, B.CreateICmpNE(get(in.b), get(in.c))); return next(pc);
@@ -481,7 +489,7 @@ class LoopLowering {
         return next(pc);
       }
       case Op::LIST_COUNT:  // EventList::count(), whatever the list's kind
-        set(in.a, layout_.ok ? header(i64, list(in.b), layout_.count) : B.CreateCall(list_count_fn, {list(in.b)}));
+        set(in.a, layout_.ok ? header(i64, list(in.b), layout_.count) : B.CreateCall(runtime(RuntimeCall::list_count), {list(in.b)}));
         return next(pc);
       case Op::SEQ_GET: {
         if (is_text(in.a) && layout_.ok) {
@@ -510,13 +518,13 @@ class LoopLowering {
           set(in.a, tagged(B.CreateLoad(i64, plain_cell(pc)), cell_tag_));
           return next(pc);
         }
-        Value* r = B.CreateCall(seq_get_fn, {list(in.b), get(in.c)});
+        Value* r = B.CreateCall(runtime(RuntimeCall::seq_get), {list(in.b), get(in.c)});
         common_case(B.CreateExtractValue(r, 1), pc);
         set(in.a, B.CreateExtractValue(r, 0));
         return next(pc);
       }
       case Op::SEQ_GET_FIELD: {
-        Value* r = B.CreateCall(seq_get_field_fn, {list(in.b), get(in.c), k(in.imm)});
+        Value* r = B.CreateCall(runtime(RuntimeCall::seq_get_field), {list(in.b), get(in.c), k(in.imm)});
         common_case(B.CreateExtractValue(r, 1), pc);
         set(in.a, B.CreateExtractValue(r, 0));
         return next(pc);
@@ -535,7 +543,7 @@ class LoopLowering {
           tagged(B.CreateStore(get(in.a), cell), cell_tag_);
           return next(pc);
         }
-        common_case(B.CreateCall(seq_set_fn, {list(in.b), get(in.c), get(in.a)}), pc);
+        common_case(B.CreateCall(runtime(RuntimeCall::seq_set), {list(in.b), get(in.c), get(in.a)}), pc);
         return next(pc);
       case Op::SEQ_PUSH: {
         if (!layout_.ok) return lower_step(pc);
@@ -609,7 +617,7 @@ class LoopLowering {
         B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), refill, spent, likely_);
         B.SetInsertPoint(refill);
         tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
-        Value* taken = B.CreateCall(iter_refill_fn, {it});
+        Value* taken = B.CreateCall(runtime(RuntimeCall::iter_refill), {it});
         B.CreateCondBr(B.CreateICmpNE(B.CreateExtractValue(taken, 1), k(0)), got,
                        target(pc + static_cast<uint32_t>(in.imm)));
         B.SetInsertPoint(got);
@@ -641,7 +649,7 @@ class LoopLowering {
         std::vector<uint32_t> io;
         step_slots(in, io);
         store_slots(io, true);
-        Value* done = B.CreateCall(st_iter_fn, {core, base, pc_const(ptr, i64, &in)});
+        Value* done = B.CreateCall(runtime(RuntimeCall::st_iter), {core, base, pc_const(ptr, i64, &in)});
         BasicBlock* cont = BasicBlock::Create(C, "iter" + std::to_string(pc), F);
         BasicBlock* faulted = BasicBlock::Create(C, "iterfault" + std::to_string(pc), F);
         B.CreateCondBr(B.CreateICmpNE(done, k(0)), cont, faulted, likely_);
@@ -653,10 +661,10 @@ class LoopLowering {
         return next(pc);
       }
       case Op::ITER_END:  // vm::release_iterators: touches no slot, never faults
-        B.CreateCall(iter_end_fn, {core, get(in.b)});
+        B.CreateCall(runtime(RuntimeCall::iter_end), {core, get(in.b)});
         return next(pc);
       case Op::SEQ_SET_FIELD:
-        common_case(B.CreateCall(seq_set_field_fn, {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
+        common_case(B.CreateCall(runtime(RuntimeCall::seq_set_field), {list(in.b), get(in.c), k(in.imm), get(in.a)}), pc);
         return next(pc);
       // keyed lists, key in slot C (one cell): the row through pure_jit_map_row, or the one the
       // instruction before found (jit::rows_known); a longer key, a missing row or a text field:
@@ -675,7 +683,7 @@ class LoopLowering {
           BasicBlock* have = BasicBlock::Create(C, "row" + std::to_string(pc), F);
           B.CreateCondBr(B.CreateICmpNE(known, k(0)), have, find, likely_);
           B.SetInsertPoint(find);
-          Value* found = B.CreateCall(map_row_fn, {l, get(in.c)});
+          Value* found = B.CreateCall(runtime(RuntimeCall::map_row), {l, get(in.c)});
           B.CreateBr(have);
           B.SetInsertPoint(have);
           PHINode* phi = B.CreatePHI(i64, 2, "row");
@@ -683,7 +691,7 @@ class LoopLowering {
           phi->addIncoming(found, find);
           row = phi;
         } else {
-          row = B.CreateCall(map_row_fn, {l, get(in.c)});
+          row = B.CreateCall(runtime(RuntimeCall::map_row), {l, get(in.c)});
         }
         Value* ok = B.CreateICmpNE(row, k(0));
         if (in.op != Op::MAP_ENSURE)  // the field is not text (EventList::NativeLayout::text_cols)
@@ -704,7 +712,7 @@ class LoopLowering {
         return next(pc);
       }
       case Op::INT_TEXT: {  // a new text and slot A's old one released (runtime call); else pure_step
-        Value* r = B.CreateCall(int_text_fn, {get(in.b), get(in.a)});
+        Value* r = B.CreateCall(runtime(RuntimeCall::int_text), {get(in.b), get(in.a)});
         common_case(B.CreateExtractValue(r, 1), pc);
         set(in.a, B.CreateExtractValue(r, 0));
         return next(pc);
@@ -719,7 +727,10 @@ class LoopLowering {
         return next(pc);
       }
       default:
-        B.CreateBr(leave_at(pc));  // not reached: lowering_of and this switch agree
+        // lowering_of says Native only for the ops above; a release build that breaks that leaves
+        // to the interpreter here, which runs the instruction itself
+        PURE_ASSERT(!"jit-llvm: an op lowering_of calls native has no case in lower()");
+        B.CreateBr(leave_at(pc));
         return;
     }
   }
@@ -753,7 +764,7 @@ class LoopLowering {
     tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
     const std::vector<uint32_t> a_b{in.a, in.b};
     store_slots(a_b, true);
-    Value* r = B.CreateCall(iter_next_piece_fn, {core, base, pc_const(ptr, i64, &in)});
+    Value* r = B.CreateCall(runtime(RuntimeCall::iter_next_piece), {core, base, pc_const(ptr, i64, &in)});
     BasicBlock* got = BasicBlock::Create(C, "piece" + tag, F);
     BasicBlock* other = BasicBlock::Create(C, "notpieces" + tag, F);
     BasicBlock* fault = BasicBlock::Create(C, "piecefault" + tag, F);
@@ -822,7 +833,7 @@ class LoopLowering {
       BasicBlock* gone = BasicBlock::Create(C, "free" + tag, F);
       B.CreateCondBr(B.CreateICmpEQ(now, B.getInt32(0)), gone, done, unlikely_);
       B.SetInsertPoint(gone);
-      B.CreateCall(text_free_fn, {p});
+      B.CreateCall(runtime(RuntimeCall::text_free), {p});
       B.CreateBr(done);
     }
     B.SetInsertPoint(done);
@@ -1061,19 +1072,10 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   orc::SymbolMap symbols;
   auto flags = JITSymbolFlags::Exported | JITSymbolFlags::Callable;
   symbols[state_->jit->mangleAndIntern("pure_step")] = {orc::ExecutorAddr::fromPtr(&pure_step), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_fmod")] = {orc::ExecutorAddr::fromPtr(&pure_jit_fmod), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_seq_get")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_get), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_seq_get_field")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_get_field), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_seq_set")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_seq_set_field")] = {orc::ExecutorAddr::fromPtr(&pure_jit_seq_set_field), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_list_count")] = {orc::ExecutorAddr::fromPtr(&pure_jit_list_count), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_st_iter")] = {orc::ExecutorAddr::fromPtr(&pure_jit_st_iter), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_iter_refill")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_refill), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_iter_end")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_end), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_text_free")] = {orc::ExecutorAddr::fromPtr(&pure_jit_text_free), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_map_row")] = {orc::ExecutorAddr::fromPtr(&pure_jit_map_row), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_int_text")] = {orc::ExecutorAddr::fromPtr(&pure_jit_int_text), flags};
-  symbols[state_->jit->mangleAndIntern("pure_jit_iter_next_piece")] = {orc::ExecutorAddr::fromPtr(&pure_jit_iter_next_piece), flags};
+#define PURE_RUNTIME_CALL(name, result, parameters, memory) \
+  symbols[state_->jit->mangleAndIntern("pure_jit_" #name)] = {orc::ExecutorAddr::fromPtr(&pure_jit_##name), flags};
+#include "jit-common/runtime_calls.def"
+#undef PURE_RUNTIME_CALL
   if (Error e = state_->jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)))) {
     state_->setup_error = take_message(std::move(e));
     state_->jit.reset();

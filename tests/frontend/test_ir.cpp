@@ -259,7 +259,8 @@ TEST_CASE("ir: a function past the frame limit is a located error, at the list l
 
 // The A, B, C columns of ir/ops.def against what lowering emits: an unused operand is 0, a slot
 // operand names a slot of the frame or of the call area (a run may be empty and start anywhere
-// at 0). A wrong column (a slot marked unused, a count or descriptor marked as a slot) fails here.
+// at 0). A wrong column (a slot marked unused, a count or descriptor marked as a slot) fails here,
+// and so does a KINDS letter that names an int or a num where the slot holds another kind.
 static void check_operand_modes(const ir::Program& p, const std::string& what) {
   for (const ir::Function& f : p.functions)
     for (const ir::Block& b : f.blocks)
@@ -280,12 +281,21 @@ static void check_operand_modes(const ir::Program& p, const std::string& what) {
               break;
             case ir::OperandMode::Constant: break;
           }
+          // the KINDS column against the slot's kind: an int operand is an int, bool, list or
+          // iterator slot, a num operand a num slot (a run's first slot: its cells may differ)
+          ir::ValueKind kind = ir::op_kind(in.op, i);
+          bool single = m == ir::OperandMode::Read || m == ir::OperandMode::Write || m == ir::OperandMode::Modify;
+          if (single && frame_slot && kind == ir::ValueKind::Num) CHECK_MESSAGE(f.slots[v] == ir::SlotKind::Num, where);
+          if (single && frame_slot && kind == ir::ValueKind::Int)
+            CHECK_MESSAGE(bool(f.slots[v] == ir::SlotKind::Int || f.slots[v] == ir::SlotKind::Bool ||
+                               f.slots[v] == ir::SlotKind::List || f.slots[v] == ir::SlotKind::Iter),
+                          where);
           // a slot of the frame is written only through a write mode
           if (in.op == ir::Op::CONST || in.op == ir::Op::MOVE) CHECK_MESSAGE(bool(i != 0 || m == ir::OperandMode::Write), where);
         }
 }
 
-TEST_CASE("ir: the operand columns of ops.def agree with every lowered example") {
+TEST_CASE("ir: the operand and kinds columns of ops.def agree with every lowered example") {
   int programs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(PURE_EXAMPLES_DIR)) {
     if (entry.path().extension() != ".pure") continue;
@@ -306,6 +316,10 @@ TEST_CASE("ir: the operand columns of ops.def agree with every lowered example")
   CHECK(ir::op_mode(ir::Op::CALL, 0) == ir::OperandMode::Frame);
   CHECK(ir::op_is_slot(ir::Op::ADD_INT, 0));
   CHECK(!ir::op_is_slot(ir::Op::JOIN_TEXT, 2));
+  CHECK(ir::op_kind(ir::Op::EQ_NUM, 0) == ir::ValueKind::Int);
+  CHECK(ir::op_kind(ir::Op::EQ_NUM, 1) == ir::ValueKind::Num);
+  CHECK(ir::op_kind(ir::Op::SEQ_GET, 0) == ir::ValueKind::Any);
+  CHECK(ir::op_kind(ir::Op::CALL_INLINED, 0) == ir::ValueKind::None);
 }
 
 namespace {
