@@ -3,6 +3,7 @@
 // theirs, by storing a message in each one's cancel flag (vm::RunOptions::cancel). The VM looks
 // at the flag only between slices of the step budget, so the queries themselves read no clock.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
