@@ -24,6 +24,11 @@ inline constexpr size_t kCallDepth = 200000;             // nested calls (a runa
 // Slots the code of inlined calls (vm/load.cpp) may use past what a call of its function checks
 // for: the slot stack keeps this many spare slots past its end.
 inline constexpr uint32_t kInlineSlots = 128;
+// A call a host may cancel (vm::RunOptions::cancel: pure-serve's --query-timeout-ms, a client
+// that left) gets its step budget in slices of this many steps; only when a slice runs out does
+// the VM look at the cancel flag (vm/calls.cpp: budget_spent), so the loops pay nothing for it.
+// 2^20 steps take about a millisecond: a cancelled query stops that soon after the flag is set.
+inline constexpr int64_t kStepSlice = int64_t{1} << 20;
 inline constexpr uint32_t kTextBytes = 1u << 30;         // longest text (1 GiB)
 inline constexpr const char* kTextBytesText = "1 GiB";  // kTextBytes as messages name it
 static_assert(kTextBytes == 1u << 30, "kTextBytesText names kTextBytes");

@@ -87,10 +87,11 @@ std::shared_ptr<const rt::Snapshot> Owner::snapshot() const { return visible_.re
 
 std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> Owner::visible() const { return visible_.read(); }
 
-vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args) const {
+vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel) const {
   // Against the module's budget, the state it holds counted in (a query's snapshot shares it).
   vm::RunOptions o = run_options_;
   o.memory_held = memory_held_.load(std::memory_order_relaxed);
+  o.cancel = cancel;
   return vm::call_query(program_, snapshot(), fn, args, o);
 }
 

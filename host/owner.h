@@ -214,7 +214,9 @@ class Owner {
   // Any thread: the latest visible state and the sequence of the last event it holds, read together.
   std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> visible() const;
   // Any thread: runs query fn against snapshot(), with the owner's step budget.
-  vm::CallResult query(uint32_t fn, std::span<const vm::Value> args) const;
+  // cancel: vm::RunOptions::cancel (null: none).
+  vm::CallResult query(uint32_t fn, std::span<const vm::Value> args,
+                       const std::atomic<const char*>* cancel = nullptr) const;
 
   bool healthy() const { return !poisoned_.load(std::memory_order_acquire); }
   std::string unhealthy_reason() const;

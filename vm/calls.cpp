@@ -81,6 +81,12 @@ VM::VM(const Program& p, rt::Store* s, const RunOptions& o)
   iters.swap(memory->iters);
   core.iters = iters.data();
   spare_cursors.resize(p.stored.size());
+  set_budget(*this, core.steps_left);
+}
+
+void set_budget(VM& vm, int64_t steps) {
+  vm.core.steps_left = vm.options.cancel ? std::min(steps, limits::kStepSlice) : steps;
+  vm.steps_reserve = steps - vm.core.steps_left;
 }
 
 VM::~VM() {
@@ -116,6 +122,13 @@ void bad_shift(const Instr* ip, const char* op, int64_t a, int64_t n) {
 }
 
 void budget_spent(VM& vm, const Instr* ip) {
+  if (vm.options.cancel) {  // a slice ran out: cancelled, the next slice, or the budget spent
+    if (const char* why = vm.options.cancel->load(std::memory_order_acquire)) {
+      vm.cancelled = true;
+      fault(ip, why);
+    }
+    if (int64_t left = budget_left(vm); left >= 0) return set_budget(vm, left);
+  }
   uint64_t n = vm.options.max_steps;
   fault(ip, "step budget spent (" + std::to_string(n) + (n == 1 ? " step; " : " steps; ") + kStepDefinition +
                 "); raise it with --max-steps");
@@ -260,8 +273,8 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   if (vm.transaction_depth == 0 && (callee.kind == FuncKind::Event || callee.kind == FuncKind::Query)) {
     ci.boundary = callee.kind == FuncKind::Event ? Boundary::Event : Boundary::Query;
     // Each invocation from outside gets a budget of its own; the caller's is set aside.
-    ci.saved_steps = vm.core.steps_left;
-    vm.core.steps_left = static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX));
+    ci.saved_steps = budget_left(vm);
+    set_budget(vm, static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX)));
     copy_list_args(callee, base);
     if (ci.boundary == Boundary::Event) {
       vm.store->begin();
@@ -301,7 +314,7 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
     for (uint32_t i = 0; i < n; ++i) s[at + i] = out[i];
   if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
-    vm.core.steps_left = ci.saved_steps;
+    set_budget(vm, ci.saved_steps);
     if (ci.boundary == Boundary::Event) {
       vm.store->commit();
       s[0].i = 1;                // outcome.ok

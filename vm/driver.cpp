@@ -112,7 +112,7 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       unwind_to(vm, boundary);
       vm.store->rollback();
       vm.transaction_depth = 0;
-      vm.core.steps_left = event.saved_steps;  // the caller's budget, as a normal return restores it
+      set_budget(vm, event.saved_steps);  // the caller's budget, as a normal return restores it
       event.base[0].i = 0;                      // outcome.ok
       rt::MeterNoThrow counted_only;            // the reason is handed over even when memory ran out
       event.base[1].t = rt::text_new(reason);   // outcome.reason: owned by the caller's call area

@@ -253,7 +253,9 @@ EXEC(JLE_NUM) { return s[ip->b].n <= s[ip->c].n ? ip + ip->imm : ip + 1; }
 EXEC(JNLT_NUM) { return !(s[ip->b].n < s[ip->c].n) ? ip + ip->imm : ip + 1; }
 EXEC(JNLE_NUM) { return !(s[ip->b].n <= s[ip->c].n) ? ip + ip->imm : ip + 1; }
 
-[[noreturn]] void budget_spent(VM& vm, const Instr* ip);
+// A step spent below zero. The budget's fault; or, for a call that gets its budget in slices
+// (RunOptions::cancel), the next slice (returns, and the step stands) or the cancel's fault.
+void budget_spent(VM& vm, const Instr* ip);
 
 // The one rule for what a standard function's work costs (vm/builtins.cpp charges through it,
 // docs/language.md lists each function's measure): one step per kWorkBytesPerStep bytes it reads

@@ -360,7 +360,7 @@ static Slot* enter(VM& vm, const Function& fn, Boundary boundary, std::span<cons
   Slot* out = base;
   for (size_t i = 0; i < args.size(); ++i) out = put_value(vm.prog, out, fn.param_types[i], args[i]);
   PURE_ASSERT(out == base + fn.param_slots);
-  vm.calls.push_back({&fn, base, nullptr, 0, boundary, vm.core.steps_left, base});
+  vm.calls.push_back({&fn, base, nullptr, 0, boundary, budget_left(vm), base});
   vm.transaction_depth = 1;
   return base;
 }
@@ -407,6 +407,7 @@ CallResult call_query(const Program& program, std::shared_ptr<const rt::Snapshot
     r.ok = false;
     r.reason = err->message;
     r.error = std::move(err);
+    r.cancelled = vm.cancelled;
     return r;
   }
   read_result(base, fn.result_type, options, r);

@@ -160,6 +160,10 @@ struct VM {
   // The arguments of the event main is running, copied when it was called, for
   // options.on_commit (only when that is set).
   std::vector<Value> event_args;
+  // With RunOptions::cancel: the running invocation's steps not yet handed to core.steps_left
+  // (its budget left is the sum of the two; see set_budget). Always 0 without it.
+  int64_t steps_reserve = 0;
+  bool cancelled = false;  // the cancel's fault was raised
 
   void flush_output();
 };
@@ -170,6 +174,11 @@ inline Iterator& push_iterator(VM& vm) {
   vm.core.iters = vm.iters.data();
   return it;
 }
+
+// The running invocation's budget left, and setting it (in a slice and a reserve when the call
+// may be cancelled, vm/calls.cpp).
+inline int64_t budget_left(const VM& vm) { return vm.core.steps_left + vm.steps_reserve; }
+void set_budget(VM& vm, int64_t steps);
 
 // The instruction loop; runs until the entry frame returns. Defined in interp.cpp.
 void interpret(VM& vm, Slot* base, const Instr* ip);

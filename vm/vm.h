@@ -2,6 +2,7 @@
 // run a module's main, or call one of its events or queries by name with argument values.
 // Hosts include only this header (and bytecode.h) from vm/; engines also see vm/engine.h.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -81,6 +82,14 @@ struct RunOptions {
   // the call (the event stays committed in the store). Events a host runs with call_event do not
   // call it: the host knows what it ran. Empty: nothing is called.
   std::function<std::string(uint32_t event, std::span<const Value> args)> on_commit;
+  // A host's way to stop a running call from another thread (pure-serve: a query past
+  // --query-timeout-ms, or whose client left). Null: never cancelled, no cost. Otherwise the call
+  // gets its step budget in slices of limits::kStepSlice steps, and when a slice runs out and
+  // *cancel holds a message, the call ends with that message as its runtime error (at the
+  // instruction it had reached; CallResult::cancelled set). The host stores the message (a text
+  // that outlives the call) with release order, once. Step counts, the step budget and its message
+  // are the same with or without it.
+  const std::atomic<const char*>* cancel = nullptr;
 };
 
 // Runs the module's main against the store (its stored lists). Returns the error that ended
@@ -99,6 +108,7 @@ struct CallResult {
   // so; or the system refused the memory to copy it (result_error says that).
   uint64_t result_bytes_at_least = 0;
   std::string result_error;
+  bool cancelled = false;  // RunOptions::cancel stopped it: error holds the host's message
 };
 
 // The index of the event, query or function with this name, or -1.

@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "base/limits.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "jit-common/jit.h"
@@ -49,6 +50,7 @@ struct Config {
   uint64_t max_memory = uint64_t{4} << 30;
   std::vector<std::string> args;
   std::string input;
+  const std::atomic<const char*>* cancel = nullptr;  // RunOptions::cancel
 };
 
 Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}) {
@@ -59,6 +61,7 @@ Run run(const std::string& text, pure::vm::Tier* tier, const Config& config = {}
   options.args = config.args;
   options.read_input = [input = config.input] { return input; };
   options.tier = tier;
+  options.cancel = config.cancel;
   Run out;
   test::TextRun r = test::run_text(text, options, {}, [&](const vm::Program& program) {
     if (auto* jit = dynamic_cast<jit::Jit*>(tier)) jit->drain();
@@ -2071,5 +2074,56 @@ TEST_CASE("jit: differential fuzzer (random programs, both engines, several budg
     CHECK(compiled > count);
     CHECK(spent > 0);
     CHECK(tame_deep * 10 >= tame * 8);  // tame programs mostly run deep
+  }
+}
+
+// RunOptions::cancel (pure-serve's --query-timeout-ms, a client gone): the budget comes in slices
+// of limits::kStepSlice steps and the flag is looked at only when one runs out, in the
+// interpreter's budget_spent, which native code reaches through pure_step at a LOOP or ITER_NEXT
+// with no steps left.
+TEST_CASE("jit: a cancelled call stops at the end of its first slice of steps, alike in both engines") {
+  // prints every 2^16 passes; uncancelled it would print 48 lines (3 slices' worth of passes)
+  const std::string text = "fn main() {\n  var s = 0\n  for i in 0 .. 3145728 {\n"
+                           "    if i % 65536 == 0 { print(i) }\n    s += i\n  }\n  print(s)\n}\n";
+  static std::atomic<const char*> flag{"cancelled: the test's reason"};
+  Config c;
+  c.max_steps = 100'000'000;
+  c.cancel = &flag;
+  Run r = both(text, c);
+  CHECK(r.failed);
+  CHECK(contains(r.error, "runtime error: cancelled: the test's reason"));
+  CHECK(r.compiled >= 1);  // the loop ran in native code until the slice ran out
+  // stopped within the first slice: at most kStepSlice passes, so at most 16 lines
+  size_t lines = std::count(r.output.begin(), r.output.end(), '\n');
+  CHECK(lines >= 1);
+  CHECK(lines <= static_cast<size_t>(pure::limits::kStepSlice / 65536));
+  // without the message the same run goes through every slice to its end
+  static std::atomic<const char*> unset{nullptr};
+  c.cancel = &unset;
+  Run whole = both(text, c);
+  CHECK(!whole.failed);
+  CHECK(std::count(whole.output.begin(), whole.output.end(), '\n') == 49);
+}
+
+TEST_CASE("jit: a call that may be cancelled spends the same steps and hits the same budget as one that may not") {
+  // a loop of 1.5 slices of passes and a standard function's work across a slice's end
+  const std::string text = "fn main() {\n  var s = 0\n  for i in 0 .. 1572864 { s += i }\n"
+                           "  let t = \"ab\".repeat(40000000)\n  print(s + t.byte_len())\n}\n";
+  static std::atomic<const char*> unset{nullptr};
+  uint64_t need = interpreter_need(text, 4 * static_cast<uint64_t>(pure::limits::kStepSlice));
+  CHECK(need > static_cast<uint64_t>(pure::limits::kStepSlice));
+  const uint64_t slice = static_cast<uint64_t>(pure::limits::kStepSlice);
+  for (uint64_t budget : {slice - 1, slice, slice + 1, 2 * slice, need - 1, need}) {
+    CAPTURE(budget);
+    Config plain, sliced;
+    plain.max_steps = sliced.max_steps = budget;
+    sliced.cancel = &unset;
+    Run a = run(text, nullptr, plain);
+    Run b = run(text, nullptr, sliced);
+    Run j = run(text, &eager_jit(), sliced);
+    check_same(a, b);
+    check_same(a, j);
+    CHECK(a.failed == (budget < need));
+    if (a.failed) CHECK(contains(a.error, "step budget spent (" + std::to_string(budget) + " steps;"));
   }
 }

@@ -706,6 +706,8 @@ Api::Api(std::vector<Module*> modules, ApiOptions options)
     : modules_(std::move(modules)),
       options_(std::move(options)),
       reads_need_token_(options_.tokens.reads_need_token()),
+      timeout_why_("cancelled: it ran longer than the time limit of " + std::to_string(options_.query_timeout_ms) +
+                   " ms (--query-timeout-ms); ask for less, or raise --query-timeout-ms"),
       queries_(options_.query_threads, options_.max_query_queue) {}
 
 size_t Api::status_index(int status) {
@@ -934,8 +936,10 @@ void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request
     std::vector<vm::Value> args;
     std::string target;
     Respond respond;
+    std::shared_ptr<CancelFlag> cancel;  // the time limit's, and the HTTP layer's (client gone)
   };
-  auto call = std::make_shared<Call>(Call{std::move(args), std::string(request.target), std::move(respond)});
+  auto call = std::make_shared<Call>(Call{std::move(args), std::string(request.target), std::move(respond),
+                                          request.cancel ? request.cancel : std::make_shared<CancelFlag>(nullptr)});
   auto reply = [this, call, start](Response r) {
     finish(Route::Query, call->target, r, start);
     call->respond(std::move(r));
@@ -944,7 +948,12 @@ void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request
   job.run = [this, &m, &fn, index, call, reply] {
     Response r;
     try {
-      r = run_query(m, fn, index, call->args);
+      uint64_t watched = 0;  // the time limit counts from the start on a query thread
+      if (options_.query_timeout_ms)
+        watched = watch_.watch(call->cancel, Clock::now() + std::chrono::milliseconds(options_.query_timeout_ms),
+                               timeout_why_.c_str());
+      r = run_query(m, fn, index, call->args, *call->cancel);
+      if (watched) watch_.unwatch(watched);
     } catch (const std::bad_alloc&) {
       r = error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
     }
@@ -960,8 +969,14 @@ void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request
   }
 }
 
-Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args) {
-  vm::CallResult r = m.owner->query(index, args);
+Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+                          const CancelFlag& cancel) {
+  vm::CallResult r = m.owner->query(index, args, &cancel);
+  if (r.cancelled && r.error) {  // the time limit, or the client gone (whose answer nobody reads)
+    (cancel.load(std::memory_order_acquire) == kClientGone ? cancelled_client_gone_ : cancelled_timeout_)
+        .fetch_add(1, std::memory_order_relaxed);
+    return error(503, "query " + fn.name + " " + r.error->message);
+  }
   if (!r.ok) {
     std::string body = "{\"reason\":";
     // As an event's reason reads: "runtime error at LINE:COL: message".
@@ -1304,6 +1319,10 @@ std::string Api::metrics() const {
   histogram("pure_query_seconds", "Time to answer a query request, seconds.", query_latency_);
   out += "# HELP pure_queries_running Queries running on the query threads.\n# TYPE pure_queries_running gauge\n"
          "pure_queries_running " + std::to_string(queries_.running()) + "\n";
+  out += "# HELP pure_queries_cancelled_total Queries cancelled while running: past --query-timeout-ms (timeout), or their "
+         "client gone (client_gone).\n# TYPE pure_queries_cancelled_total counter\n"
+         "pure_queries_cancelled_total{reason=\"timeout\"} " + std::to_string(cancelled_timeout_.load()) + "\n"
+         "pure_queries_cancelled_total{reason=\"client_gone\"} " + std::to_string(cancelled_client_gone_.load()) + "\n";
   out += "# HELP pure_queries_queued Queries waiting for a query thread.\n# TYPE pure_queries_queued gauge\n"
          "pure_queries_queued " + std::to_string(queries_.queued()) + "\n";
   out += "# HELP pure_query_threads The query threads (--query-threads).\n# TYPE pure_query_threads gauge\n"

@@ -18,6 +18,7 @@
 #include "host/owner.h"
 #include "tools/serve/access.h"
 #include "tools/serve/query_pool.h"
+#include "tools/serve/query_watch.h"
 #include "ir/ir.h"
 #include "vm/vm.h"
 
@@ -52,6 +53,9 @@ struct Request {
   std::string_view host;           // the Host header ("" only in HTTP/1.0 without one)
   std::string_view origin;         // the Origin header, or ""
   std::string_view content_type;   // the Content-Type header, or ""
+  // A query's cancel flag, for the HTTP layer to store Api::kClientGone in when the client leaves
+  // before the answer (null: the query gets one of its own, that only its time limit sets).
+  std::shared_ptr<CancelFlag> cancel;
 };
 
 struct Response {
@@ -75,6 +79,8 @@ struct ApiOptions {
   std::shared_ptr<host::MemoryPool> memory_pool;  // --max-memory-total (null: none), for /metrics
   size_t query_threads = 2;        // --query-threads: the threads queries run on (never the I/O threads)
   size_t max_query_queue = 64;     // --max-query-queue: queries waiting for one of them; more: 503
+  // --query-timeout-ms: a query running longer is cancelled and answered 503 (0: no limit).
+  uint64_t query_timeout_ms = 10'000;
 };
 
 // Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
@@ -97,6 +103,8 @@ class Api {
   // Refuses the queries still waiting (503) and waits for the running ones; the server's drain
   // calls it before it closes the owners. Idempotent.
   void stop_queries() { queries_.stop(); }
+  // The cancel message of a query whose client left before its answer (the HTTP layer stores it).
+  static constexpr const char* kClientGone = "cancelled: the client closed the connection before the answer";
   // Counts a reply the HTTP layer made without calling handle().
   void count(Route route, int status, uint64_t micros = 0);
   std::string metrics() const;
@@ -122,7 +130,8 @@ class Api {
   // Decodes the arguments here, then runs the query on a query thread and answers from there.
   void query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
              std::chrono::steady_clock::time_point start);
-  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args);
+  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+                     const CancelFlag& cancel);
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
   Response source(const Module& m) const;
@@ -141,6 +150,10 @@ class Api {
   std::array<std::array<std::atomic<uint64_t>, kStatuses.size()>, static_cast<size_t>(Route::kCount)> requests_{};
   Latency event_latency_, query_latency_;
   std::atomic<int64_t> connections_{0};
+  // The cancel message of a query past --query-timeout-ms; the queries cancelled, by reason.
+  std::string timeout_why_;
+  std::atomic<uint64_t> cancelled_timeout_{0}, cancelled_client_gone_{0};
+  QueryWatch watch_;  // the queries' deadlines
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   QueryPool queries_;  // last: its threads stop (the destructor) before the rest goes
 };

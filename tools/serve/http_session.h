@@ -8,8 +8,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -446,13 +448,20 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   // Runs the request; after_handle (the request's bytes are done with) runs before the next read.
   template <class AfterHandle>
-  void handle(const Request& request, AfterHandle after_handle) {
+  void handle(const Request& request_in, AfterHandle after_handle) {
     in_handle_ = true;
+    ++handled_;
+    // A POST (an event or a query) may be answered later, from another thread: a query then
+    // gets a cancel flag this session sets when its client leaves first (watch_client).
+    Request request = request_in;
+    if (request.method == "POST") request.cancel = std::make_shared<CancelFlag>(nullptr);
     api_.handle(request, [self = shared_from_this()](Response r) {
-      // From the owner's thread for events, inline for the rest: onto the strand either way.
+      // From the owner's thread for events, from a query thread for queries, inline for the
+      // rest: onto the strand either way.
       net::dispatch(self->executor(), [self, r = std::move(r)]() mutable { self->write(std::move(r), false); });
     });
     in_handle_ = false;
+    if (request.cancel && state_ == State::Handling) watch_client(std::move(request.cancel));
     after_handle();
     // A reply written inline (not an event's) left the next read to here: the request's views
     // into the parser stay valid until handle returns.
@@ -464,6 +473,25 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       inline_reads_ = 0;
       net::post(socket_.get_executor(), [self = shared_from_this()] { self->read_request(); });
     }
+  }
+
+  // While the answer to request number handled_ is pending: waits for the socket to become
+  // readable, and when the client closed its side (a peek reads end of stream, or an error),
+  // stores Api::kClientGone in the request's cancel flag, so that a query nobody will read stops
+  // at its next slice of steps (vm::RunOptions::cancel). Bytes from the client (a pipelined
+  // request; over TLS, any record, a close_notify too) end the watch: the client is still there,
+  // or cannot be told from one that is. Once the answer is written, the wait's completion (the
+  // next request's bytes, or the close) finds another state or request number and does nothing.
+  void watch_client(std::shared_ptr<CancelFlag> flag) {
+    lowest().async_wait(tcp::socket::wait_read, [self = shared_from_this(), flag, n = handled_](beast::error_code ec) {
+      if (ec || self->state_ != State::Handling || self->handled_ != n) return;
+      char byte;
+      ssize_t got = ::recv(self->lowest().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        cancel(*flag, Api::kClientGone);
+      else if (got < 0)
+        self->watch_client(flag);  // woken with nothing to read: wait again
+    });
   }
 
   void reply_error(http::status status, const std::string& message, Route route) {
@@ -587,6 +615,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   Clock::time_point deadline_{};
   bool timer_armed_ = false;
   bool in_handle_ = false;          // inside api_.handle (on_body)
+  uint64_t handled_ = 0;            // requests handed to api_.handle (watch_client's request number)
   bool read_after_handle_ = false;  // a reply written inside it: read the next request after it
   uint32_t inline_reads_ = 0;       // requests read since the last asynchronous read
   beast::flat_buffer buffer_;

@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
                "pure-serve"};
   std::vector<std::string> paths;
   std::string listen = "127.0.0.1:8080", data = "./pure-data", sync = "always", token_file;
-  uint64_t max_steps = 10'000'000, request_timeout_ms = 10'000, slow_ms = 1000;
+  uint64_t max_steps = 10'000'000, request_timeout_ms = 10'000, slow_ms = 1000, query_timeout_ms = 10'000;
   size_t body_limit = 1 << 20, header_limit = 16 << 10;
   int io_threads = 1;
   size_t max_queue = 100'000;
@@ -151,6 +151,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-query-queue", max_query_queue, "queries waiting for a query thread; more are refused with 503")
       ->check(CLI::Range(size_t{1}, size_t{100'000}))
       ->capture_default_str();
+  app.add_option("--query-timeout-ms", query_timeout_ms,
+                 "a query running longer is cancelled and answered 503 (0: no limit; the step budget still holds)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{86'400'000}))
+      ->capture_default_str();
   app.add_option("--slow-ms", slow_ms, "log requests slower than this")->capture_default_str();
   app.add_flag("--log-requests", log_requests, "log one line per request");
   // Security (docs/serve.md, "Security"): the Host names served.
@@ -218,6 +222,7 @@ int main(int argc, char** argv) {
   api_options.log_requests = log_requests;
   api_options.query_threads = query_threads;
   api_options.max_query_queue = max_query_queue;
+  api_options.query_timeout_ms = query_timeout_ms;
   if (!token_file.empty()) {
     std::string text;
     if (!read_file(token_file, text)) {
