@@ -104,7 +104,9 @@ class Api {
   // calls it before it closes the owners. Idempotent.
   void stop_queries() { queries_.stop(); }
   // The cancel message of a query whose client left before its answer (the HTTP layer stores it).
-  static constexpr const char* kClientGone = "cancelled: the client closed the connection before the answer";
+  // An array, not a pointer to a literal: one object with one address in every translation unit,
+  // which the query thread compares the flag against (copies of a literal need not share one).
+  static constexpr char kClientGone[] = "cancelled: the client closed the connection before the answer";
   // Counts a reply the HTTP layer made without calling handle().
   void count(Route route, int status, uint64_t micros = 0);
   std::string metrics() const;
