@@ -170,3 +170,17 @@ def wait_until(pred, timeout=10.0):
             return True
         time.sleep(0.01)
     return False
+
+
+def metric(port, name):
+    """The value of the unlabelled (or fully labelled) series NAME in GET /metrics, as an int."""
+    c = Conn(port)
+    try:
+        status, _, body = c.request("GET", "/metrics")
+    finally:
+        c.close()
+    assert status == 200
+    for line in body.decode().splitlines():
+        if line.startswith(name + " "):
+            return int(float(line.split()[1]))
+    raise AssertionError(f"no metric {name}")

@@ -10,25 +10,12 @@ import unittest
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Conn, Server, find_binary, wait_until  # noqa: E402
+from serve_client import Conn, Server, find_binary, metric, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SLOW = os.path.join(HERE, "slow.pure")
 warnings.simplefilter("ignore", ResourceWarning)
 PASS_BYTES = 20_000_000  # what one pass of slow() adds: 16 MB with each "a" made "cc"
-
-
-def metric(port, name):
-    c = Conn(port)
-    try:
-        status, _, body = c.request("GET", "/metrics")
-    finally:
-        c.close()
-    assert status == 200
-    for line in body.decode().splitlines():
-        if line.startswith(name + " "):
-            return int(float(line.split()[1]))
-    raise AssertionError(f"no metric {name}")
 
 
 class SlowQuery:

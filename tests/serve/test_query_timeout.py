@@ -12,25 +12,12 @@ import unittest
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Conn, Server, find_binary, wait_until  # noqa: E402
+from serve_client import Conn, Server, find_binary, metric, wait_until  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SLOW = os.path.join(HERE, "slow.pure")
 warnings.simplefilter("ignore", ResourceWarning)
 FOREVER = 10_000  # passes of slow(): about 1000 s uncancelled
-
-
-def metric(port, name):
-    c = Conn(port)
-    try:
-        status, _, body = c.request("GET", "/metrics")
-    finally:
-        c.close()
-    assert status == 200
-    for line in body.decode().splitlines():
-        if line.startswith(name + " "):
-            return int(float(line.split()[1]))
-    raise AssertionError(f"no metric {name}")
 
 
 TIMEOUTS = 'pure_queries_cancelled_total{reason="timeout"}'
