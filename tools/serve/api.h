@@ -1,7 +1,8 @@
 // tools/serve/api.h — pure-serve's HTTP API without the HTTP: routes a request (method, target,
 // body, token) to a module's events, queries, interface and stored lists, and answers with a
 // status and a JSON body (docs/serve.md). The HTTP layer (http.cpp) parses and writes HTTP;
-// this layer (api.cpp, with Boost.JSON for parsing) is everything else, plus the metrics.
+// this layer is everything else, plus the metrics: api.cpp (the routes), api_json.cpp,
+// api_args.cpp (with Boost.JSON for parsing), api_lists.cpp and api_metrics.cpp.
 #pragma once
 #include <array>
 #include <atomic>
