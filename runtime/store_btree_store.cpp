@@ -332,7 +332,7 @@ class BTreeStore final : public Store {
     m.state_bytes += row_bytes;
     uint64_t other = undo_cells_.capacity() * sizeof(Cell) + undo_.capacity() * sizeof(UndoEntry) +
                      deferred_.capacity() * sizeof(Text*);
-    m.structure_bytes = core_->nodes.stats().node_bytes + other - row_bytes;
+    m.structure_bytes = core_->nodes.node_bytes() + other - row_bytes;
     m.flat_bytes = core_->flat_bytes.load(std::memory_order_relaxed);
     return m;
   }

@@ -101,6 +101,9 @@ class Nodes {
   // Frees a whole tree (store teardown): releases its texts too.
   void free_tree(const ListShape& s, Node* node, uint32_t height);
   NodeStats stats() const;
+  // The bytes of the live nodes alone: O(1), for what is read after every event (stats() counts the
+  // spare and pending lists too).
+  uint64_t node_bytes() const { return stats_.node_bytes; }
   Registry& registry() { return registry_; }
 
  private:
