@@ -172,8 +172,11 @@ def wait_until(pred, timeout=10.0):
     return False
 
 
-def metric(port, name):
-    """The value of the unlabelled (or fully labelled) series NAME in GET /metrics, as an int."""
+def metric(port, name, module=None):
+    """The value of the series NAME in GET /metrics, as an int: NAME unlabelled (or written with its
+    labels), or labelled {module="MODULE"} when module is given."""
+    if module:
+        name += '{module="%s"}' % module
     c = Conn(port)
     try:
         status, _, body = c.request("GET", "/metrics")

@@ -7,7 +7,6 @@ copying a query's result out fails that call (409 / 503), never the server. Budg
 a 700 MB address space) so every case stays in a few seconds. Run by ctest (serve.memory) with
 PURE_SERVE set to the binary."""
 import os
-import re
 import resource
 import shutil
 import sys
@@ -16,7 +15,7 @@ import unittest
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Conn, Server, find_binary  # noqa: E402
+from serve_client import Conn, Server, find_binary, metric  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEM = os.path.join(HERE, "mem.pure")
@@ -37,17 +36,6 @@ def ask(port, path, obj):
         return c.json("POST", path, obj)
     finally:
         c.close()
-
-
-def metric(port, name, module=None):
-    c = Conn(port)
-    try:
-        status, _, body = c.request("GET", "/metrics")
-    finally:
-        c.close()
-    labels = '{module="%s"}' % module if module else ""
-    m = re.search(r"^%s%s (\d+)$" % (re.escape(name), re.escape(labels)), body.decode(), re.M)
-    return int(m.group(1)) if m else None
 
 
 class MemoryTest(unittest.TestCase):
