@@ -27,6 +27,7 @@ struct TypeExpr {
     std::string name;
     std::unique_ptr<TypeExpr> type;
     ExprPtr default_value;  // optional `= literal`
+    std::string was;        // a stored list's field: `name: T was OLD`, its name in the version before
   };
   std::vector<Field> keys;    // Keyed
   std::vector<Field> fields;  // Keyed, and item type declarations
@@ -144,6 +145,7 @@ struct FuncDecl {
 struct ListDecl {  // a stored list
   Loc loc;
   std::string name;
+  std::string was;   // `list NAME was OLD by ...`: its name in the version before (docs/upgrades.md)
   TypeExprPtr type;  // Seq or Keyed
   const Type* resolved = nullptr;
 };

@@ -47,6 +47,7 @@ class Parser {
   size_t pos_ = 0;
   bool panic_ = false;
   bool no_item_literal_ = false;  // inside if/while/for headers, '{' starts the body
+  bool stored_list_ = false;      // parsing a stored list's type: its fields may say `was OLD`
 
   // ---- tokens -------------------------------------------------------------------------------
   const Token& peek(size_t ahead = 0) const {
@@ -54,6 +55,8 @@ class Parser {
     return i < toks_.size() ? toks_[i] : toks_.back();
   }
   bool at(Tok k) const { return peek().kind == k; }
+  // `was`, a word only after a stored list's name or a field (on the same line), not a keyword.
+  bool at_was() const { return at(Tok::Ident) && peek().text == "was" && !peek().newline_before; }
   const Token& advance() {
     const Token& t = peek();
     if (pos_ < toks_.size() - 1) ++pos_;
@@ -193,7 +196,13 @@ class Parser {
     ListDecl d;
     d.loc = advance().loc;
     d.name = expect_name("a list name after 'list'");
+    if (at_was()) {
+      advance();
+      d.was = expect_name("the list's former name after 'was'");
+    }
+    stored_list_ = true;
     d.type = list_type_after_name();
+    stored_list_ = false;
     m.lists.push_back(std::move(d));
   }
 
@@ -244,6 +253,12 @@ class Parser {
     expect(Tok::Colon, "after the field name");
     f.type = type();
     if (allow_default && accept(Tok::Eq)) f.default_value = header_expression();  // a constant expression
+    // `was OLD` on the same line: a stored list's field renamed by an upgrade (docs/upgrades.md).
+    if (at_was()) {
+      Loc loc = advance().loc;
+      f.was = expect_name("the field's former name after 'was'");
+      if (!stored_list_) error_at(loc, "'was' names a field's former name, and only a stored list's fields have one");
+    }
     return f;
   }
 

@@ -13,6 +13,7 @@
 #include "base/assert.h"
 #include "host/file_io.h"
 #include "host/owner.h"
+#include "host/versions.h"
 
 namespace pure::host {
 
@@ -26,6 +27,8 @@ class DurableLogImpl final : public DurableLog {
       : fs_(fs), dir_(std::move(dir)), identity_(identity), options_(std::move(options)) {}
 
   ~DurableLogImpl() override { close(); }
+
+  void set_identity(uint64_t identity) { identity_ = identity; }
 
   void start(std::unique_ptr<EventLog> log, const RecoveryReport& report) {
     log_ = std::move(log);
@@ -194,7 +197,7 @@ class DurableLogImpl final : public DurableLog {
 
   FileSystem& fs_;
   const std::string dir_;
-  const uint64_t identity_;
+  uint64_t identity_;  // set before start(): the checkpoint thread reads it after
   const DurableOptions options_;
   std::unique_ptr<EventLog> log_;
   RecoveryReport report_;
@@ -257,7 +260,22 @@ Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& p
     target->durable(sequence, poisoned, reason);
   };
   OpenedModule opened;
-  if (Status s = open_module(fs, dir, std::move(o), &opened); !s.ok()) return s;
+  if (options.versions) {
+    VersionedOptions versioned = *options.versions;
+    if (!versioned.code.apply) versioned.code.apply = o.apply;
+    VersionedReport report;
+    if (Status s = open_versioned(fs, dir, std::move(o), std::move(versioned), &opened, &report); !s.ok()) return s;
+    if (report.needs_upgrade) {
+      std::string plan = report.plan.render();
+      if (!plan.empty() && plan.back() == '\n') plan.pop_back();
+      return Status::failure(dir + ": the source differs from version " + std::to_string(report.version) +
+                             " of this directory, and upgrades are applied only when asked for (--upgrade): " + plan);
+    }
+    impl->set_identity(report.history.front().identity);
+    if (options.versions_report) *options.versions_report = std::move(report);
+  } else if (Status s = open_module(fs, dir, std::move(o), &opened); !s.ok()) {
+    return s;
+  }
   impl->start(std::move(opened.log), opened.report);
   *store = std::move(opened.store);
   *out = std::move(impl);

@@ -33,6 +33,7 @@ struct Value;
 namespace pure::host {
 
 class FileSystem;  // host/file_io.h: every file operation goes through it
+struct VersionCode;  // host/versions.h: what one version of a module compiles to
 
 // The file system of the machine (POSIX calls). Thread-safe.
 FileSystem& posix_file_system();
@@ -127,6 +128,8 @@ struct RecoveryProgress {
   uint64_t bytes_total = 0;  // log bytes to scan
 };
 
+struct RecoveryReport;
+
 struct OpenOptions {
   uint64_t module_identity = 0;          // a hash of the compiled module; the log and checkpoints carry it
   std::vector<rt::ListSchema> schemas;   // the module's stored lists
@@ -139,12 +142,22 @@ struct OpenOptions {
   // there instead of refusing, reporting the loss in RecoveryReport::data_loss. An operator's
   // decision (pure-run and pure-serve: --accept-data-loss), never a default.
   bool accept_data_loss = false;
+  // A versioned directory (host/versions.h; open_versioned sets these): the version whose code and
+  // schema hold at a sequence (a checkpoint's), and the code of a version. Replay then starts
+  // with the checkpoint's version and switches at each version record. Unset: one module for the
+  // whole log (schemas, apply), and a version record is an error.
+  std::function<uint32_t(uint64_t sequence)> version_at;
+  std::function<Status(uint32_t version, const VersionCode** out)> version_code;
+  // Called once the state is recovered, before the log starts (open_module only): false leaves
+  // the log unstarted (OpenedModule::log null) and the directory as recovery left it.
+  std::function<bool(const RecoveryReport& report, rt::Store& store)> before_log;
 };
 
 struct RecoveryReport {
   uint64_t checkpoint_sequence = 0;  // 0: started from an empty store
   uint64_t records_replayed = 0;
   uint64_t last_sequence = 0;        // the state includes events 1..last_sequence
+  uint32_t version = 0;              // versioned: the version the state is in after replay
   uint64_t torn_bytes_cut = 0;       // bytes of a torn last record (or an unfinished segment) removed
   double seconds = 0;
   // The directory held log or checkpoint files but no manifest (written before manifests, or its

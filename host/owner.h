@@ -30,6 +30,9 @@
 
 namespace pure::host {
 
+struct VersionedOptions;  // host/versions.h
+struct VersionedReport;
+
 // One committed event as the log records it: the event's function index and its arguments.
 // `args` is valid only during Durability::append (encode it there).
 struct CommittedEvent {
@@ -100,6 +103,12 @@ struct DurableOptions {
   // After each checkpoint attempt, on the checkpoint thread: "" or why it failed (a failed
   // checkpoint loses nothing: the log still holds every event), what it wrote, its sequence.
   std::function<void(const std::string& error, const CheckpointInfo& info, uint64_t sequence)> on_checkpoint;
+  // A versioned directory (host/versions.h, docs/upgrades.md): when set, the directory is opened
+  // by open_versioned (each logged event replayed by its own version's code; a changed source
+  // planned, and applied when versions->upgrade), and its report is written to *versions_report.
+  // The code's apply may be left empty: the program's own replay is used.
+  const VersionedOptions* versions = nullptr;
+  VersionedReport* versions_report = nullptr;
 };
 
 // Seconds the checkpoint thread waits after the failures-th failed checkpoint in a row (failures >= 1).

@@ -13,6 +13,7 @@
 #include "host/log_format.h"
 #include "host/log_writer.h"
 #include "host/manifest.h"
+#include "host/versions.h"
 
 namespace pure::host {
 
@@ -100,15 +101,26 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
 
   std::unique_ptr<rt::Store> store;
   uint64_t checkpoint = 0;
+  // A versioned directory: the checkpoint's version gives the schema it is read with and the code
+  // that replays the records after it, until a version record switches both.
+  const bool versioned = static_cast<bool>(options.version_code);
+  const VersionCode* code = nullptr;
+  uint32_t version = 0;
+  std::vector<rt::ListSchema> schemas = options.schemas;
+  if (versioned) {
+    version = options.version_at(newest_checkpoint.value_or(0));
+    if (Status s = options.version_code(version, &code); !s.ok()) return s;
+    schemas = code->schemas();
+  }
   if (newest_checkpoint) {
     std::string path = join_path(dir, checkpoint_name(*newest_checkpoint));
-    if (Status s = read_checkpoint(fs, path, options.module_identity, options.schemas, &store, &checkpoint); !s.ok())
+    if (Status s = read_checkpoint(fs, path, options.module_identity, schemas, &store, &checkpoint); !s.ok())
       return s;
     if (checkpoint != *newest_checkpoint)
       return Status::failure(path + ": names sequence " + std::to_string(*newest_checkpoint) + " but its footer says " +
                              std::to_string(checkpoint));
   } else {
-    store = rt::make_store(options.schemas);
+    store = rt::make_store(schemas);
   }
   report->checkpoint_sequence = checkpoint;
 
@@ -184,8 +196,29 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
       if (r.sequence != previous + 1 && r.sequence - 1 > checkpoint)
         return Status::failure(at(path, offset) + "sequence gap: expected " + std::to_string(std::max(previous, checkpoint) + 1) +
                                ", found " + std::to_string(r.sequence) + "; records are missing");
-      if (r.sequence > checkpoint) {
-        std::string error = options.apply(*store, LogRecord{r.sequence, r.event, r.args});
+      if (r.sequence > checkpoint && r.event == kVersionEvent) {
+        // From here on, the next version: its code, and its schema (the store transformed).
+        if (!versioned)
+          return Status::failure(at(path, offset) + "sequence " + std::to_string(r.sequence) +
+                                 " is a version record, but this directory is opened without its versions");
+        uint32_t next = r.args.size() == 4 ? get_u32(r.args.data()) : 0;
+        if (next != version + 1 || options.version_at(r.sequence) != next)
+          return Status::failure(at(path, offset) + "sequence " + std::to_string(r.sequence) + " starts version " +
+                                 std::to_string(next) + ", but the directory is at version " + std::to_string(version) +
+                                 " and its version files place version " +
+                                 std::to_string(options.version_at(r.sequence)) + " there");
+        const VersionCode* next_code = nullptr;
+        if (Status s = options.version_code(next, &next_code); !s.ok()) return s;
+        std::unique_ptr<rt::Store> upgraded;
+        if (Status s = transform_store(code->schema, next_code->schema, *store, &upgraded); !s.ok())
+          return Status::failure(at(path, offset) + "upgrading to version " + std::to_string(next) + ": " + s.error);
+        store = std::move(upgraded);
+        code = next_code;
+        version = next;
+        ++report->records_replayed;
+      } else if (r.sequence > checkpoint) {
+        const ApplyEvent& apply = versioned ? code->apply : options.apply;
+        std::string error = apply(*store, LogRecord{r.sequence, r.event, r.args});
         if (!error.empty())
           return Status::failure(at(path, offset) + "replaying sequence " + std::to_string(r.sequence) + " (event " +
                                  std::to_string(r.event) + ") failed: " + error);
@@ -217,6 +250,7 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
   start->next_sequence = std::max(previous, checkpoint) + 1;
   start->checkpoint_sequence = checkpoint;
   report->last_sequence = start->next_sequence - 1;
+  report->version = version;
   if (have_manifest && manifest.module_identity != options.module_identity)
     return Status::failure(join_path(dir, kManifestName) + ": this data directory was written by module " +
                            hex64(manifest.module_identity) + ", not by this module (" + hex64(options.module_identity) +
@@ -253,7 +287,7 @@ Status recover(FileSystem& fs, const std::string& dir, const OpenOptions& option
 }
 
 Status open_module(FileSystem& fs, const std::string& dir, OpenOptions options, OpenedModule* out) {
-  if (!options.apply) return Status::failure(dir + ": open_module needs an apply function");
+  if (!options.apply && !options.version_code) return Status::failure(dir + ": open_module needs an apply function");
   std::vector<std::string> existing;
   if (!fs.list_dir(dir, &existing).ok()) {
     // A new data directory: its own entry must be durable before anything in it is promised.
@@ -265,6 +299,7 @@ Status open_module(FileSystem& fs, const std::string& dir, OpenOptions options, 
   }
   LogStart start;
   if (Status s = recover_into(fs, dir, options, &out->store, &out->report, &start); !s.ok()) return s;
+  if (options.before_log && !options.before_log(out->report, *out->store)) return {};
   return start_log(fs, dir, options.module_identity, options.log, std::move(options.on_durable), start, &out->log);
 }
 

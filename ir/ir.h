@@ -166,6 +166,8 @@ struct ListDesc {
   std::vector<std::string> names;   // column names
   std::vector<uint64_t> defaults;   // default cell per non-key column (text: index into texts)
   bool all_defaults = false;        // every non-key column has a default
+  std::string was;                  // a stored list: its former name (`list NAME was OLD`), or ""
+  std::vector<std::string> was_names;  // a stored list: per column, its former name (`f: T was OLD`), or ""
   uint32_t width() const { return static_cast<uint32_t>(cols.size()); }
 };
 

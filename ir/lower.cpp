@@ -39,7 +39,11 @@ class Lowerer {
   void run() {
     // Descriptor 0 is always `seq text`: the VM builds main's arguments and split() results with it.
     desc_of(types_.seq_of(types_.text_type()));
-    for (const ListDecl& l : m_.lists) p_.stored.push_back(make_desc(l.resolved, l.name));
+    for (const ListDecl& l : m_.lists) {
+      p_.stored.push_back(make_desc(l.resolved, l.name));
+      p_.stored.back().was = l.was;
+      p_.stored.back().was_names = former_names(l);
+    }
     for (const FuncDecl& fd : m_.funcs) lower_function(fd);
     p_.main = m_.main_index;
   }
@@ -83,6 +87,20 @@ class Lowerer {
   bool too_large_ = false;  // the current function's error was reported
 
   // ---- descriptors and constants ------------------------------------------------------------
+  // A stored list's columns' `was` names, keys first (as make_desc orders the columns).
+  static std::vector<std::string> former_names(const ListDecl& l) {
+    std::vector<std::string> out;
+    const TypeExpr* t = l.type.get();
+    if (!t) return out;
+    if (t->kind == TypeExpr::Seq) {
+      if (t->element && t->element->kind == TypeExpr::Keyed)
+        for (const TypeExpr::Field& f : t->element->fields) out.push_back(f.was);
+      return out;
+    }
+    for (const TypeExpr::Field& f : t->keys) out.push_back(f.was);
+    for (const TypeExpr::Field& f : t->fields) out.push_back(f.was);
+    return out;
+  }
   ListDesc make_desc(const Type* t, const std::string& name) {
     ListDesc d;
     d.name = name.empty() ? type_name(t) : name;

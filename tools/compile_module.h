@@ -24,5 +24,8 @@ struct CompileSteps {
 // and null is returned: the frontend's diagnostics as rendered; an implementation limit met in
 // lowering as a diagnostic at its place; a load error as "PATH:1:1: error: MESSAGE".
 std::unique_ptr<vm::Program> compile_or_report(const std::string& path, std::string text, const CompileSteps& steps = {});
+// The same, with the messages returned in *errors instead of written to stderr.
+std::unique_ptr<vm::Program> compile_to(const std::string& path, std::string text, const CompileSteps& steps,
+                                        std::string* errors);
 
 }  // namespace pure::tools

@@ -20,6 +20,7 @@
 #include "tools/allocator.h"
 #include "tools/compile_module.h"
 #include "tools/memory_budget.h"
+#include "tools/module_versions.h"
 #include "tools/run_data.h"
 #include "vm/vm.h"
 #include "jit-common/jit.h"
@@ -126,6 +127,19 @@ int main(int argc, char** argv) {
                "with --data: when files the directory's manifest records are missing (a deleted log segment or "
                "checkpoint), start from what is left instead of refusing; the loss is printed on stderr")
       ->needs(data_option);
+  bool upgrade = false, allow_drop = false, plan_only = false;
+  app.add_flag("--upgrade", upgrade,
+               "with --data: when FILE differs from the directory's current version, make it the next version: "
+               "its stored lists are changed as the plan says (lists and fields added, renamed with 'was'), in one "
+               "durable step, and every earlier event keeps the code that ran it (docs/upgrades.md)")
+      ->needs(data_option);
+  app.add_flag("--allow-drop", allow_drop,
+               "with --upgrade: consent to a plan that drops stored lists or fields (their data is lost)")
+      ->needs(data_option);
+  app.add_flag("--plan", plan_only,
+               "with --data: print the upgrade plan from the directory's current version to FILE and exit "
+               "without running anything")
+      ->needs(data_option);
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_JIT
 #ifdef PURE_HAVE_LLVM_JIT
@@ -190,7 +204,12 @@ int main(int argc, char** argv) {
   pure::tools::CompileSteps steps;
   if (dump_ast)
     steps.checked = [](const pure::CheckedModule& checked) { std::fputs(pure::dump_ast(checked.module).c_str(), stdout); };
-  if (dump_ir) steps.lowered = [](const pure::ir::Program& ir) { std::fputs(pure::ir::dump_ir(ir).c_str(), stdout); };
+  pure::host::SchemaSpec schema;  // the stored lists, for --data's versions
+  steps.lowered = [dump_ir, &schema](const pure::ir::Program& ir) {
+    if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
+    schema = pure::tools::schema_spec(ir);
+  };
+  std::string source = text;
   std::unique_ptr<pure::vm::Program> program = pure::tools::compile_or_report(path, std::move(text), steps);
   if (!program) return kExitCompile;
   if (dump_bytecode) std::fputs(pure::vm::dump_bytecode(*program).c_str(), stdout);
@@ -222,6 +241,11 @@ int main(int argc, char** argv) {
     data.sync_always = sync_mode == "always";
     parse_budget(checkpoint_every_text, false, data.checkpoint_every);
     data.accept_data_loss = accept_data_loss;
+    data.source = std::move(source);
+    data.schema = std::move(schema);
+    data.upgrade = upgrade;
+    data.allow_drop = allow_drop;
+    data.plan_only = plan_only;
     data_exit = pure::tools::run_with_data(*program, path, std::move(options), data);
   } else {
     store = pure::rt::make_store(program->stored);

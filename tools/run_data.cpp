@@ -11,6 +11,8 @@
 #include <mutex>
 
 #include "host/host.h"
+#include "host/versions.h"
+#include "tools/module_versions.h"
 
 namespace pure::tools {
 
@@ -99,7 +101,6 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   std::unique_ptr<host::DataDirLock> lock;
   if (host::Status s = host::lock_data_dir(data.dir, "pure-run", &lock); !s.ok()) return data_error(data, s.error);
 
-  const uint64_t identity = host::module_identity(program);
   // Replay runs each logged event as it ran: it committed within its budgets then, so none here
   // (the memory budget no smaller than the default), and its printing is not shown again.
   vm::RunOptions replay;
@@ -110,17 +111,6 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
 
   OutputGate* gate_ptr = nullptr;  // set before the log starts; the callback needs it
   host::OpenOptions open;
-  open.module_identity = identity;
-  open.schemas = program.stored;
-  open.apply = [&](rt::Store& store, const host::LogRecord& record) -> std::string {
-    if (record.event >= program.functions.size() || program.functions[record.event].kind != FuncKind::Event)
-      return "no event with index " + std::to_string(record.event);
-    std::vector<vm::Value> args;
-    if (host::Status s = host::decode_values(record.args, &args); !s.ok()) return s.error;
-    vm::CallResult r = vm::call_event(program, store, record.event, args, replay);
-    if (r.ok) return "";
-    return !r.reason.empty() ? r.reason : r.error ? r.error->message : "the event failed";
-  };
   open.log.sync = data.sync_always ? host::Sync::Always : host::Sync::None;
   open.on_durable = [&gate_ptr](uint64_t sequence, bool poisoned, const std::string& reason) {
     if (gate_ptr) gate_ptr->durable(sequence, poisoned, reason);
@@ -131,17 +121,48 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
                  data.dir.c_str(), static_cast<unsigned long long>(p.records_replayed),
                  static_cast<double>(p.bytes_read) / (1 << 20), static_cast<double>(p.bytes_total) / (1 << 20));
   };
+  // The directory keeps every version of the module (docs/upgrades.md): each logged event is
+  // replayed by the version that ran it, and a changed source is an upgrade, planned first.
+  host::VersionedOptions versioned;
+  versioned.module = data.module.empty() ? module_name_of(path) : data.module;
+  versioned.source = data.source;
+  versioned.code.schema = data.schema;
+  versioned.code.apply = replay_apply(program, replay);
+  versioned.legacy_identity = host::module_identity(program);
+  versioned.compile = [&data, &replay](uint32_t number, const std::string& source, host::VersionCode* out) {
+    return compile_version(data.dir + "/" + host::version_file_name(number), source, replay, out);
+  };
+  versioned.upgrade = data.upgrade;
+  versioned.allow_drop = data.allow_drop;
   host::OpenedModule opened;
-  if (host::Status s = host::open_module(fs, data.dir, std::move(open), &opened); !s.ok()) {
+  host::VersionedReport versions;
+  if (host::Status s = host::open_versioned(fs, data.dir, std::move(open), std::move(versioned), &opened, &versions);
+      !s.ok()) {
     std::string message = s.error;
-    if (message.find("a changed module cannot continue") != std::string::npos ||
-        message.find("not by this module") != std::string::npos)
-      message += "\n  (the data directory was written by another program, or by an earlier version of " + path +
-                 "; a changed program cannot continue it: use a new --data directory)";
     if (message.find("the manifest records") != std::string::npos)
       message += "\n  (restore the missing files, or run with --accept-data-loss to continue from what is left)";
     return data_error(data, message);
   }
+  if (versions.needs_upgrade || data.plan_only) {
+    if (versions.needs_upgrade) {
+      std::fprintf(stderr, "pure-run: --data %s: %s differs from version %u of this directory\n%s", data.dir.c_str(),
+                   path.c_str(), versions.version, versions.plan.render().c_str());
+      if (data.plan_only) return 0;
+      std::fprintf(stderr, "pure-run: --data %s: run again with --upgrade to apply this plan%s (or --plan to print it "
+                           "and exit)\n",
+                   data.dir.c_str(), versions.plan.drops ? " and --allow-drop" : "");
+      return kExitData;
+    }
+    std::fprintf(stderr, "pure-run: --data %s: %s is version %u of this directory: nothing to upgrade\n",
+                 data.dir.c_str(), path.c_str(), versions.version);
+    if (opened.log) opened.log->close();
+    return 0;
+  }
+  if (versions.upgraded)
+    std::fprintf(stderr, "pure-run: --data %s: upgraded to version %u at sequence %llu\n%s", data.dir.c_str(),
+                 versions.version, static_cast<unsigned long long>(versions.version_begins),
+                 versions.plan.render().c_str());
+  const uint64_t identity = versions.history.front().identity;
   const host::RecoveryReport& report = opened.report;
   if (!report.data_loss.empty())
     std::fprintf(stderr, "pure-run: --data %s: warning: data loss accepted (--accept-data-loss): %s\n", data.dir.c_str(),

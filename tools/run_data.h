@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "host/versions.h"
 #include "vm/vm.h"
 
 namespace pure::tools {
@@ -16,6 +17,15 @@ struct DataOptions {
   bool sync_always = true;             // --sync always|none
   uint64_t checkpoint_every = 100000;  // records since the newest checkpoint that make an exit write one; 0: never
   bool accept_data_loss = false;       // --accept-data-loss: start from what is left when the manifest's files are missing
+  // Versions (docs/upgrades.md): the source as run (kept as a version of the directory), its
+  // stored lists, the module's name (default: the file's name without ".pure"), and what to do
+  // when the source differs from the directory's version.
+  std::string source;
+  host::SchemaSpec schema;
+  std::string module;
+  bool upgrade = false;     // --upgrade: apply the plan
+  bool allow_drop = false;  // --allow-drop: a plan that loses lists or fields may be applied
+  bool plan_only = false;   // --plan: print the plan and exit
 };
 
 inline constexpr int kExitData = 4;  // the data directory could not be opened, recovered or written

@@ -129,7 +129,7 @@ class RunData(unittest.TestCase):
         self.assertEqual(done.returncode, 2, done.stderr)
         self.assertFalse(os.path.exists(self.data))
 
-    def test_a_changed_program_is_refused_and_the_directory_kept(self):
+    def test_another_module_is_refused_and_the_directory_kept(self):
         self.assertEqual(pure(self.data, self.source, "10")[0], 0)
         before = self.files()
         changed = os.path.join(self.dir, "changed.pure")
@@ -138,10 +138,43 @@ class RunData(unittest.TestCase):
         code, out, err = pure(self.data, changed, "10")
         self.assertEqual(code, 4, err)
         self.assertEqual(out, "")
-        self.assertIn("a changed module cannot continue an old log", err)
-        self.assertIn("use a new --data directory", err)
+        self.assertIn("belongs to module 'counter' (version 1), not to 'changed'", err)
         self.assertEqual(before, self.files())
         self.assertEqual(check_state(self, self.data, self.source)[0], 10)
+
+    def test_a_changed_source_is_planned_and_applied_only_when_asked(self):
+        # The same module name, one line of code changed: the plan is printed and nothing
+        # changes until --upgrade; then the new code runs and the old events keep theirs.
+        self.assertEqual(pure(self.data, self.source, "10")[0], 0)
+        before = self.files()
+        with open(self.source) as f:
+            original = f.read()
+        with open(self.source, "w") as f:
+            f.write(original.replace('"finished at {n}"', '"done at {n}"'))
+        code, out, err = pure(self.data, self.source, "10")
+        self.assertEqual(code, 4, err)
+        self.assertEqual(out, "")
+        self.assertIn("differs from version 1 of this directory", err)
+        self.assertIn("the stored lists are unchanged: the code alone changes", err)
+        self.assertIn("run again with --upgrade", err)
+        self.assertEqual(before, self.files())
+        code, out, err = pure(self.data, self.source, "10", flags=["--plan"])
+        self.assertEqual((code, out), (0, ""), err)
+        self.assertEqual(before, self.files())
+        code, out, err = pure(self.data, self.source, "5", flags=["--upgrade"])
+        self.assertEqual(code, 0, err)
+        self.assertIn("upgraded to version 2 at sequence 11", err)
+        self.assertTrue(out.endswith("done at 15\n"), out)
+        self.assertIn("version-0000000002.src", os.listdir(self.data))
+        code, out, err = pure(self.data, self.source, "1")
+        self.assertEqual(code, 0, err)
+        self.assertTrue(out.endswith("done at 16\n"), out)
+        # The first source is version 1: it cannot continue a directory at version 2.
+        with open(self.source, "w") as f:
+            f.write(original)
+        code, out, err = pure(self.data, self.source, "1")
+        self.assertEqual(code, 4, err)
+        self.assertIn("this source is version 1 of the directory, which has been upgraded to version 2", err)
 
     def test_events_committed_before_a_runtime_error_are_kept(self):
         self.assertEqual(pure(self.data, self.source, "7")[0], 0)

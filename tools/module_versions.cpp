@@ -1,0 +1,72 @@
+// tools/module_versions.cpp — see module_versions.h.
+#include "tools/module_versions.h"
+
+#include <bit>
+
+#include "host/host.h"
+#include "tools/compile_module.h"
+
+namespace pure::tools {
+
+host::SchemaSpec schema_spec(const ir::Program& ir) {
+  host::SchemaSpec out;
+  for (const ir::ListDesc& d : ir.stored) {
+    host::ListSpec l;
+    l.name = d.name;
+    l.was = d.was;
+    l.sequence = d.sequence;
+    l.key_count = d.key_count;
+    for (size_t c = 0; c < d.cols.size(); ++c) {
+      host::ColumnSpec col;
+      col.name = c < d.names.size() ? d.names[c] : "";
+      col.was = c < d.was_names.size() ? d.was_names[c] : "";
+      col.type = d.cols[c];
+      if (c >= d.key_count && c - d.key_count < d.defaults.size()) {
+        uint64_t bits = d.defaults[c - d.key_count];
+        if (col.type == rt::ColType::Text) {
+          if (bits < ir.texts.size()) col.default_text = ir.texts[bits];
+        } else {
+          col.default_bits = bits;
+        }
+      }
+      l.cols.push_back(std::move(col));
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+host::ApplyEvent replay_apply(const vm::Program& program, vm::RunOptions replay) {
+  replay.write_output = [](std::string_view) {};
+  return [&program, replay](rt::Store& store, const host::LogRecord& record) -> std::string {
+    if (record.event >= program.functions.size() || program.functions[record.event].kind != FuncKind::Event)
+      return "no event with index " + std::to_string(record.event);
+    std::vector<vm::Value> args;
+    if (host::Status s = host::decode_values(record.args, &args); !s.ok()) return s.error;
+    vm::CallResult r = vm::call_event(program, store, record.event, args, replay);
+    if (r.ok) return "";
+    return !r.reason.empty() ? r.reason : r.error ? r.error->message : "the event failed";
+  };
+}
+
+host::Status compile_version(const std::string& path, const std::string& source, const vm::RunOptions& replay,
+                             host::VersionCode* out) {
+  host::SchemaSpec schema;
+  CompileSteps steps;
+  steps.lowered = [&schema](const ir::Program& ir) { schema = schema_spec(ir); };
+  std::string errors;
+  std::shared_ptr<vm::Program> program = compile_to(path, source, steps, &errors);
+  if (!program) return host::Status::failure(errors.empty() ? "it does not compile" : errors);
+  out->schema = std::move(schema);
+  out->apply = replay_apply(*program, replay);
+  out->keep = program;
+  return {};
+}
+
+std::string module_name_of(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".pure") == 0) name.resize(name.size() - 5);
+  return name;
+}
+
+}  // namespace pure::tools

@@ -1,0 +1,29 @@
+// tools/module_versions.h — what the tools (pure-run --data, pure-serve) give host::open_versioned:
+// a compiled module's stored lists as an upgrade sees them (names, defaults, former names), and
+// the code of a version kept in a data directory, compiled from its source with the replay's
+// options. Linked as pure_tool_support. See docs/upgrades.md.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "host/versions.h"
+#include "ir/ir.h"
+#include "vm/vm.h"
+
+namespace pure::tools {
+
+// The stored lists of a lowered module, with their column names, defaults and `was` names.
+host::SchemaSpec schema_spec(const ir::Program& ir);
+
+// Replays one logged event of program through vm::call_event with the given options (no output).
+host::ApplyEvent replay_apply(const vm::Program& program, vm::RunOptions replay);
+
+// Compiles a version's source (its path for messages: "DIR/version-N.src") into its code: the
+// compiler's messages, if any, are the error. The program lives as long as out->keep.
+host::Status compile_version(const std::string& path, const std::string& source, const vm::RunOptions& replay,
+                             host::VersionCode* out);
+
+// A data directory's module name for a source file: its file name without directory and ".pure".
+std::string module_name_of(const std::string& path);
+
+}  // namespace pure::tools
