@@ -1,4 +1,4 @@
-// tools/serve/console/console.js — pure-serve's web console: one module at a time from
+// serve/console/console.js — pure-serve's web console: one module at a time from
 // GET /v1/MODULE (its stored lists in pages, a form per event and query, its source) and live
 // figures from GET /metrics. Plain JavaScript modules, no libraries (values.js shows values,
 // figures.js computes the figures); every URL is relative, so the console also works behind a

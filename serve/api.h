@@ -1,4 +1,4 @@
-// tools/serve/api.h — pure-serve's HTTP API without the HTTP: routes a request (method, target,
+// serve/api.h — pure-serve's HTTP API without the HTTP: routes a request (method, target,
 // body, token) to a module's events, queries, interface and stored lists, and answers with a
 // status and a JSON body (docs/serve.md). The HTTP layer (http.cpp) parses and writes HTTP;
 // this layer is everything else, plus the metrics: api.cpp (the routes), api_json.cpp,
@@ -17,33 +17,14 @@
 
 #include "base/limits.h"
 #include "host/owner.h"
-#include "tools/serve/access.h"
-#include "tools/serve/query_pool.h"
-#include "tools/serve/query_watch.h"
+#include "serve/access.h"
+#include "serve/serve.h"
+#include "serve/query_pool.h"
+#include "serve/query_watch.h"
 #include "ir/ir.h"
 #include "vm/vm.h"
 
 namespace pure::serve {
-
-// One served module. It starts Recovering (its data directory being read: events, queries and
-// list pages answer 503); owner is set, then state becomes Serving (release), so a reader that
-// sees Serving (acquire) sees the owner.
-struct Module {
-  enum class State : uint8_t { Recovering, Serving, Failed };
-  std::string name;                    // the file's name without .pure: /v1/NAME/...
-  std::string path;
-  std::string source;                  // the module's text, for GET /v1/NAME/source
-  std::string dir;                     // its data directory
-  std::unique_ptr<vm::Program> program;
-  std::vector<ir::ListDesc> stored;    // the stored lists' column names (the Program keeps types)
-  std::unique_ptr<host::Owner> owner;
-  std::atomic<State> state{State::Recovering};
-  std::atomic<uint64_t> recovery_records{0};  // replayed so far (progress while recovering)
-  host::RecoveryReport recovery;       // written before state becomes Serving
-  std::string failure;                 // written before state becomes Failed
-
-  bool serving() const { return state.load(std::memory_order_acquire) == State::Serving; }
-};
 
 struct Request {
   std::string_view method;         // "GET", "POST", ...
@@ -67,22 +48,6 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;  // more headers (the console's ETag, ...)
 };
 using Respond = std::function<void(Response)>;
-
-struct ApiOptions {
-  Tokens tokens;                   // --token-file: events need a write token, reads a read token (access.h)
-  HostRules hosts;                 // the Host names served (others: 421)
-  bool tls = false;                // served over HTTPS (the scheme of same-origin requests)
-  uint64_t slow_us = 1'000'000;    // requests slower than this are logged
-  bool log_requests = false;       // one log line per request
-  // --max-reply: the largest query or event reply body, in bytes; a larger one is answered 413
-  // (the result's size is bounded before it is read out: vm::RunOptions::max_result_bytes).
-  uint64_t max_reply = limits::kReplyBytes;
-  std::shared_ptr<host::MemoryPool> memory_pool;  // --max-memory-total (null: none), for /metrics
-  size_t query_threads = 2;        // --query-threads: the threads queries run on (never the I/O threads)
-  size_t max_query_queue = 64;     // --max-query-queue: queries waiting for one of them; more: 503
-  // --query-timeout-ms: a query running longer is cancelled and answered 503 (0: no limit).
-  uint64_t query_timeout_ms = 10'000;
-};
 
 // Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
 enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, Source, Console, kCount };

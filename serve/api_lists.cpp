@@ -1,13 +1,13 @@
-// tools/serve/api_lists.cpp — pure-serve's list pages: GET /v1/NAME/lists/LIST, a stored list's
+// serve/api_lists.cpp — pure-serve's list pages: GET /v1/NAME/lists/LIST, a stored list's
 // rows a page at a time from the latest visible snapshot, its query string (limit, after, ...)
 // percent-decoded and checked here (Api::list_page, api.h).
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 #include <boost/json.hpp>
 
 #include "runtime/text.h"
 #include "stdlib/numtext.h"
-#include "tools/serve/api_internal.h"
+#include "serve/api_internal.h"
 
 namespace pure::serve {
 

@@ -1,8 +1,8 @@
-// tools/serve/http_tls.cpp — HTTPS for pure-serve (--tls-cert, --tls-key): Asio's TLS stream over
+// serve/http_tls.cpp — HTTPS for pure-serve (--tls-cert, --tls-key): Asio's TLS stream over
 // Debian's OpenSSL with modern defaults (TLS 1.2 and 1.3 only, forward-secret AEAD ciphers, no
 // compression, no renegotiation), and the TLS instance of the session template
 // (http_session.h). Its own translation unit, so that the plain path's does not grow.
-#include "tools/serve/http_session.h"
+#include "serve/http_session.h"
 
 #if PURE_HAVE_TLS
 #include <boost/asio/ssl.hpp>

@@ -1,7 +1,8 @@
-// tools/serve/main.cpp — `pure-serve [options] MODULE.pure...`: compiles modules and serves their
-// events, queries and stored lists over HTTP/JSON (docs/serve.md). A module's main is not run.
-// Each module's state is durable in DATA/NAME (host/: event log, checkpoints, recovery); recovery
-// runs after the socket listens, so /health and the module's routes answer 503 until it is done.
+// tools/pure_serve.cpp — `pure-serve [options] MODULE.pure...`: reads the options, compiles the
+// modules and hands them to serve/ (serve.h), which serves their events, queries and stored lists
+// over HTTP/JSON (docs/serve.md). A module's main is not run. Each module's state is durable in
+// DATA/NAME (host/: event log, checkpoints, recovery); recovery runs after the socket listens, so
+// /health and the module's routes answer 503 until it is done.
 // Exit codes: 0 after a clean shutdown (SIGTERM/SIGINT), 1 compile error, 2 usage error or
 // cannot listen, 3 no module's data directory recovered (with --require-all-modules: any one did
 // not), 4 a data directory is in use by another process (or cannot be created or locked).
@@ -15,23 +16,22 @@
 #include <sstream>
 #include <thread>
 
-#include "base/assert.h"
 #include "base/limits.h"
-#include "frontend/frontend.h"
 #include "host/owner.h"
 #include "ir/ir.h"
 #include "jit-common/jit.h"
+#include "serve/access.h"
+#include "serve/serve.h"
 #include "tools/allocator.h"  // mimalloc on large OS pages: the stored state is hundreds of MB of small nodes
-#include "tools/jit_env.h"
 #include "tools/compile_module.h"
+#include "tools/jit_env.h"
 #include "tools/memory_budget.h"
-#include "tools/serve/api.h"
-#include "tools/serve/http.h"
-#include "tools/serve/log.h"
 
 namespace {
 
-constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3, kExitDataDir = 4;
+using pure::serve::kExitCompile;
+using pure::serve::kExitOk;
+using pure::serve::kExitUsage;
 
 bool read_file(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
@@ -67,9 +67,6 @@ bool parse_listen(const std::string& s, std::string& address, unsigned short& po
 }  // namespace
 
 int main(int argc, char** argv) {
-  using pure::serve::jint;
-  using pure::serve::jstr;
-  using pure::serve::log_line;
   CLI::App app{"pure-serve: serve Pure modules' events, queries and stored lists over HTTP/JSON (docs/serve.md).\n"
                "Exit codes: 0 after SIGTERM/SIGINT, 1 compile error, 2 usage error or cannot listen, 3 no module's data\n"
                "directory recovered (--require-all-modules: one did not), 4 a data directory is in use by another process.",
@@ -198,7 +195,8 @@ int main(int argc, char** argv) {
   pure::jit::EnvSettings jit_env;
   if (!pure::tools::read_jit_env("pure-serve", jit_env)) return kExitUsage;
 
-  pure::serve::HttpOptions http;
+  pure::serve::ServeOptions serve;
+  pure::serve::HttpOptions& http = serve.http;
   if (!parse_listen(listen, http.address, http.port)) {
     std::fprintf(stderr, "pure-serve: --listen needs ADDRESS:PORT (e.g. 127.0.0.1:8080), got '%s'\n", listen.c_str());
     return kExitUsage;
@@ -208,7 +206,7 @@ int main(int argc, char** argv) {
   http.request_timeout = std::chrono::milliseconds(request_timeout_ms);
   http.io_threads = io_threads;
 
-  pure::serve::ApiOptions api_options;
+  pure::serve::ApiOptions& api_options = serve.api;
   api_options.slow_us = slow_ms * 1000;
   // The memory budgets: by default both are derived from the machine (tools/memory_budget.h).
   const uint64_t machine_budget = pure::tools::default_memory_budget(pure::tools::machine_memory());
@@ -247,7 +245,6 @@ int main(int argc, char** argv) {
   }
 
   // Compile every module before serving any.
-  std::vector<std::unique_ptr<pure::host::DataDirLock>> locks;  // declared first: released after the owners close
   std::vector<std::unique_ptr<pure::serve::Module>> modules;
   bool failed = false;
   for (const std::string& path : paths) {
@@ -286,200 +283,35 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
 
-  // The data directory itself (each module's subdirectory is made when it is locked, below).
-  while (data.size() > 1 && data.back() == '/') data.pop_back();
-  if (pure::host::Status s = pure::host::make_data_dir(data); !s.ok()) {
-    std::fprintf(stderr, "pure-serve: cannot create the data directory: %s\n", s.error.c_str());
-    return kExitUsage;
-  }
-  // Each module's directory, locked for this process before anything is served: a second
-  // pure-serve or a pure-run --data on it is refused, and so is this server while one holds it.
-  for (auto& m : modules) {
-    PURE_ASSERT(pure::host::check_module_name(m->name).empty());  // DATA/NAME stays inside DATA
-    m->dir = data + "/" + m->name;
-    locks.emplace_back();
-    if (pure::host::Status s = pure::host::lock_data_dir(m->dir, "pure-serve", &locks.back()); !s.ok()) {
-      log_line("error", {{"module", jstr(m->name)}, {"message", jstr(s.error)}});
-      std::fprintf(stderr, "pure-serve: %s: %s\n", m->name.c_str(), s.error.c_str());
-      return kExitDataDir;
-    }
-  }
-
 #ifdef PURE_HAVE_JIT
   // One tier for every module's events and queries, on every thread. Made after the modules, so
-  // its native code goes before their programs do; the owners that use it close (close_all) first.
+  // its native code goes before their programs do; the owners that use it are closed (serve
+  // returns) first.
   std::unique_ptr<pure::jit::Jit> jit;
   if (jit_env.use_jit) jit = std::make_unique<pure::jit::Jit>(pure::jit::native_backend(), jit_env.options);
-  const std::string jit_field = jit ? pure::tools::jit_backend_name() : "off";
-#else
-  const std::string jit_field = "off";
+  serve.jit = jit ? pure::tools::jit_backend_name() : "off";
+  serve.owner.tier = jit.get();
+  serve.after_close = [&] {
+    if (!jit) return;
+    jit->stop();  // cancels queued compiles, waits for the one in flight
+    if (jit_env.stats) std::fprintf(stderr, "%s\n", pure::jit::stats_line(jit->stats()).c_str());
+  };
 #endif
 
-  log_line("start", {{"version", jstr("pure-serve 0.1")},
-                     {"modules", jint(static_cast<int64_t>(modules.size()))},
-                     {"data", jstr(data)},
-                     {"sync", jstr(sync)},
-                     {"max_memory", jint(static_cast<int64_t>(max_memory))},
-                     {"max_memory_total", jint(static_cast<int64_t>(max_memory_total))},
-                     {"max_reply", jint(static_cast<int64_t>(max_reply))},
-                     {"jit", jstr(jit_field)}});
-  pure::host::OwnerOptions owner_options;
-  owner_options.max_steps = max_steps;
-  owner_options.max_memory = max_memory;
-  owner_options.pool = memory_pool;
-  owner_options.max_result_bytes = max_reply;
-#ifdef PURE_HAVE_JIT
-  owner_options.tier = jit.get();
-#endif
-  owner_options.max_queue = max_queue;
-  // The owners hand each batch's replies to the I/O threads in one job (http.h, ReplyPost).
-  auto replies = std::make_shared<pure::serve::ReplyPost>();
-  http.replies = replies.get();
-  owner_options.reply_runner = [replies](std::function<void()> job) { replies->run(std::move(job)); };
-  pure::host::DurableOptions durable_options;
+  serve.data = data;
+  serve.sync = sync;
+  serve.accept_data_loss = accept_data_loss;
+  serve.require_all_modules = require_all_modules;
+  serve.owner.max_steps = max_steps;
+  serve.owner.max_memory = max_memory;
+  serve.owner.pool = memory_pool;
+  serve.owner.max_result_bytes = max_reply;
+  serve.owner.max_queue = max_queue;
+  pure::host::DurableOptions& durable_options = serve.durable;
   durable_options.log.sync = sync == "none" ? pure::host::Sync::None : pure::host::Sync::Always;
   durable_options.log.segment_bytes = static_cast<uint64_t>(segment_mb * 1024 * 1024);
   durable_options.checkpoint_log_bytes = static_cast<uint64_t>(checkpoint_mb * 1024 * 1024);
   durable_options.checkpoint_seconds = checkpoint_seconds;
   durable_options.progress_every = 100'000;
-  std::vector<pure::serve::Module*> served;
-  for (auto& m : modules) served.push_back(m.get());
-
-  // Recovery runs after the socket listens (routes answer 503 meanwhile), one module after
-  // another. A module that does not recover is never served (no silent loss): its routes answer
-  // 503 with the reason while the others serve; the server stops (exit 3) when none recovered,
-  // or at the first one with --require-all-modules.
-  std::atomic<bool> stopping{false};
-  std::atomic<bool> recovery_failed{false};
-  std::thread recovery;
-  auto recover_all = [&] {
-    for (auto& m : modules) {
-      if (stopping.load()) return;
-      pure::host::DurableOptions o = durable_options;
-      std::string name = m->name;
-      o.accept_data_loss = std::count(accept_data_loss.begin(), accept_data_loss.end(), name) > 0;
-      pure::serve::Module* mp = m.get();
-      o.progress = [name, mp](const pure::host::RecoveryProgress& p) {
-        mp->recovery_records.store(p.records_replayed);
-        log_line("recovery_progress", {{"module", jstr(name)},
-                                       {"records", jint(static_cast<int64_t>(p.records_replayed))},
-                                       {"bytes_read", jint(static_cast<int64_t>(p.bytes_read))},
-                                       {"bytes_total", jint(static_cast<int64_t>(p.bytes_total))}});
-      };
-      o.on_checkpoint = [name](const std::string& error, const pure::host::CheckpointInfo& info, uint64_t sequence) {
-        if (error.empty())
-          log_line("checkpoint", {{"module", jstr(name)}, {"sequence", jint(static_cast<int64_t>(sequence))},
-                                  {"bytes", jint(static_cast<int64_t>(info.bytes))},
-                                  {"rows", jint(static_cast<int64_t>(info.rows))},
-                                  {"millis", jint(static_cast<int64_t>(info.seconds * 1000))}});
-        else
-          log_line("checkpoint_failed", {{"module", jstr(name)}, {"sequence", jint(static_cast<int64_t>(sequence))},
-                                         {"error", jstr(error)},
-                                         {"retry_in_seconds", jint(static_cast<int64_t>(info.retry_seconds))}});
-      };
-      log_line("recovery_started", {{"module", jstr(name)}, {"dir", jstr(m->dir)}});
-      std::unique_ptr<pure::rt::Store> store;
-      std::unique_ptr<pure::host::DurableLog> log;
-      pure::host::Status s = pure::host::open_durable(pure::host::posix_file_system(), m->dir, *m->program, o, &store, &log);
-      if (!s.ok()) {
-        if (s.error.find("the manifest records") != std::string::npos)
-          s.error += " (restore the missing files, or start with --accept-data-loss " + name + " to serve what is left)";
-        m->failure = s.error;
-        m->state.store(pure::serve::Module::State::Failed, std::memory_order_release);
-        log_line("recovery_failed", {{"module", jstr(name)}, {"dir", jstr(m->dir)}, {"error", jstr(s.error)}});
-        std::fprintf(stderr, "pure-serve: %s: %s\n", name.c_str(), s.error.c_str());
-        if (require_all_modules) {
-          recovery_failed = true;
-          std::raise(SIGTERM);  // the HTTP layer shuts down as for a signal
-          return;
-        }
-        continue;  // the others are served; this one answers 503 with the reason
-      }
-      m->recovery = log->recovery();
-      if (!m->recovery.data_loss.empty())
-        log_line("data_loss_accepted", {{"module", jstr(name)}, {"dir", jstr(m->dir)}, {"loss", jstr(m->recovery.data_loss)}});
-      if (m->recovery.manifest_missing)
-        log_line("manifest_missing", {{"module", jstr(name)}, {"dir", jstr(m->dir)},
-                                      {"message", jstr("no manifest (a directory from before manifests, or its manifest "
-                                                       "was deleted): nothing could be checked; a new one is written")}});
-      m->recovery_records.store(m->recovery.records_replayed);
-      pure::host::OwnerOptions oo = owner_options;
-      oo.on_unhealthy = [name](const std::string& why) {
-        log_line("log_poisoned", {{"module", jstr(name)}, {"reason", jstr(why)}});
-      };
-      m->owner = std::make_unique<pure::host::Owner>(m->name, *m->program, std::move(store), std::move(log), oo);
-      const pure::host::RecoveryReport& r = m->recovery;
-      char secs[32];
-      std::snprintf(secs, sizeof secs, "%.3f", r.seconds);
-      log_line("recovered", {{"module", jstr(name)},
-                             {"sequence", jint(static_cast<int64_t>(r.last_sequence))},
-                             {"checkpoint", jint(static_cast<int64_t>(r.checkpoint_sequence))},
-                             {"records_replayed", jint(static_cast<int64_t>(r.records_replayed))},
-                             {"torn_bytes_cut", jint(static_cast<int64_t>(r.torn_bytes_cut))},
-                             {"seconds", secs}});
-      m->state.store(pure::serve::Module::State::Serving, std::memory_order_release);
-      log_line("module_ready", {{"module", jstr(m->name)}, {"path", jstr(m->path)},
-                                {"sequence", jint(static_cast<int64_t>(r.last_sequence))}});
-    }
-    bool any_serving = false;
-    for (auto& m : modules) any_serving = any_serving || m->serving();
-    if (!any_serving && !stopping.load()) {  // nothing at all to serve: stop, as for a signal
-      recovery_failed = true;
-      std::raise(SIGTERM);
-    }
-  };
-  bool closed_all = false;  // close_all runs on the drain thread, then on this one after it was joined
-  auto close_all = [&] {
-    if (closed_all) return;
-    closed_all = true;
-    stopping = true;
-    if (recovery.joinable()) recovery.join();
-    for (auto& m : modules) {
-      if (!m->serving()) continue;
-      std::string why = m->owner->close();
-      pure::host::OwnerStats s = m->owner->stats();
-      log_line("module_closed", {{"module", jstr(m->name)},
-                                 {"committed", jint(static_cast<int64_t>(s.committed))},
-                                 {"failed", jint(static_cast<int64_t>(s.failed))},
-                                 {"sequence", jint(static_cast<int64_t>(s.visible_sequence))},
-                                 {"error", jstr(why)}});
-    }
-  };
-
-  pure::serve::Api api(served, api_options);
-  std::string error;
-  int rc = pure::serve::run_http(
-      api, http,
-      [&](const std::string& where) {
-        log_line("listening", {{"address", jstr(where)}, {"io_threads", jint(http.io_threads)},
-                               {"query_threads", jint(static_cast<int64_t>(query_threads))},
-                               {"tls", http.tls_cert.empty() ? "false" : "true"}});
-        if (!pure::serve::is_loopback_address(http.address) && !api_options.tokens.writes_need_token())
-          log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
-                                                ") without --token-file: anyone who can connect can send events")}});
-        else if (!pure::serve::is_loopback_address(http.address) && http.tls_cert.empty())
-          log_line("warning", {{"message", jstr("listening beyond loopback (" + where +
-                                                ") without --tls-cert: tokens and data cross the network in clear")}});
-        recovery = std::thread(recover_all);
-      },
-      [&] {
-        api.stop_queries();  // the queries end before the owners they read close
-        close_all();
-      },
-      error);
-  if (rc != 0) {
-    log_line("error", {{"message", jstr(error)}});
-    std::fprintf(stderr, "pure-serve: %s\n", error.c_str());
-    return kExitUsage;
-  }
-  close_all();  // idempotent: the owners are closed by the drain already
-#ifdef PURE_HAVE_JIT
-  if (jit) {
-    jit->stop();  // cancels queued compiles, waits for the one in flight
-    if (jit_env.stats) std::fprintf(stderr, "%s\n", pure::jit::stats_line(jit->stats()).c_str());
-  }
-#endif
-  int code = recovery_failed.load() ? kExitRecovery : kExitOk;
-  log_line("shutdown", {{"exit", jint(code)}});
-  return code;
+  return pure::serve::serve(modules, std::move(serve));
 }

@@ -1,4 +1,4 @@
-// tools/serve/query_watch.h — the deadlines of the running queries (--query-timeout-ms, issue 31
+// serve/query_watch.h — the deadlines of the running queries (--query-timeout-ms, issue 31
 // item 10): one thread that sleeps until the earliest deadline and then cancels the queries past
 // theirs, by storing a message in each one's cancel flag (vm::RunOptions::cancel). The VM looks
 // at the flag only between slices of the step budget, so the queries themselves read no clock.

@@ -1,14 +1,14 @@
-// tools/serve/api.cpp — pure-serve's routes (api.h): a request to a module's events, queries,
+// serve/api.cpp — pure-serve's routes (api.h): a request to a module's events, queries,
 // interface and source, and /health, with the helpers the api_*.cpp files share (api_internal.h).
 // The JSON writer is api_json.cpp, the argument decoders api_args.cpp, the list pages
 // api_lists.cpp and the metrics api_metrics.cpp.
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 #include <cstddef>
 
-#include "tools/serve/api_internal.h"
-#include "tools/serve/console.h"
-#include "tools/serve/log.h"
+#include "serve/api_internal.h"
+#include "serve/console.h"
+#include "serve/server_log.h"
 
 namespace pure::serve {
 
@@ -100,11 +100,11 @@ void Api::finish(Route route, std::string_view target, const Response& r, Clock:
   if (route == Route::Event) event_latency_.add(us);
   if (route == Route::Query) query_latency_.add(us);
   if (us >= options_.slow_us)
-    log_line("slow_request", {{"route", jstr(route_label(route))}, {"target", jstr(target)}, {"status", jint(r.status)},
-                              {"micros", jint(static_cast<int64_t>(us))}});
+    server_log("slow_request", {{"route", as_json_string(route_label(route))}, {"target", as_json_string(target)}, {"status", as_json_int(r.status)},
+                              {"micros", as_json_int(static_cast<int64_t>(us))}});
   else if (options_.log_requests)
-    log_line("request", {{"route", jstr(route_label(route))}, {"target", jstr(target)}, {"status", jint(r.status)},
-                         {"micros", jint(static_cast<int64_t>(us))}});
+    server_log("request", {{"route", as_json_string(route_label(route))}, {"target", as_json_string(target)}, {"status", as_json_int(r.status)},
+                         {"micros", as_json_int(static_cast<int64_t>(us))}});
 }
 
 void Api::handle(const Request& request, Respond respond) {

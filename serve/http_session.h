@@ -1,4 +1,4 @@
-// tools/serve/http_session.h — one HTTP connection of pure-serve (http.h), for http.cpp (plain
+// serve/http_session.h — one HTTP connection of pure-serve (http.h), for http.cpp (plain
 // HTTP) and http_tls.cpp (HTTPS) only: the hand-written parse of plain requests, the checks of
 // every head Beast parses, and the session on its strand that reads requests, hands them to the
 // Api and writes the replies. A template over the stream so that the plain path stays as tuned
@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "tools/serve/http.h"
+#include "serve/http.h"
 
 namespace pure::serve::detail {
 

@@ -1,4 +1,4 @@
-// tools/serve/query_pool.h — the threads pure-serve runs queries on, off the HTTP I/O threads
+// serve/query_pool.h — the threads pure-serve runs queries on, off the HTTP I/O threads
 // (issue 31 item 10): a fixed number of threads and a bounded queue of the queries waiting for
 // one. A query that finds the queue full is refused at once (try_submit: false; the API answers
 // 503), so a burst of slow queries neither blocks /health and the other requests nor grows

@@ -1,25 +1,25 @@
-// tools/serve/log.cpp — JSON lines on stderr (see log.h). One write per line under a mutex, so
+// serve/server_log.cpp — JSON lines on stderr (see server_log.h). One write per line under a mutex, so
 // lines from the I/O and owner threads never interleave.
-#include "tools/serve/log.h"
+#include "serve/server_log.h"
 
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <mutex>
 
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 namespace pure::serve {
 
-std::string jstr(std::string_view s) {
+std::string as_json_string(std::string_view s) {
   std::string out;
   append_json_string(out, s);
   return out;
 }
 
-std::string jint(int64_t v) { return std::to_string(v); }
+std::string as_json_int(int64_t v) { return std::to_string(v); }
 
-void log_line(std::string_view event, std::initializer_list<LogField> fields) {
+void server_log(std::string_view event, std::initializer_list<LogField> fields) {
   static std::mutex mu;
   auto now = std::chrono::system_clock::now();
   std::time_t secs = std::chrono::system_clock::to_time_t(now);

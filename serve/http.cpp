@@ -1,7 +1,7 @@
-// tools/serve/http.cpp — the Beast side of pure-serve (http.h): the listener and run_http (signals,
+// serve/http.cpp — the Beast side of pure-serve (http.h): the listener and run_http (signals,
 // graceful shutdown). Each accepted connection becomes a session (http_session.h) on its own
 // strand, plain here or TLS (http_tls.cpp, when --tls-cert and --tls-key are given).
-#include "tools/serve/http.h"
+#include "serve/http.h"
 
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "tools/serve/http_session.h"
-#include "tools/serve/log.h"
+#include "serve/http_session.h"
+#include "serve/server_log.h"
 
 namespace pure::serve {
 
@@ -50,7 +50,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
           std::make_shared<Session<tcp::socket>>(std::move(socket), self->api_, self->options_, self->registry_)->start();
       } else if (ec == net::error::no_descriptors || ec == net::error::no_buffer_space) {
         // Out of file descriptors: wait a little instead of spinning.
-        log_line("accept_failed", {{"error", jstr(ec.message())}});
+        server_log("accept_failed", {{"error", as_json_string(ec.message())}});
         auto timer = std::make_shared<net::steady_timer>(self->acceptor_.get_executor(), std::chrono::milliseconds(100));
         timer->async_wait([self, timer](beast::error_code) { self->accept(); });
         return;
@@ -109,8 +109,8 @@ int run_http(Api& api, const HttpOptions& options, const std::function<void(cons
   std::thread drainer;
   signals.async_wait([&](beast::error_code ec, int signo) {
     if (ec) return;
-    log_line("shutdown_started", {{"signal", jstr(signo == SIGTERM ? "SIGTERM" : "SIGINT")},
-                                  {"connections", jint(api.connections().load())}});
+    server_log("shutdown_started", {{"signal", as_json_string(signo == SIGTERM ? "SIGTERM" : "SIGINT")},
+                                  {"connections", as_json_int(api.connections().load())}});
     registry.draining = true;
     listener->stop();
     {

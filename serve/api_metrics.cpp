@@ -1,13 +1,13 @@
-// tools/serve/api_metrics.cpp — pure-serve's metrics: the counters every answer adds to (requests
+// serve/api_metrics.cpp — pure-serve's metrics: the counters every answer adds to (requests
 // by route and status, the event and query latency histograms) and GET /metrics, which writes
 // them with each module's and the process's figures in Prometheus' text format (api.h).
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 #include <fstream>
 #include <unistd.h>
 
 #include "stdlib/numtext.h"
-#include "tools/serve/api_internal.h"
+#include "serve/api_internal.h"
 
 namespace pure::serve {
 

@@ -1,8 +1,8 @@
-// tools/serve/api_args.cpp — pure-serve's argument decoders: a request body into an event's or a
+// serve/api_args.cpp — pure-serve's argument decoders: a request body into an event's or a
 // query's arguments (decode_args, api_internal.h). A common body goes straight into values
 // (FastArgs); any other is parsed with Boost.JSON and checked against the parameters' types, each
 // problem named by its path in the document.
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 #include <boost/json.hpp>
 
@@ -16,7 +16,7 @@
 #include "base/assert.h"
 #include "runtime/text.h"
 #include "stdlib/numtext.h"
-#include "tools/serve/api_internal.h"
+#include "serve/api_internal.h"
 
 namespace pure::serve {
 

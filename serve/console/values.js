@@ -1,4 +1,4 @@
-// tools/serve/console/values.js — how the console reads and shows values: JSON that keeps numbers
+// serve/console/values.js — how the console reads and shows values: JSON that keeps numbers
 // exact, DOM building (text only, never HTML), and bounded display of long values and results.
 // Depends on nothing but the browser; console.js imports it.
 

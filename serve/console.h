@@ -1,11 +1,11 @@
-// tools/serve/console.h — the web console's files (tools/serve/console/), built into pure-serve
+// serve/console.h — the web console's files (serve/console/), built into pure-serve
 // by cmake/embed_files.cmake, and the route that serves them: GET / and GET /console/FILE, with
 // an ETag so that browsers revalidate cheaply (304). Knows nothing of Beast or Boost.JSON.
 #pragma once
 #include <cstddef>
 #include <string_view>
 
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 namespace pure::serve {
 

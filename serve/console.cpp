@@ -1,7 +1,7 @@
-// tools/serve/console.cpp — serves the console's built-in files (console.h). The HTML page may
+// serve/console.cpp — serves the console's built-in files (console.h). The HTML page may
 // load only what comes from this server (Content-Security-Policy); every file is revalidated
 // on use (Cache-Control: no-cache) against its ETag, so a new pure-serve's console shows at once.
-#include "tools/serve/console.h"
+#include "serve/console.h"
 
 #include <string>
 

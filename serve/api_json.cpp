@@ -1,8 +1,8 @@
-// tools/serve/api_json.cpp — pure-serve's JSON writer: texts, nums (in Pure's shortest round-trip
+// serve/api_json.cpp — pure-serve's JSON writer: texts, nums (in Pure's shortest round-trip
 // style), error bodies, and values, rows, stored-list cells and the interface's types as JSON
 // (api.h, api_internal.h). Replies are written by hand, not through Boost.JSON, so that nums come
 // out as Pure prints them.
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,7 +10,7 @@
 
 #include "runtime/text.h"
 #include "stdlib/numtext.h"
-#include "tools/serve/api_internal.h"
+#include "serve/api_internal.h"
 
 namespace pure::serve {
 

@@ -1,4 +1,4 @@
-// tools/serve/console/figures.js — the console's live figures from two polls of GET /metrics:
+// serve/console/figures.js — the console's live figures from two polls of GET /metrics:
 // rates of counters, an honest bound on the p99 event latency, memory. Pure functions of the
 // samples (no DOM, no requests), so a test can feed them histograms; console.js shows them.
 

@@ -1,4 +1,4 @@
-// tools/serve/api_internal.h — what the files of pure-serve's API (api.cpp, api_json.cpp,
+// serve/api_internal.h — what the files of pure-serve's API (api.cpp, api_json.cpp,
 // api_args.cpp, api_lists.cpp, api_metrics.cpp) share and nothing else includes: values and
 // stored-list cells as JSON, the argument decoder, the answers' helpers and the names of routes
 // and module states.
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 namespace pure::serve {
 

@@ -1,4 +1,4 @@
-// tools/serve/http.h — pure-serve's HTTP/1.1 server (Boost.Beast on Asio, http.cpp): sessions on
+// serve/http.h — pure-serve's HTTP/1.1 server (Boost.Beast on Asio, http.cpp): sessions on
 // strands, limits and deadlines, replies posted back from the owners, graceful shutdown.
 #pragma once
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "tools/serve/api.h"
+#include "serve/api.h"
 
 namespace pure::serve {
 
@@ -33,18 +33,6 @@ class ReplyPost {
  private:
   std::mutex mu_;
   std::function<void(std::function<void()>)> post_;
-};
-
-struct HttpOptions {
-  std::string address = "127.0.0.1";
-  unsigned short port = 8080;                 // 0: any free port (the "listening" log line names it)
-  size_t body_limit = 1 << 20;                // larger bodies: 413
-  size_t header_limit = 16 << 10;             // larger request line + headers: 431
-  std::chrono::milliseconds request_timeout{10'000};  // a request must arrive whole within this: else 408
-  std::chrono::milliseconds write_timeout{10'000};    // a reply the client does not read is dropped after this
-  int io_threads = 1;
-  std::string tls_cert, tls_key;  // PEM files: HTTPS when given (both), plain HTTP when not
-  ReplyPost* replies = nullptr;  // when set, run_http posts the jobs given to it onto its I/O threads
 };
 
 // Serves api until SIGTERM or SIGINT. Then: stops accepting, closes idle connections, calls

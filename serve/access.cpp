@@ -1,6 +1,6 @@
-// tools/serve/access.cpp — token files and scopes, the Host names served, same-origin and
+// serve/access.cpp — token files and scopes, the Host names served, same-origin and
 // JSON-body checks (access.h).
-#include "tools/serve/access.h"
+#include "serve/access.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// tools/serve/access.h — who may ask pure-serve what (docs/serve.md, "Security"): the tokens of
+// serve/access.h — who may ask pure-serve what (docs/serve.md, "Security"): the tokens of
 // --token-file with their scopes, the Host names served (--allow-host), same-origin and JSON-body
 // checks. Plain string work, no HTTP library: api.cpp applies it to each request.
 #pragma once
