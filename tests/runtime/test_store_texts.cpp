@@ -1,4 +1,4 @@
-// tests/runtime/store_texts_test.cpp — a store's short texts in slabs (runtime/store_texts.h):
+// tests/runtime/test_store_texts.cpp — a store's short texts in slabs (runtime/store_texts.h):
 // what is shared and what is copied, block reuse, slabs going back to the system, the memory
 // meter and the thread's text counts, and a randomized run of copies and releases against a
 // model that checks every live text's bytes after every step.

@@ -1,4 +1,4 @@
-// tests/runtime/store_model_test.cpp — model-based randomized test: thousands of random writes,
+// tests/runtime/test_store_model.cpp — model-based randomized test: thousands of random writes,
 // events and snapshots applied to the B+tree store and to the reference store, compared after
 // every step; held snapshots must keep reading what they read when taken. Seed: PURE_STORE_SEED.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

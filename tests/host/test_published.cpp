@@ -1,4 +1,4 @@
-// tests/host/published_test.cpp — host::Published (host/published.h), the lock-free read of the
+// tests/host/test_published.cpp — host::Published (host/published.h), the lock-free read of the
 // owner's visible snapshot: readers on several threads read while one writer publishes; every
 // read sees a value and the tag published with it, tags never go backwards for a reader, and
 // every value is released once nothing holds it (no leak, no early free: ASan and TSan run it).

@@ -1,4 +1,5 @@
-// tests/serve/test_owner.cpp — host::Owner: events run in arrival order on the owner thread, each
+// tests/host/test_owner.cpp — host::Owner over a Durability of the test's own (test_owner_durable.cpp:
+// over open_durable): events run in arrival order on the owner thread, each
 // a transaction; outcomes and snapshots are released only once the Durability says the batch is
 // durable (visible = durable), in order; a poisoned log refuses events; close() answers all.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

@@ -1,4 +1,4 @@
-// tests/host/data_dir_test.cpp — the data directory before anything is read from it: module names
+// tests/host/test_data_dir.cpp — the data directory before anything is read from it: module names
 // that may name a directory inside --data (plain identifiers, nothing that leaves it), and the
 // one-process lock (a second holder refused with the first one's program and pid, the holder's
 // note removed at release, a holder that left no note still refused).

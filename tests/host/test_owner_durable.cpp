@@ -1,4 +1,4 @@
-// tests/host/owner_test.cpp — host::Owner over open_durable (the one owner thread, made durable):
+// tests/host/test_owner_durable.cpp — host::Owner over open_durable (the one owner thread, made durable):
 // events from many threads run in batches, each committed one logged; callers hear back only
 // after their event is durable and the visible snapshot then contains it (visible = durable);
 // failed events are answered in order and never logged; a poisoned log makes the module

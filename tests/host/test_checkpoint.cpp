@@ -1,4 +1,4 @@
-// tests/host/checkpoint_test.cpp — checkpoints: rows of every stored list (texts as bytes, many
+// tests/host/test_checkpoint.cpp — checkpoints: rows of every stored list (texts as bytes, many
 // blocks) read back into a fresh store; a checkpoint written on another thread from a held
 // snapshot while the owner keeps writing; covered segments deleted; damage in any block, a
 // truncated file, another module's or another schema's checkpoint refused with file and offset.

@@ -1,4 +1,4 @@
-// tests/host/vm_runner_test.cpp — the VM glue: the log's encoding of vm::Value arguments (round
+// tests/host/test_vm_runner.cpp — the VM glue: the log's encoding of vm::Value arguments (round
 // trip and every decoding error), module identity, and a Pure module made durable: events run by
 // vm::call_event through host::Owner over open_durable, failed events answered and not logged,
 // state recovered through the VM on reopen and read by queries; another module refused; the VM

@@ -1,4 +1,4 @@
-// tests/runtime/store_threads_test.cpp — reader threads read held snapshots while the owner
+// tests/runtime/test_store_threads.cpp — reader threads read held snapshots while the owner
 // writes and publishes; readers release snapshots, so retired nodes come back across threads.
 // Must pass under ThreadSanitizer (-DPURE_TSAN=ON) and ASan/LSan (-DPURE_SANITIZE=ON).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

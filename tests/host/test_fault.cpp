@@ -1,4 +1,4 @@
-// tests/host/fault_test.cpp — every fault point of a small workload on the fault-injecting file
+// tests/host/test_fault.cpp — every fault point of a small workload on the fault-injecting file
 // system. The workload opens a data directory, logs events in batches (waiting for each to be
 // acknowledged), takes three checkpoints, with segments small enough to roll and be deleted. For
 // each fault point and each kind of fault (a failed operation, a short write, a crash before the

@@ -1,4 +1,4 @@
-// tests/runtime/event_list_test.cpp — keyed event lists (runtime/event_list.h) against a std::map
+// tests/runtime/test_event_list.cpp — keyed event lists (runtime/event_list.h) against a std::map
 // model: random puts, ensures, finds, field writes, removes, clears and ordered walks (all rows,
 // key prefixes, int ranges) over text, composite and int keys, with every key built as a fresh
 // text (equal content, another object) or reusing one. Also: chosen keys whose hashes collide

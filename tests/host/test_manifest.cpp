@@ -1,9 +1,9 @@
-// tests/host/manifest_test.cpp — DIR/manifest: its bytes; what it records after rolls and
+// tests/host/test_manifest.cpp — DIR/manifest: its bytes; what it records after rolls and
 // checkpoints; recovery refusing a directory that falls short of it (the newest segment, a middle
 // one, every one, the checkpoint, everything, or records cut from the end deleted), naming what is
 // missing; directories from before manifests opened and given one; --accept-data-loss starting
 // from what is left and saying what was lost. The crash points around its updates are
-// fault_test's.
+// test_fault's.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// tests/runtime/store_flat_test.cpp — flat forms of snapshot lists (runtime/store_flat.h): when
+// tests/runtime/test_store_flat.cpp — flat forms of snapshot lists (runtime/store_flat.h): when
 // they are built and when not, that they give exactly the tree's rows for every key (dense,
 // negative and sparse keys, missing keys, the extremes), that a held snapshot keeps its flat
 // form while the live list changes, the budget, and readers building one on several threads.

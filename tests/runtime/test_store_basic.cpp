@@ -1,4 +1,4 @@
-// tests/runtime/store_basic_test.cpp — direct checks of the store contract on small examples,
+// tests/runtime/test_store_basic.cpp — direct checks of the store contract on small examples,
 // run against make_store() and the reference store. Depends on runtime/store.h only (+ reference).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// tests/host/crc32c_test.cpp — CRC32C against RFC 3720's test vectors (B.4) and the standard
+// tests/host/test_crc32c.cpp — CRC32C against RFC 3720's test vectors (B.4) and the standard
 // check value, on the portable tables and on the hardware instruction when the CPU has it.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>

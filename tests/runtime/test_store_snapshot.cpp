@@ -1,4 +1,4 @@
-// tests/runtime/store_snapshot_test.cpp — snapshots of the B+tree store: one snapshot held across
+// tests/runtime/test_store_snapshot.cpp — snapshots of the B+tree store: one snapshot held across
 // 40,000 events and publishes, retired nodes coming back and being reused, snapshots outliving
 // the store, rollback with texts, no leaked texts. Seed: PURE_STORE_SEED.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

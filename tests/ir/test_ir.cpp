@@ -1,4 +1,4 @@
-// tests/frontend/test_ir.cpp — lowering to the control-flow graph and loop analysis: headers, back
+// tests/ir/test_ir.cpp — lowering to the control-flow graph and loop analysis: headers, back
 // edges, loop-bearing blocks and depths for while, for, nested and sequential loops, and
 // analyze_loops on hand-built graphs.
 // Depends on ir/ir.h and the frontend.
@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "ir/ir.h"
-#include "tests/frontend/frontend_support.h"
+#include "tests/ir/ir_support.h"
 
 using namespace pure;
 

@@ -1,4 +1,4 @@
-// tests/runtime/narrow_list_test.cpp — narrow sequences (runtime/event_list.h: a sequence of one
+// tests/runtime/test_narrow_list.cpp — narrow sequences (runtime/event_list.h: a sequence of one
 // bool column keeps one byte per row) against a std::vector<bool> model: random pushes, repeated
 // pushes (repeat()), sets, gets, pops, sorts, reverses, clears, row copies and slices forwards and
 // backwards, every row compared after each step. Also: the list is narrow exactly when its shape

@@ -1,4 +1,4 @@
-// tests/host/log_test.cpp — the event log: a round trip through real files, segments rolling
+// tests/host/test_log.cpp — the event log: a round trip through real files, segments rolling
 // and a reopened log continuing, group commit (fewer fsyncs than records under concurrency),
 // poisoning (no acknowledgement after a failed write or fsync, and no retry), sync=none, and
 // refusing a log written by another module.

@@ -1,4 +1,4 @@
-// tests/runtime/text_ascii_test.cpp — the all-ASCII bits of a text (runtime/text.h): found once,
+// tests/runtime/test_text_ascii.cpp — the all-ASCII bits of a text (runtime/text.h): found once,
 // given to stored and immortal texts when they are made, never stale.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>

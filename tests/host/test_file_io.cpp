@@ -1,4 +1,4 @@
-// tests/host/file_io_test.cpp — the file-system seam: the POSIX implementation on a temporary
+// tests/host/test_file_io.cpp — the file-system seam: the POSIX implementation on a temporary
 // directory, and the fault-injecting one's durability model (what a crash keeps), faults and a
 // full disk.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

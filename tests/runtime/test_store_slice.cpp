@@ -1,4 +1,4 @@
-// tests/runtime/store_slice_test.cpp — slices (store.h: Slice) of the B+tree store against a
+// tests/runtime/test_store_slice.cpp — slices (store.h: Slice) of the B+tree store against a
 // sorted std::map: random composite keys, then random prefixes, bounds on the next key and
 // directions, on the live lists, on snapshots held across later writes, and on the reference
 // store. Small nodes make deep trees, so slices cross leaves and inner nodes. Seed: PURE_STORE_SEED.

@@ -1,4 +1,4 @@
-// tests/host/recovery_test.cpp — recovery's verdicts: a torn last record is cut and appends go
+// tests/host/test_recovery.cpp — recovery's verdicts: a torn last record is cut and appends go
 // on after it; a damaged record followed by valid ones, damage in an earlier segment, a missing
 // segment (a sequence gap), an event that fails on replay all stop with the file and offset;
 // progress is reported; leftover checkpoint temporaries are removed.

@@ -1,4 +1,4 @@
-// tests/runtime/memory_test.cpp — the memory meter (runtime/memory.h): texts, event lists and the
+// tests/runtime/test_memory.cpp — the memory meter (runtime/memory.h): texts, event lists and the
 // store charge what they allocate and credit what they free, growth past the budget throws
 // MemoryBudgetSpent and leaves the list as it was, store writes are counted but never refused,
 // and each thread counts against its own meter.
