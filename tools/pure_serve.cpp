@@ -9,8 +9,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
