@@ -90,8 +90,8 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       };
       server_log("recovery_started", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}});
       std::unique_ptr<rt::Store> store;
-      std::unique_ptr<host::DurableLog> log;
-      host::Status s = host::open_durable(host::posix_file_system(), m->dir, *m->program, o, &store, &log);
+      std::unique_ptr<host::DurableLog> event_log;  // the module's event log (host/), not this server's log
+      host::Status s = host::open_durable(host::posix_file_system(), m->dir, *m->program, o, &store, &event_log);
       if (!s.ok()) {
         if (s.error.find("the manifest records") != std::string::npos)
           s.error += " (restore the missing files, or start with --accept-data-loss " + name + " to serve what is left)";
@@ -106,7 +106,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
         }
         continue;  // the others are served; this one answers 503 with the reason
       }
-      m->recovery = log->recovery();
+      m->recovery = event_log->recovery();
       if (!m->recovery.data_loss.empty())
         server_log("data_loss_accepted", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}, {"loss", as_json_string(m->recovery.data_loss)}});
       if (m->recovery.manifest_missing)
@@ -118,7 +118,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       oo.on_unhealthy = [name](const std::string& why) {
         server_log("log_poisoned", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
       };
-      m->owner = std::make_unique<host::Owner>(m->name, *m->program, std::move(store), std::move(log), oo);
+      m->owner = std::make_unique<host::Owner>(m->name, *m->program, std::move(store), std::move(event_log), oo);
       const host::RecoveryReport& r = m->recovery;
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.3f", r.seconds);
