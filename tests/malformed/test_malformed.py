@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# tests/malformed/malformed_test.py — mutates every example and seed program (byte flips, deletions,
+# tests/malformed/test_malformed.py — mutates every example and seed program (byte flips, deletions,
 # duplications, random tokens and bytes incl. NUL and invalid UTF-8, truncations, deep nesting, a
 # huge line) and runs `pure-run --check` on each copy. Each run must exit 0 or 1 within the time
 # limit, never by a signal or with 2/3, and an exit 1 must print `FILE:LINE:COL: error:` first,

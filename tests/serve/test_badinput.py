@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/serve/badinput_test.py — malformed requests against a real pure-serve, as sequences.
+"""tests/serve/test_badinput.py — malformed requests against a real pure-serve, as sequences.
 
 Each request starts as a valid event (`put` of tests/serve/kill.pure, a key no other request uses)
 sent on a connection of its own, then one mutation of a random kind is applied: a byte changed,
@@ -13,7 +13,7 @@ of range, deep nesting, invalid UTF-8, extra or missing fields). Checks:
   * the state holds exactly the events that were answered 200 with a seq: none lost, none extra
     (the count query, after a restart on the same directory too).
 
-Usage: badinput_test.py PURE_SERVE [--requests N] [--seed S]. Prints one summary line with the
+Usage: test_badinput.py PURE_SERVE [--requests N] [--seed S]. Prints one summary line with the
 answers by status; exit 0 when every check held (a failure names its seed and request)."""
 import argparse
 import collections
@@ -199,7 +199,7 @@ def main():
         server.kill()
         shutil.rmtree(data, ignore_errors=True)
     shown = ", ".join("%s: %d" % (k, v) for k, v in sorted(statuses.items(), key=lambda kv: str(kv[0])))
-    print("badinput_test: %d mutated requests (a fifth of them left valid), seed %d: %d events committed and all present after a "
+    print("test_badinput: %d mutated requests (a fifth of them left valid), seed %d: %d events committed and all present after a "
           "restart; answers %s" % (args.requests, seed, committed, shown))
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""tests/serve/kill_test.py — the SIGKILL crash test over HTTP (issue 8, item 7; issue 9, item 5).
+"""tests/serve/test_kill.py — the SIGKILL crash test over HTTP (issue 8, item 7; issue 9, item 5).
 
 A pure-serve process on one data directory takes events from several client threads (each on its
 own keep-alive connection, sending its events one after another: client c's n-th event is
@@ -15,7 +15,7 @@ the same directory, and checks, from the recovered state:
 Then the clients go on from the recovered state (client c's next event is k + 1) and the next
 cycle kills again. Segments are small and checkpoints frequent (--segment-mb, --checkpoint-mb),
 so kills also land in segment rolls, checkpoint writes and segment deletions, and recoveries
-start from checkpoints. Usage: kill_test.py PURE_SERVE [--cycles N] [--clients N] [--seed S]
+start from checkpoints. Usage: test_kill.py PURE_SERVE [--cycles N] [--clients N] [--seed S]
 [--sync always|none] [--max-run-ms MS]. Exit 0 when every cycle passed; prints one summary line.
 """
 import argparse
@@ -193,12 +193,12 @@ def main():
                 seqs.extend(t.seqs)
             # seqs of earlier cycles stay distinct from later ones: sequence numbers never repeat
     except AssertionError as e:
-        print("kill_test FAILED (seed %d, data %s): %s" % (seed, data, e))
+        print("test_kill FAILED (seed %d, data %s): %s" % (seed, data, e))
         return 1
     finally:
         if not args.data and not os.environ.get("PURE_KILL_KEEP"):
             shutil.rmtree(data, ignore_errors=True)
-    print("kill_test: %d cycles, %d clients, sync=%s, seed %d: %d events acknowledged, all present; "
+    print("test_kill: %d cycles, %d clients, sync=%s, seed %d: %d events acknowledged, all present; "
           "%d unacknowledged present whole; %d recoveries from a checkpoint; %.1f s" % (
               args.cycles, args.clients, args.sync, seed, total_acked, total_unacked, from_checkpoint,
               time.monotonic() - started))
