@@ -99,9 +99,9 @@ struct ServeOptions {
 // recovers the modules one after another (their routes answer 503 meanwhile) and serves them
 // until SIGTERM or SIGINT; their owners are closed when it returns. A module that does not
 // recover answers 503 with the reason while the others are served. Returns the exit code
-// (kExit...); every error is logged and written to stderr. The modules are compiled, named
-// (host::check_module_name) and distinct; the caller keeps them, and the tier their owners
-// run on (options.owner.tier) goes before them.
+// (kExit...); every error is written to stderr (and to the log once it has started). The
+// modules are compiled, named (host::check_module_name) and distinct; the caller keeps them,
+// and the tier their owners run on (options.owner.tier) goes before them.
 int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions options);
 
 }  // namespace pure::serve
