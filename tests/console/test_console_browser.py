@@ -591,7 +591,7 @@ class OfflineTest(Page):
 
 
 class FiguresTest(Page):
-    # pure-serve's event latency buckets (tools/serve/api.h, Latency::kBoundsUs), in seconds
+    # pure-serve's event latency buckets (serve/api.h, Latency::kBoundsUs), in seconds
     BOUNDS = ["5e-05", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25",
               "1", "5", "+Inf"]
 

@@ -13,7 +13,8 @@ The rules block has one line per layer folder:
 A file in FOLDER may include its own folder's headers, and of another layer only one that FOLDER
 may include, and only that layer's public headers. `tests/X/...` may include every header of the
 layer X it tests (private ones too) and the public headers of any layer; `bench/` and `tools/`
-only public headers. A test or benchmark folder that tests another layer's insides says so:
+only public headers; no layer includes anything of `tools/`, which sits on top. A test or
+benchmark folder that tests another layer's insides says so:
 
     tests/a64 sees: jit-aarch64
 
@@ -89,10 +90,15 @@ def violations(root, rules, sees):
         text = open(path, encoding="utf-8", errors="replace").read()
         for m in INCLUDE.finditer(text):
             target, header = m.group(1), m.group(2)
-            if target not in rules:
-                continue  # not a layer of ours (a system or library header with a slash)
             line = text.count("\n", 0, m.start()) + 1
             where = f"{rel}:{line}"
+            if target == "tools" and folder in rules:
+                # tools/ sits on top of every layer: no layer includes it (the commands' shared
+                # code, tools/compile_module.h and the like, is theirs alone)
+                found.append(f"{where}: layer {folder} may not include tools/ (tools/ sits on top of every layer)")
+                continue
+            if target not in rules:
+                continue  # not a layer of ours (a system or library header with a slash)
             if folder in rules:
                 if target == folder:
                     continue
@@ -126,12 +132,15 @@ def self_test():
         "high/high.h": '#pragma once\n#include "low/low.h"\n',
         "tests/low/low_test.cpp": '#include "low/private.h"\n#include "high/high.h"\n',
         "tests/wide/wide_test.cpp": '#include "low/private.h"\n',
+        "tools/tool.h": '#pragma once\n#include "high/high.h"\n',
+        "tools/tool.cpp": '#include "tools/tool.h"\n',
     }
     planted = {
         "low/bad_upward.cpp": '#include "high/high.h"\n',
         "high/bad_private.cpp": '#include "low/private.h"\n',
         "tools/bad_tool.cpp": '#include "low/private.h"\n',
         "tests/high/bad_test.cpp": '#include "low/private.h"\n',
+        "high/bad_tool.cpp": '#include "tools/tool.h"\n',
     }
     with tempfile.TemporaryDirectory() as tmp:
         def write(name, text):

@@ -1,10 +1,10 @@
-// tests/serve/test_access.cpp — tools/serve/access.cpp without a server: the names each listen
+// tests/serve/test_access.cpp — serve/access.cpp without a server: the names each listen
 // address serves (every interface and other addresses too, which the process tests on 127.0.0.1
 // cannot reach), token files and scopes, the Authorization check, same-origin and JSON types.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "tools/serve/access.h"
+#include "serve/access.h"
 
 using namespace pure::serve;
 

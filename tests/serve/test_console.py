@@ -17,7 +17,7 @@ from serve_client import Conn, Server, find_binary  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SHOP = os.path.join(HERE, "shop.pure")
-CONSOLE = os.path.join(ROOT, "tools", "serve", "console")
+CONSOLE = os.path.join(ROOT, "serve", "console")
 warnings.simplefilter("ignore", ResourceWarning)
 
 FILES = {

@@ -3,7 +3,7 @@ code, bad input of every kind (after each the server answers the next good reque
 vanishing clients, a bounded load test whose count of 200 event replies must equal what the
 state holds before and after a restart, durability (503 while recovering, a poisoned log, a
 damaged data directory refused), and a graceful shutdown. Run by ctest with PURE_SERVE set to the
-binary. The SIGKILL crash test is kill_test.py."""
+binary. The SIGKILL crash test is test_kill.py."""
 import resource
 import json
 import os

@@ -1,5 +1,5 @@
 // tests/support/bank_module.h — the bank module that the hosting tests (tests/vm/test_invoke) and
-// the durability tests (tests/host/vm_runner_test) run events against: accounts by id and a log,
+// the durability tests (tests/host/test_vm_runner) run events against: accounts by id and a log,
 // the events open and transfer. Each test adds its own types (after the two lists, before the
 // events) and its own functions (after the events). Header only, needs nothing but the standard
 // library: a vm test that includes it does not depend on host/.

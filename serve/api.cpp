@@ -1,0 +1,472 @@
+// serve/api.cpp — pure-serve's routes (api.h): a request to a module's events, queries,
+// interface and source, and /health, with the helpers the api_*.cpp files share (api_internal.h).
+// The JSON writer is api_json.cpp, the argument decoders api_args.cpp, the list pages
+// api_lists.cpp and the metrics api_metrics.cpp.
+#include "serve/api.h"
+
+#include <cstddef>
+
+#include "serve/api_internal.h"
+#include "serve/console.h"
+#include "serve/server_log.h"
+
+namespace pure::serve {
+
+using Kind = ir::ValueType::Kind;
+using Clock = std::chrono::steady_clock;
+
+// ---- small helpers ----------------------------------------------------------------------------------
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t at = s.find(sep, start);
+    parts.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+Response json_response(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+Response error(int status, std::string_view message) { return json_response(status, error_body(message)); }
+
+const char* route_label(Route r) {
+  switch (r) {
+    case Route::Event: return "event";
+    case Route::Query: return "query";
+    case Route::Interface: return "interface";
+    case Route::List: return "list";
+    case Route::Health: return "health";
+    case Route::Metrics: return "metrics";
+    case Route::Other: return "other";
+    case Route::Http: return "http";
+    case Route::Source: return "source";
+    case Route::Console: return "console";
+    case Route::kCount: break;
+  }
+  return "?";
+}
+
+// Whether a module takes events, and why not: "serving", "recovering", "failed" (its data
+// directory did not recover: the others are served all the same) or "unhealthy" (its log failed).
+std::pair<const char*, std::string> module_state(const Module& m) {
+  switch (m.state.load(std::memory_order_acquire)) {
+    case Module::State::Recovering: return {"recovering", ""};
+    case Module::State::Failed: return {"failed", m.failure};
+    case Module::State::Serving: break;
+  }
+  if (!m.owner->healthy()) return {"unhealthy", m.owner->unhealthy_reason()};
+  return {"serving", ""};
+}
+
+namespace {
+
+// allow: "GET, HEAD" or "POST" (named "GET" or "POST" in the message)
+Response method_not_allowed(std::string_view method, std::string_view what, const char* allow) {
+  std::string_view named = std::string_view(allow).substr(0, std::string_view(allow).find(','));
+  Response r = error(405, std::string(what) + " takes " + std::string(named) + ", not " + std::string(method));
+  r.allow = allow;
+  return r;
+}
+
+}  // namespace
+
+// ---- the API ----------------------------------------------------------------------------------------
+
+Api::Api(std::vector<Module*> modules, ApiOptions options)
+    : modules_(std::move(modules)),
+      options_(std::move(options)),
+      reads_need_token_(options_.tokens.reads_need_token()),
+      timeout_why_("cancelled: it ran longer than the time limit of " + std::to_string(options_.query_timeout_ms) +
+                   " ms (--query-timeout-ms); ask for less, or raise --query-timeout-ms"),
+      queries_(options_.query_threads, options_.max_query_queue) {}
+
+Module* Api::find(std::string_view name) const {
+  for (Module* m : modules_)
+    if (m->name == name) return m;
+  return nullptr;
+}
+
+void Api::finish(Route route, std::string_view target, const Response& r, Clock::time_point start) {
+  uint64_t us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start).count());
+  count(route, r.status);
+  if (route == Route::Event) event_latency_.add(us);
+  if (route == Route::Query) query_latency_.add(us);
+  if (us >= options_.slow_us)
+    server_log("slow_request", {{"route", as_json_string(route_label(route))}, {"target", as_json_string(target)}, {"status", as_json_int(r.status)},
+                              {"micros", as_json_int(static_cast<int64_t>(us))}});
+  else if (options_.log_requests)
+    server_log("request", {{"route", as_json_string(route_label(route))}, {"target", as_json_string(target)}, {"status", as_json_int(r.status)},
+                         {"micros", as_json_int(static_cast<int64_t>(us))}});
+}
+
+void Api::handle(const Request& request, Respond respond) {
+  Clock::time_point start = Clock::now();
+  auto answer = [&](Route route, Response r) {
+    finish(route, request.target, r, start);
+    respond(std::move(r));
+  };
+  std::string_view target = request.target, query_string;
+  if (size_t q = target.find('?'); q != std::string_view::npos) {
+    query_string = target.substr(q + 1);
+    target = target.substr(0, q);
+  }
+  const std::string_view method = request.method;
+  bool get = method == "GET" || method == "HEAD";  // HEAD: as GET; the HTTP layer drops the body
+  // Who may ask (access.h): only the Host names this server serves (a page whose name was rebound
+  // to this address sends its own), only its own pages' Origin.
+  if (!request.host.empty() && !options_.hosts.allows(request.host))
+    return answer(Route::Other, error(421, "this server does not serve the host '" + std::string(request.host) +
+                                               "' (it serves " + options_.hosts.list() +
+                                               "; start it with --allow-host NAME to serve another name)"));
+  if (!request.origin.empty() && !same_origin(request.origin, request.host, options_.tls))
+    return answer(Route::Other, error(403, "cross-origin requests are refused: Origin '" + std::string(request.origin) +
+                                               "' is not this server's (" + (options_.tls ? "https://" : "http://") +
+                                               std::string(request.host) + ")"));
+  if (target == "/health") {  // open to all: a load balancer's probe carries no token
+    if (!get) return answer(Route::Health, method_not_allowed(method, "/health", "GET, HEAD"));
+    return answer(Route::Health, health());
+  }
+  Tokens::Check auth;
+  if (options_.tokens.writes_need_token()) auth = options_.tokens.check(request.authorization);
+  bool reads_need_token = reads_need_token_;
+  if (target == "/metrics") {
+    if (!get) return answer(Route::Metrics, method_not_allowed(method, "/metrics", "GET, HEAD"));
+    if (reads_need_token && !(auth.scopes & kScopeRead))
+      return answer(Route::Metrics, refuse_token(auth, kScopeRead, "/metrics"));
+    Response r;
+    r.body = metrics();
+    r.content_type = "text/plain; version=0.0.4";
+    return answer(Route::Metrics, std::move(r));
+  }
+  if (Response r; console_route(method, target, request.if_none_match, r)) return answer(Route::Console, std::move(r));
+  constexpr std::string_view kPrefix = "/v1/";
+  if (target.substr(0, kPrefix.size()) != kPrefix)
+    return answer(Route::Other, error(404, "no route " + std::string(target) +
+                                               ": the API is under /v1/MODULE, /health and /metrics, the console at /"));
+  // Every read needs a token when read tokens exist: refused before anything of the module shows.
+  if (reads_need_token && !(auth.scopes & kScopeRead))
+    return answer(Route::Other, refuse_token(auth, kScopeRead, std::string(method) + " " + std::string(target)));
+  std::vector<std::string_view> parts = split(target.substr(kPrefix.size()), '/');
+  Module* m = find(parts[0]);
+  if (!m) {
+    std::string names;
+    for (Module* x : modules_) names += (names.empty() ? "" : ", ") + x->name;
+    return answer(Route::Other, error(404, "no module '" + std::string(parts[0]) + "' (serving: " + names + ")"));
+  }
+  if (parts.size() == 1) {
+    if (!get) return answer(Route::Interface, method_not_allowed(method, "/v1/" + m->name, "GET, HEAD"));
+    return answer(Route::Interface, interface(*m));
+  }
+  if (parts.size() == 3 && parts[1] == "lists") {
+    if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET, HEAD"));
+    if (!m->serving()) return answer(Route::List, not_serving(*m));
+    return answer(Route::List, list_page(*m, parts[2], query_string));
+  }
+  if (parts.size() != 2)
+    return answer(Route::Other, error(404, "no route " + std::string(target) + ": use /v1/" + m->name + "/NAME or /v1/" +
+                                               m->name + "/lists/LIST"));
+  int index = parts[1].empty() ? -1 : vm::find_function(*m->program, parts[1]);
+  // GET .../source is the module's text; events and queries take POST, so one named source
+  // stays reachable.
+  if (parts[1] == "source" && (get || index < 0)) {
+    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD"));
+    return answer(Route::Source, source(*m));
+  }
+  const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
+  if (!fn || (fn->kind != FuncKind::Event && fn->kind != FuncKind::Query))
+    return answer(Route::Other, error(404, "module " + m->name + " has no event or query '" + std::string(parts[1]) + "'"));
+  Route route = fn->kind == FuncKind::Event ? Route::Event : Route::Query;
+  if (method != "POST")
+    return answer(route, method_not_allowed(method, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name, "POST"));
+  // A body a form or another site's page can send without asking (text/plain, a form's types)
+  // never runs anything: application/json makes a browser ask first (a CORS preflight, refused).
+  if (!is_json_content_type(request.content_type))
+    return answer(route, error(415, std::string(fn->kind == FuncKind::Event ? "event " : "query ") + fn->name +
+                                        " takes a JSON body: send 'Content-Type: application/json' (got " +
+                                        (request.content_type.empty() ? std::string("none")
+                                                                      : "'" + std::string(request.content_type) + "'") +
+                                        ")"));
+  if (!m->serving()) return answer(route, not_serving(*m));
+  if (route == Route::Query) return query(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
+  event(*m, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
+}
+
+Response Api::refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const {
+  std::string scope = scope_name(needed);
+  std::string prefix = std::string(what) + " needs a token of scope " + scope + ": ";
+  Response r;
+  std::string challenge = "Bearer realm=\"pure-serve\"";
+  switch (check.outcome) {
+    case Tokens::Outcome::Missing:
+      r = error(401, prefix + "none was sent (send the header 'Authorization: Bearer TOKEN')");
+      challenge += ", scope=\"" + scope + "\"";
+      break;
+    case Tokens::Outcome::WrongScheme:
+      r = error(401, prefix + "the Authorization header must use the Bearer scheme ('Authorization: Bearer TOKEN')");
+      challenge += ", scope=\"" + scope + "\"";
+      break;
+    case Tokens::Outcome::Invalid:
+      r = error(401, prefix + "the token sent is not valid");
+      challenge += ", error=\"invalid_token\", error_description=\"the token is not valid\"";
+      break;
+    case Tokens::Outcome::Valid:
+      r = error(403, prefix + "the token sent has scope " + scope_name(check.scopes));
+      challenge += ", error=\"insufficient_scope\", scope=\"" + scope + "\"";
+      break;
+  }
+  r.headers.emplace_back("WWW-Authenticate", std::move(challenge));
+  return r;
+}
+
+void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+                Respond respond, Clock::time_point start) {
+  auto answer = [&](Response r) {
+    finish(Route::Event, request.target, r, start);
+    respond(std::move(r));
+  };
+  if (options_.tokens.writes_need_token() && !(auth.scopes & kScopeWrite))
+    return answer(refuse_token(auth, kScopeWrite, "event " + fn.name));
+  if (!m.owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
+  std::vector<vm::Value> args;
+  if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
+  m.owner->submit(index, std::move(args),
+                  [this, &fn, respond = std::move(respond), target = std::string(request.target), start](host::EventReply reply) {
+                    Response r;
+                    switch (reply.kind) {
+                      case host::EventReply::Kind::Committed: {
+                        // The event is committed (and durable) whatever happens to its reply: a
+                        // result too large for --max-reply, or memory refused, is said with its seq.
+                        std::string committed = "event " + fn.name + " committed as seq " + std::to_string(reply.sequence);
+                        if (reply.result_bytes_at_least) {
+                          r = too_large(committed + "; its result", reply.result_bytes_at_least);
+                          break;
+                        }
+                        if (!reply.result_error.empty()) {
+                          r = error(503, committed + "; its result cannot be sent: " + reply.result_error);
+                          break;
+                        }
+                        try {
+                          std::string body = "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence);
+                          if (fn.result_type.kind != Kind::Void) {  // the result the event declares
+                            body += ",\"result\":";
+                            append_value(body, fn.result_type, reply.value);
+                          }
+                          body += "}";
+                          if (body.size() > options_.max_reply)
+                            r = too_large(committed + "; its result", body.size());
+                          else
+                            r = json_response(200, std::move(body));
+                        } catch (const std::bad_alloc&) {
+                          r = error(503, committed + "; its result cannot be sent: out of memory: the system refused "
+                                                     "the memory to build the reply");
+                        }
+                        break;
+                      }
+                      case host::EventReply::Kind::Failed: {
+                        std::string body = "{\"ok\":false,\"reason\":";
+                        append_json_string(body, reply.reason);
+                        r = json_response(409, body + "}");
+                        break;
+                      }
+                      case host::EventReply::Kind::Unavailable: r = error(503, reply.reason); break;
+                    }
+                    finish(Route::Event, target, r, start);
+                    respond(std::move(r));
+                  });
+}
+
+Response Api::too_large(const std::string& what, uint64_t bytes) const {
+  (void)bytes;  // a lower bound that stopped counting just past the limit: not worth printing
+  return error(413, what + " is larger than the reply limit of " + std::to_string(options_.max_reply) +
+                        " bytes of JSON (--max-reply); ask for less (a page, a count), or raise --max-reply");
+}
+
+// The query runs on a query thread; a query whose result, or whose reply, runs out of memory is
+// that query's failure (503), never the server's.
+void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+                Clock::time_point start) {
+  std::vector<vm::Value> args;
+  if (std::string e = decode_args(fn, request.body, args); !e.empty()) {
+    Response r = error(400, e);
+    finish(Route::Query, request.target, r, start);
+    return respond(std::move(r));
+  }
+  // One copy of what the query thread needs: the request's views die when this returns.
+  struct Call {
+    std::vector<vm::Value> args;
+    std::string target;
+    Respond respond;
+    std::shared_ptr<CancelFlag> cancel;  // the time limit's, and the HTTP layer's (client gone)
+  };
+  auto call = std::make_shared<Call>(Call{std::move(args), std::string(request.target), std::move(respond),
+                                          request.cancel ? request.cancel : std::make_shared<CancelFlag>(nullptr)});
+  auto reply = [this, call, start](Response r) {
+    finish(Route::Query, call->target, r, start);
+    call->respond(std::move(r));
+  };
+  QueryPool::Job job;
+  job.run = [this, &m, &fn, index, call, reply] {
+    Response r;
+    try {
+      uint64_t watched = 0;  // the time limit counts from the start on a query thread
+      if (options_.query_timeout_ms)
+        watched = watch_.watch(call->cancel, Clock::now() + std::chrono::milliseconds(options_.query_timeout_ms),
+                               timeout_why_.c_str());
+      r = run_query(m, fn, index, call->args, *call->cancel);
+      if (watched) watch_.unwatch(watched);
+    } catch (const std::bad_alloc&) {
+      r = error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
+    }
+    reply(std::move(r));
+  };
+  job.refuse = [reply, &fn] { reply(error(503, "query " + fn.name + " was not run: the server is shutting down")); };
+  if (!queries_.try_submit(std::move(job))) {
+    Response r = error(503, "query " + fn.name + " refused: " + std::to_string(queries_.max_queue()) +
+                                " queries are already waiting for the " + std::to_string(queries_.threads()) +
+                                " query threads (--max-query-queue, --query-threads); try again later");
+    r.headers.emplace_back("Retry-After", "1");
+    reply(std::move(r));
+  }
+}
+
+Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+                          const CancelFlag& cancel) {
+  vm::CallResult r = m.owner->query(index, args, &cancel);
+  if (r.cancelled && r.error) {  // the time limit, or the client gone (whose answer nobody reads)
+    (cancel.load(std::memory_order_acquire) == kClientGone ? cancelled_client_gone_ : cancelled_timeout_)
+        .fetch_add(1, std::memory_order_relaxed);
+    return error(503, "query " + fn.name + " " + r.error->message);
+  }
+  if (!r.ok) {
+    std::string body = "{\"reason\":";
+    // As an event's reason reads: "runtime error at LINE:COL: message".
+    std::string reason = r.reason;
+    if (r.error)
+      reason = "runtime error at " + std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col) + ": " +
+               r.error->message;
+    append_json_string(body, reason);
+    return json_response(409, body + "}");
+  }
+  if (r.result_bytes_at_least) return too_large("the result of query " + fn.name, r.result_bytes_at_least);
+  if (!r.result_error.empty()) return error(503, "query " + fn.name + ": " + r.result_error);
+  std::string body = "{\"result\":";
+  append_value(body, fn.result_type, r.value);
+  r.value = vm::Value{};  // its memory back before the reply's is copied
+  body += "}";
+  if (body.size() > options_.max_reply) return too_large("the result of query " + fn.name, body.size());
+  return json_response(200, std::move(body));
+}
+
+Response Api::interface(const Module& m) const {
+  std::string out = "{\"module\":";
+  append_json_string(out, m.name);
+  auto [state, reason] = module_state(m);  // the console shows why a module takes no events
+  out += ",\"state\":\"" + std::string(state) + "\"";
+  if (!reason.empty()) {
+    out += ",\"reason\":";
+    append_json_string(out, reason);
+  }
+  out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
+  out += reads_need_token_ ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
+  for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
+    out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
+    bool first = true;
+    for (const vm::Function& fn : m.program->functions) {
+      if (fn.kind != kind) continue;
+      if (!first) out += ',';
+      first = false;
+      out += "{\"name\":";
+      append_json_string(out, fn.name);
+      out += ",\"params\":[";
+      for (size_t i = 0; i < fn.param_names.size(); ++i) {
+        if (i) out += ',';
+        append_typed(out, fn.param_names[i], fn.param_types[i]);
+      }
+      out += ']';
+      if (kind == FuncKind::Query || fn.result_type.kind != Kind::Void) {  // an event's only when it declares one
+        out += ",\"result\":";
+        append_typed(out, "result", fn.result_type);
+      }
+      out += '}';
+    }
+    out += ']';
+  }
+  out += ",\"lists\":[";
+  // row counts: O(1) each; null while the module recovers (it has no state yet)
+  std::shared_ptr<const rt::Snapshot> snap = m.serving() ? m.owner->snapshot() : nullptr;
+  for (size_t i = 0; i < m.stored.size(); ++i) {
+    const ir::ListDesc& d = m.stored[i];
+    if (i) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, d.name);
+    out += d.sequence ? ",\"kind\":\"seq\"" : ",\"kind\":\"keyed\"";
+    out += ",\"count\":" + (snap ? std::to_string(snap->list(i).count()) : std::string("null"));
+    for (int part = 0; part < 2; ++part) {
+      out += part == 0 ? ",\"key\":[" : ",\"fields\":[";
+      size_t from = part == 0 ? 0 : d.key_count, to = part == 0 ? d.key_count : d.cols.size();
+      for (size_t c = from; c < to; ++c) {
+        if (c != from) out += ',';
+        out += "{\"name\":";
+        append_json_string(out, d.names[c]);
+        out += ",\"type\":\"";
+        out += col_name(d.cols[c]);
+        out += "\"}";
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += "]}";
+  return json_response(200, std::move(out));
+}
+
+Response Api::source(const Module& m) const {
+  std::string out = "{\"module\":";
+  append_json_string(out, m.name);
+  out += ",\"source\":";
+  append_json_string(out, m.source);
+  out += '}';
+  return json_response(200, std::move(out));
+}
+
+Response Api::not_serving(const Module& m) const {
+  if (m.state.load(std::memory_order_acquire) == Module::State::Failed)
+    return error(503, "module " + m.name + " did not recover: " + m.failure);
+  return error(503, "module " + m.name + " is recovering (" + std::to_string(m.recovery_records.load()) +
+                        " records replayed so far); try again shortly");
+}
+
+Response Api::health() const {
+  bool all = true;
+  std::string mods = "{";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const Module& m = *modules_[i];
+    if (i) mods += ',';
+    append_json_string(mods, m.name);
+    mods += ':';
+    auto [state, reason] = module_state(m);
+    std::string_view said = state;
+    all = all && said == "serving";
+    append_json_string(mods, said == "failed"      ? "recovery failed: " + reason
+                             : said == "unhealthy" ? "unhealthy: " + reason
+                                                   : std::string(said));
+  }
+  mods += '}';
+  return json_response(all ? 200 : 503, std::string("{\"ok\":") + (all ? "true" : "false") + ",\"modules\":" + mods + "}");
+}
+
+bool Api::healthy() const {
+  for (const Module* m : modules_)
+    if (!m->serving() || !m->owner->healthy()) return false;
+  return true;
+}
+
+}  // namespace pure::serve

@@ -1,0 +1,129 @@
+// serve/api.h — pure-serve's HTTP API without the HTTP: routes a request (method, target,
+// body, token) to a module's events, queries, interface and stored lists, and answers with a
+// status and a JSON body (docs/serve.md). The HTTP layer (http.cpp) parses and writes HTTP;
+// this layer is everything else, plus the metrics: api.cpp (the routes), api_json.cpp,
+// api_args.cpp (with Boost.JSON for parsing), api_lists.cpp and api_metrics.cpp.
+#pragma once
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/limits.h"
+#include "host/owner.h"
+#include "serve/access.h"
+#include "serve/serve.h"
+#include "serve/query_pool.h"
+#include "serve/query_watch.h"
+#include "ir/ir.h"
+#include "vm/vm.h"
+
+namespace pure::serve {
+
+struct Request {
+  std::string_view method;         // "GET", "POST", ...
+  std::string_view target;         // path and query, as sent
+  std::string_view body;
+  std::string_view authorization;  // the Authorization header, or ""
+  std::string_view if_none_match;  // the If-None-Match header, or "" (the console's files)
+  std::string_view host;           // the Host header ("" only in HTTP/1.0 without one)
+  std::string_view origin;         // the Origin header, or ""
+  std::string_view content_type;   // the Content-Type header, or ""
+  // A query's cancel flag, for the HTTP layer to store Api::kClientGone in when the client leaves
+  // before the answer (null: the query gets one of its own, that only its time limit sets).
+  std::shared_ptr<CancelFlag> cancel;
+};
+
+struct Response {
+  int status = 200;
+  std::string body;                // JSON, or Prometheus text for /metrics
+  std::string content_type = "application/json";
+  std::string allow;               // for 405: the methods the route takes
+  std::vector<std::pair<std::string, std::string>> headers;  // more headers (the console's ETag, ...)
+};
+using Respond = std::function<void(Response)>;
+
+// Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
+enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, Source, Console, kCount };
+
+// `{"error":"..."}` with message escaped.
+std::string error_body(std::string_view message);
+// JSON text of s (quoted, escaped; invalid UTF-8 bytes become U+FFFD).
+void append_json_string(std::string& out, std::string_view s);
+// A num in Pure's shortest round-trip style; nan, inf and -inf as the strings "nan", "inf", "-inf".
+void append_json_num(std::string& out, double d);
+
+class Api {
+ public:
+  Api(std::vector<Module*> modules, ApiOptions options);
+  // Answers through respond exactly once: at once for most routes, from the module's owner
+  // (another thread) for events, from a query thread (QueryPool) for queries. Never blocks on
+  // the owner or on a query.
+  void handle(const Request& request, Respond respond);
+  // Refuses the queries still waiting (503) and waits for the running ones; the server's drain
+  // calls it before it closes the owners. Idempotent.
+  void stop_queries() { queries_.stop(); }
+  // The cancel message of a query whose client left before its answer (the HTTP layer stores it).
+  // An array, not a pointer to a literal: one object with one address in every translation unit,
+  // which the query thread compares the flag against (copies of a literal need not share one).
+  static constexpr char kClientGone[] = "cancelled: the client closed the connection before the answer";
+  // Counts a reply the HTTP layer made without calling handle().
+  void count(Route route, int status, uint64_t micros = 0);
+  std::string metrics() const;
+  bool healthy() const;
+  size_t connections_open() const { return connections_.load(); }
+  std::atomic<int64_t>& connections() { return connections_; }
+
+ private:
+  struct Latency {
+    static constexpr std::array<uint64_t, 14> kBoundsUs = {50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000,
+                                                           50000, 100000, 250000, 1000000, 5000000};
+    std::array<std::atomic<uint64_t>, kBoundsUs.size() + 1> buckets{};
+    std::atomic<uint64_t> count{0}, sum_us{0};
+    void add(uint64_t us);
+  };
+  static constexpr std::array<int, 17> kStatuses = {200, 304, 400, 401, 403, 404, 405, 408, 409,
+                                                     413, 415, 421, 431, 500, 503, 505, 0};
+
+  void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+             Respond respond, std::chrono::steady_clock::time_point start);
+  // 413: a result (or its reply) of at least `bytes` passes --max-reply; `what` names it.
+  Response too_large(const std::string& what, uint64_t bytes) const;
+  // Decodes the arguments here, then runs the query on a query thread and answers from there.
+  void query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+             std::chrono::steady_clock::time_point start);
+  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+                     const CancelFlag& cancel);
+  Response interface(const Module& m) const;
+  Response list_page(const Module& m, std::string_view list, std::string_view query) const;
+  Response source(const Module& m) const;
+  Response health() const;
+  Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
+  // 401 or 403 for a request that needs a token of scope `needed` and has not got one (what: the
+  // route, for the message), with its WWW-Authenticate header (RFC 6750).
+  Response refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const;
+  Module* find(std::string_view name) const;
+  void finish(Route route, std::string_view target, const Response& r, std::chrono::steady_clock::time_point start);
+  static size_t status_index(int status);
+
+  std::vector<Module*> modules_;
+  ApiOptions options_;
+  bool reads_need_token_ = false;  // options_.tokens.reads_need_token(), once
+  std::array<std::array<std::atomic<uint64_t>, kStatuses.size()>, static_cast<size_t>(Route::kCount)> requests_{};
+  Latency event_latency_, query_latency_;
+  std::atomic<int64_t> connections_{0};
+  // The cancel message of a query past --query-timeout-ms; the queries cancelled, by reason.
+  std::string timeout_why_;
+  std::atomic<uint64_t> cancelled_timeout_{0}, cancelled_client_gone_{0};
+  QueryWatch watch_;  // the queries' deadlines
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  QueryPool queries_;  // last: its threads stop (the destructor) before the rest goes
+};
+
+}  // namespace pure::serve

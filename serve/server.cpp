@@ -1,0 +1,193 @@
+// serve/server.cpp — serve() (serve.h): the data directories, recovery after the socket listens,
+// the owners, the API over HTTP, and the shutdown that closes the owners before the process ends.
+#include "serve/serve.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include "base/assert.h"
+#include "serve/api.h"
+#include "serve/http.h"
+#include "serve/server_log.h"
+
+namespace pure::serve {
+
+int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions options) {
+  std::string& data = options.data;
+  const std::vector<std::string>& accept_data_loss = options.accept_data_loss;
+  const bool require_all_modules = options.require_all_modules;
+  HttpOptions& http = options.http;
+  // The data directory itself (each module's subdirectory is made when it is locked, below).
+  while (data.size() > 1 && data.back() == '/') data.pop_back();
+  if (host::Status s = host::make_data_dir(data); !s.ok()) {
+    std::fprintf(stderr, "pure-serve: cannot create the data directory: %s\n", s.error.c_str());
+    return kExitUsage;
+  }
+  // Each module's directory, locked for this process before anything is served: a second
+  // pure-serve or a pure-run --data on it is refused, and so is this server while one holds it.
+  // Each lock is held by its Module, released after the module's owner is gone.
+  for (auto& m : modules) {
+    PURE_ASSERT(host::check_module_name(m->name).empty());  // DATA/NAME stays inside DATA
+    m->dir = data + "/" + m->name;
+    if (host::Status s = host::lock_data_dir(m->dir, "pure-serve", &m->lock); !s.ok()) {
+      server_log("error", {{"module", as_json_string(m->name)}, {"message", as_json_string(s.error)}});
+      std::fprintf(stderr, "pure-serve: %s: %s\n", m->name.c_str(), s.error.c_str());
+      return kExitDataDir;
+    }
+  }
+
+  const uint64_t max_memory_total = options.api.memory_pool ? options.api.memory_pool->limit : 0;
+  server_log("start", {{"version", as_json_string("pure-serve 0.1")},
+                       {"modules", as_json_int(static_cast<int64_t>(modules.size()))},
+                       {"data", as_json_string(data)},
+                       {"sync", as_json_string(options.sync)},
+                       {"max_memory", as_json_int(static_cast<int64_t>(options.owner.max_memory))},
+                       {"max_memory_total", as_json_int(static_cast<int64_t>(max_memory_total))},
+                       {"max_reply", as_json_int(static_cast<int64_t>(options.api.max_reply))},
+                       {"jit", as_json_string(options.jit)}});
+  host::OwnerOptions owner_options = options.owner;
+  // The owners hand each batch's replies to the I/O threads in one job (http.h, ReplyPost).
+  auto replies = std::make_shared<ReplyPost>();
+  http.replies = replies.get();
+  owner_options.reply_runner = [replies](std::function<void()> job) { replies->run(std::move(job)); };
+  const host::DurableOptions& durable_options = options.durable;
+  std::vector<Module*> served;
+  for (auto& m : modules) served.push_back(m.get());
+
+  // Recovery runs after the socket listens (routes answer 503 meanwhile), one module after
+  // another. A module that does not recover is never served (no silent loss): its routes answer
+  // 503 with the reason while the others serve; the server stops (exit 3) when none recovered,
+  // or at the first one with --require-all-modules.
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> recovery_failed{false};
+  std::thread recovery;
+  auto recover_all = [&] {
+    for (auto& m : modules) {
+      if (stopping.load()) return;
+      host::DurableOptions o = durable_options;
+      std::string name = m->name;
+      o.accept_data_loss = std::count(accept_data_loss.begin(), accept_data_loss.end(), name) > 0;
+      Module* mp = m.get();
+      o.progress = [name, mp](const host::RecoveryProgress& p) {
+        mp->recovery_records.store(p.records_replayed);
+        server_log("recovery_progress", {{"module", as_json_string(name)},
+                                       {"records", as_json_int(static_cast<int64_t>(p.records_replayed))},
+                                       {"bytes_read", as_json_int(static_cast<int64_t>(p.bytes_read))},
+                                       {"bytes_total", as_json_int(static_cast<int64_t>(p.bytes_total))}});
+      };
+      o.on_checkpoint = [name](const std::string& error, const host::CheckpointInfo& info, uint64_t sequence) {
+        if (error.empty())
+          server_log("checkpoint", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
+                                  {"bytes", as_json_int(static_cast<int64_t>(info.bytes))},
+                                  {"rows", as_json_int(static_cast<int64_t>(info.rows))},
+                                  {"millis", as_json_int(static_cast<int64_t>(info.seconds * 1000))}});
+        else
+          server_log("checkpoint_failed", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
+                                         {"error", as_json_string(error)},
+                                         {"retry_in_seconds", as_json_int(static_cast<int64_t>(info.retry_seconds))}});
+      };
+      server_log("recovery_started", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}});
+      std::unique_ptr<rt::Store> store;
+      std::unique_ptr<host::DurableLog> event_log;  // the module's event log (host/), not this server's log
+      host::Status s = host::open_durable(host::posix_file_system(), m->dir, *m->program, o, &store, &event_log);
+      if (!s.ok()) {
+        if (s.error.find("the manifest records") != std::string::npos)
+          s.error += " (restore the missing files, or start with --accept-data-loss " + name + " to serve what is left)";
+        m->failure = s.error;
+        m->state.store(Module::State::Failed, std::memory_order_release);
+        server_log("recovery_failed", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}, {"error", as_json_string(s.error)}});
+        std::fprintf(stderr, "pure-serve: %s: %s\n", name.c_str(), s.error.c_str());
+        if (require_all_modules) {
+          recovery_failed = true;
+          std::raise(SIGTERM);  // the HTTP layer shuts down as for a signal
+          return;
+        }
+        continue;  // the others are served; this one answers 503 with the reason
+      }
+      m->recovery = event_log->recovery();
+      if (!m->recovery.data_loss.empty())
+        server_log("data_loss_accepted", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}, {"loss", as_json_string(m->recovery.data_loss)}});
+      if (m->recovery.manifest_missing)
+        server_log("manifest_missing", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)},
+                                      {"message", as_json_string("no manifest (a directory from before manifests, or its manifest "
+                                                       "was deleted): nothing could be checked; a new one is written")}});
+      m->recovery_records.store(m->recovery.records_replayed);
+      host::OwnerOptions oo = owner_options;
+      oo.on_unhealthy = [name](const std::string& why) {
+        server_log("log_poisoned", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
+      };
+      m->owner = std::make_unique<host::Owner>(m->name, *m->program, std::move(store), std::move(event_log), oo);
+      const host::RecoveryReport& r = m->recovery;
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%.3f", r.seconds);
+      server_log("recovered", {{"module", as_json_string(name)},
+                             {"sequence", as_json_int(static_cast<int64_t>(r.last_sequence))},
+                             {"checkpoint", as_json_int(static_cast<int64_t>(r.checkpoint_sequence))},
+                             {"records_replayed", as_json_int(static_cast<int64_t>(r.records_replayed))},
+                             {"torn_bytes_cut", as_json_int(static_cast<int64_t>(r.torn_bytes_cut))},
+                             {"seconds", secs}});
+      m->state.store(Module::State::Serving, std::memory_order_release);
+      server_log("module_ready", {{"module", as_json_string(m->name)}, {"path", as_json_string(m->path)},
+                                {"sequence", as_json_int(static_cast<int64_t>(r.last_sequence))}});
+    }
+    bool any_serving = false;
+    for (auto& m : modules) any_serving = any_serving || m->serving();
+    if (!any_serving && !stopping.load()) {  // nothing at all to serve: stop, as for a signal
+      recovery_failed = true;
+      std::raise(SIGTERM);
+    }
+  };
+  bool closed_all = false;  // close_all runs on the drain thread, then on this one after it was joined
+  auto close_all = [&] {
+    if (closed_all) return;
+    closed_all = true;
+    stopping = true;
+    if (recovery.joinable()) recovery.join();
+    for (auto& m : modules) {
+      if (!m->serving()) continue;
+      std::string why = m->owner->close();
+      host::OwnerStats s = m->owner->stats();
+      server_log("module_closed", {{"module", as_json_string(m->name)},
+                                 {"committed", as_json_int(static_cast<int64_t>(s.committed))},
+                                 {"failed", as_json_int(static_cast<int64_t>(s.failed))},
+                                 {"sequence", as_json_int(static_cast<int64_t>(s.visible_sequence))},
+                                 {"error", as_json_string(why)}});
+    }
+  };
+
+  Api api(served, options.api);
+  std::string error;
+  int rc = run_http(
+      api, http,
+      [&](const std::string& where) {
+        server_log("listening", {{"address", as_json_string(where)}, {"io_threads", as_json_int(http.io_threads)},
+                               {"query_threads", as_json_int(static_cast<int64_t>(options.api.query_threads))},
+                               {"tls", http.tls_cert.empty() ? "false" : "true"}});
+        if (!is_loopback_address(http.address) && !options.api.tokens.writes_need_token())
+          server_log("warning", {{"message", as_json_string("listening beyond loopback (" + where +
+                                                ") without --token-file: anyone who can connect can send events")}});
+        else if (!is_loopback_address(http.address) && http.tls_cert.empty())
+          server_log("warning", {{"message", as_json_string("listening beyond loopback (" + where +
+                                                ") without --tls-cert: tokens and data cross the network in clear")}});
+        recovery = std::thread(recover_all);
+      },
+      [&] {
+        api.stop_queries();  // the queries end before the owners they read close
+        close_all();
+      },
+      error);
+  if (rc != 0) {
+    server_log("error", {{"message", as_json_string(error)}});
+    std::fprintf(stderr, "pure-serve: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  close_all();  // idempotent: the owners are closed by the drain already
+  if (options.after_close) options.after_close();
+  int code = recovery_failed.load() ? kExitRecovery : kExitOk;
+  server_log("shutdown", {{"exit", as_json_int(code)}});
+  return code;
+}
+
+}  // namespace pure::serve
