@@ -15,6 +15,7 @@
 
 #include "base/limits.h"
 #include "host/owner.h"
+#include "host/versions.h"
 #include "ir/ir.h"
 #include "serve/access.h"
 #include "vm/vm.h"
@@ -44,6 +45,11 @@ struct Module {
   std::atomic<State> state{State::Recovering};
   std::atomic<uint64_t> recovery_records{0};  // replayed so far (progress while recovering)
   host::RecoveryReport recovery;       // written before state becomes Serving
+  // Its versions (host/versions.h, docs/upgrades.md): what the command line compiled (source,
+  // stored lists, how to compile the versions kept in the directory, whether to upgrade), and
+  // what opening the directory found (written before state becomes Serving).
+  host::VersionedOptions versioned;
+  host::VersionedReport versions;
   std::string failure;                 // written before state becomes Failed
 
   bool serving() const { return state.load(std::memory_order_acquire) == State::Serving; }

@@ -91,6 +91,8 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       server_log("recovery_started", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}});
       std::unique_ptr<rt::Store> store;
       std::unique_ptr<host::DurableLog> event_log;  // the module's event log (host/), not this server's log
+      o.versions = &m->versioned;  // each logged event replays with its own version's code
+      o.versions_report = &m->versions;
       host::Status s = host::open_durable(host::posix_file_system(), m->dir, *m->program, o, &store, &event_log);
       if (!s.ok()) {
         if (s.error.find("the manifest records") != std::string::npos)
@@ -107,6 +109,10 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
         continue;  // the others are served; this one answers 503 with the reason
       }
       m->recovery = event_log->recovery();
+      if (m->versions.upgraded)
+        server_log("upgraded", {{"module", as_json_string(name)}, {"version", as_json_int(m->versions.version)},
+                                {"sequence", as_json_int(static_cast<int64_t>(m->versions.version_begins))},
+                                {"plan", as_json_string(m->versions.plan.render())}});
       if (!m->recovery.data_loss.empty())
         server_log("data_loss_accepted", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}, {"loss", as_json_string(m->recovery.data_loss)}});
       if (m->recovery.manifest_missing)

@@ -22,6 +22,7 @@
 #include "serve/serve.h"
 #include "tools/allocator.h"  // mimalloc on large OS pages: the stored state is hundreds of MB of small nodes
 #include "tools/compile_module.h"
+#include "tools/module_versions.h"
 #include "tools/jit_env.h"
 #include "tools/memory_budget.h"
 
@@ -166,6 +167,13 @@ int main(int argc, char** argv) {
   app.add_flag("--require-all-modules", require_all_modules,
                "stop (exit 3) when any module's data directory does not recover; by default the others are served "
                "and that module answers 503 with the reason");
+  bool upgrade = false, allow_drop = false;
+  app.add_flag("--upgrade", upgrade,
+               "when a module's source differs from the version its data directory is at, make it the next "
+               "version: its stored lists change as the plan says, in one durable step, and every earlier event "
+               "keeps the code that ran it (docs/upgrades.md); without it such a module is not served, and its "
+               "plan is the reason it gives");
+  app.add_flag("--allow-drop", allow_drop, "with --upgrade: consent to plans that drop stored lists or fields");
   std::vector<std::string> accept_data_loss;
   app.add_option("--accept-data-loss", accept_data_loss,
                  "start module NAME from what its data directory holds even when files its manifest records are "
@@ -266,12 +274,28 @@ int main(int argc, char** argv) {
     }
     m->source = text;  // GET /v1/NAME/source
     pure::tools::CompileSteps steps;
-    steps.lowered = [&m](const pure::ir::Program& ir) { m->stored = ir.stored; };
+    steps.lowered = [&m](const pure::ir::Program& ir) {
+      m->stored = ir.stored;
+      m->versioned.code.schema = pure::tools::schema_spec(ir);
+    };
     m->program = pure::tools::compile_or_report(path, std::move(text), steps);
     if (!m->program) {
       failed = true;
       continue;
     }
+    // Its data directory keeps its versions: the versions there compile with the replay's budget.
+    m->versioned.module = m->name;
+    m->versioned.source = m->source;
+    m->versioned.legacy_identity = pure::host::module_identity(*m->program);
+    m->versioned.upgrade = upgrade;
+    m->versioned.allow_drop = allow_drop;
+    pure::vm::RunOptions replay;
+    replay.max_steps = pure::host::DurableOptions{}.replay_max_steps;
+    m->versioned.compile = [dir = data + "/" + m->name, replay](uint32_t number, const std::string& version_source,
+                                                                pure::host::VersionCode* out) {
+      return pure::tools::compile_version(dir + "/" + pure::host::version_file_name(number), version_source, replay,
+                                          out);
+    };
     modules.push_back(std::move(m));
   }
   if (failed) return kExitCompile;

@@ -828,7 +828,8 @@ class Durable(unittest.TestCase):
         self.assertEqual(p.returncode, 3, p.stderr)
         self.assertIn(b"recovery_failed", p.stderr)
         self.assertIn(f"{seg}: offset 40: record checksum mismatch".encode(), p.stderr)
-        # a changed module is refused too
+        # a changed module is refused without --upgrade (its plan is the reason), and with it
+        # becomes the directory's next version, its data kept
         changed = self.module(open(SHOP).read().replace("qty must not be negative", "qty must be >= 0"), "shop.pure")
         shutil.rmtree(data)
         server = Server(find_binary(), [SHOP], data=data)
@@ -837,7 +838,16 @@ class Durable(unittest.TestCase):
         p = subprocess.run([find_binary(), "--listen", "127.0.0.1:0", "--data", data, changed], capture_output=True,
                            timeout=30)
         self.assertEqual(p.returncode, 3, p.stderr)
-        self.assertIn(b"a changed module cannot continue an old log", p.stderr)
+        self.assertIn(b"the source differs from version 1 of this directory", p.stderr)
+        self.assertIn(b"(the stored lists are unchanged: the code alone changes)", p.stderr)
+        server = Server(find_binary(), [changed], "--upgrade", data=data)
+        try:
+            self.assertEqual(Conn(server.port).json("POST", "/v1/shop/total_hits", {}), (200, {"result": 1}))
+            upgraded = server.log("upgraded")
+            self.assertEqual([(e["version"], e["sequence"]) for e in upgraded], [(2, 2)], server.lines)
+        finally:
+            self.assertEqual(server.stop(), 0)
+        self.assertIn("version-0000000002.src", os.listdir(os.path.join(data, "shop")))
 
 
 class Lifecycle(unittest.TestCase):
