@@ -1,0 +1,395 @@
+// tests/host/test_versions.cpp — module versions in a data directory (host/versions.h): version
+// files, upgrade plans, the schema transform, and every fault point of an upgrade on the
+// fault-injecting file system: a crash anywhere leaves the old version or the new one, never a
+// mix, and an acknowledged upgrade is never undone.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "host/file_fault.h"
+#include "host/versions.h"
+#include "host_test_support.h"
+
+using namespace host_test;
+
+namespace {
+
+ColumnSpec column(std::string name, rt::ColType type, std::string was = "", uint64_t def = 0, std::string text = "") {
+  ColumnSpec c;
+  c.name = std::move(name);
+  c.type = type;
+  c.was = std::move(was);
+  c.default_bits = def;
+  c.default_text = std::move(text);
+  return c;
+}
+
+ListSpec list(std::string name, bool sequence, uint32_t keys, std::vector<ColumnSpec> cols, std::string was = "") {
+  ListSpec l;
+  l.name = std::move(name);
+  l.sequence = sequence;
+  l.key_count = keys;
+  l.cols = std::move(cols);
+  l.was = std::move(was);
+  return l;
+}
+
+// Version 1: the support module's lists (accounts: id -> balance, note; history: key, note).
+SchemaSpec schema_v1() {
+  return {list("accounts", false, 1,
+               {column("id", rt::ColType::Int), column("balance", rt::ColType::Int), column("note", rt::ColType::Text)}),
+          list("history", true, 0, {column("key", rt::ColType::Int), column("note", rt::ColType::Text)})};
+}
+
+// Version 2: accounts gains `level: int = 7` and `tag: text = "new"`, its balance is renamed
+// `amount was balance`; history is renamed `journal was history`.
+SchemaSpec schema_v2() {
+  return {list("accounts", false, 1,
+               {column("id", rt::ColType::Int), column("amount", rt::ColType::Int, "balance"),
+                column("note", rt::ColType::Text), column("level", rt::ColType::Int, "", 7),
+                column("tag", rt::ColType::Text, "", 0, "new")}),
+          list("journal", true, 0, {column("key", rt::ColType::Int), column("note", rt::ColType::Text)}, "history")};
+}
+
+// Version 2's events: as version 1's, but a put writes the two new columns too (level = key).
+std::string apply_v2(rt::Store& store, const LogRecord& r) {
+  if (r.event != kPut) return apply_event(store, r);
+  std::string_view a = r.args;
+  if (a.size() < 16) return "put needs 16 bytes";
+  int64_t key = static_cast<int64_t>(get64(a.data()));
+  store.begin();
+  rt::Text* note = rt::text_new(a.substr(16));
+  rt::Text* tag = rt::text_new("v2");
+  rt::Cell row[5] = {static_cast<rt::Cell>(key), get64(a.data() + 8), text_cell(note), static_cast<rt::Cell>(key),
+                     text_cell(tag)};
+  store.list(0).put(row);
+  rt::text_release(note);
+  rt::text_release(tag);
+  rt::Text* line = rt::text_new("put2");
+  rt::Cell fields[2] = {static_cast<rt::Cell>(key), text_cell(line)};
+  store.list(1).append(fields);
+  rt::text_release(line);
+  store.commit();
+  return "";
+}
+
+Status compile(uint32_t, const std::string& source, VersionCode* out) {
+  if (source == "one") {
+    out->schema = schema_v1();
+    out->apply = apply_event;
+  } else if (source == "two") {
+    out->schema = schema_v2();
+    out->apply = apply_v2;
+  } else {
+    return Status::failure("unknown source '" + source + "'");
+  }
+  return {};
+}
+
+VersionedOptions versioned(const std::string& source, bool upgrade) {
+  VersionedOptions v;
+  v.module = "bank";
+  v.source = source;
+  REQUIRE(compile(0, source, &v.code).ok());
+  v.compile = compile;
+  v.upgrade = upgrade;
+  return v;
+}
+
+OpenOptions base_options() {
+  OpenOptions o;
+  o.log.segment_bytes = 160;  // small: segments roll during the workload
+  return o;
+}
+
+// The state after `sequences` log records, with the upgrade record at sequence `upgrade_at`
+// (0: none): events 1..upgrade_at-1 by version 1, then the transform, then version 2's.
+std::string reference(uint64_t sequences, uint64_t upgrade_at) {
+  std::unique_ptr<rt::Store> store = rt::make_store(VersionCode{schema_v1()}.schemas());
+  uint64_t event = 1;
+  for (uint64_t seq = 1; seq <= sequences; ++seq) {
+    if (seq == upgrade_at) {
+      std::unique_ptr<rt::Store> next;
+      REQUIRE(transform_store(schema_v1(), schema_v2(), *store, &next).ok());
+      store = std::move(next);
+      continue;
+    }
+    Event e = workload_event(event++);
+    (upgrade_at && seq > upgrade_at ? apply_v2 : apply_event)(*store, LogRecord{seq, e.event, e.args});
+  }
+  return dump(*store);
+}
+
+// Applies workload events first..last (their log sequences follow the log's) and appends them.
+uint64_t submit_events(OpenedModule& m, const ApplyEvent& apply, uint64_t first, uint64_t last) {
+  std::vector<Event> events;
+  std::vector<EventIn> in;
+  for (uint64_t i = first; i <= last; ++i) events.push_back(workload_event(i));
+  for (uint64_t i = first; i <= last; ++i) {
+    const Event& e = events[i - first];
+    apply(*m.store, LogRecord{0, e.event, e.args});
+    in.push_back({e.event, e.args});
+  }
+  return m.log->append(in);
+}
+
+struct Outcome {
+  uint64_t acknowledged = 0;   // the last sequence acknowledged
+  uint64_t submitted = 0;      // the last sequence appended
+  uint64_t upgrade_at = 0;     // the upgrade record's sequence, once open_versioned returned it
+  bool upgrade_acknowledged = false;
+};
+
+// Version 1 with events and a checkpoint; the upgrade to version 2; events and a checkpoint.
+Outcome run_workload(FaultFileSystem& fs) {
+  Outcome out;
+  uint64_t event = 1;
+  {
+    OpenedModule m;
+    VersionedReport r;
+    if (!open_versioned(fs, "/data", base_options(), versioned("one", false), &m, &r).ok()) return out;
+    for (int batch : {3, 4}) {
+      uint64_t last = submit_events(m, apply_event, event, event + batch - 1);
+      if (last == 0) return m.log->close(), out;
+      event += batch;
+      out.submitted = last;
+      if (!m.log->wait_durable(last)) return m.log->close(), out;
+      out.acknowledged = last;
+      write_checkpoint(fs, "/data", r.history.front().identity, *m.store->publish(), last, m.log.get());
+    }
+    if (!m.log->close().ok()) return out;
+  }
+  OpenedModule m;
+  VersionedReport r;
+  out.submitted += 1;  // the upgrade record, if it is appended
+  if (!open_versioned(fs, "/data", base_options(), versioned("two", true), &m, &r).ok()) return out;
+  REQUIRE(r.upgraded);
+  out.upgrade_at = r.version_begins;
+  out.upgrade_acknowledged = true;
+  out.acknowledged = out.upgrade_at;
+  for (int batch : {2, 5}) {
+    uint64_t last = submit_events(m, apply_v2, event, event + batch - 1);
+    if (last == 0) break;
+    event += batch;
+    out.submitted = last;
+    if (!m.log->wait_durable(last)) break;
+    out.acknowledged = last;
+    write_checkpoint(fs, "/data", r.history.front().identity, *m.store->publish(), last, m.log.get());
+  }
+  m.log->close();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a version file round-trips, and damage is named") {
+  VersionFile v;
+  v.number = 3;
+  v.module = "bank";
+  v.identity = 0x1234abcd5678ef90ull;
+  v.begins = 42;
+  v.source = "list a seq { x: int }\n// ünïcode\n";
+  std::string bytes = encode_version_file(v);
+  VersionFile back;
+  REQUIRE(decode_version_file(bytes, &back) == "");
+  CHECK(back.number == 3);
+  CHECK(back.module == "bank");
+  CHECK(back.identity == v.identity);
+  CHECK(back.begins == 42);
+  CHECK(back.source == v.source);
+  std::string damaged = bytes;
+  damaged[damaged.size() - 3] ^= 1;
+  CHECK(decode_version_file(damaged, &back) == "the source's checksum does not match");
+  CHECK(decode_version_file(bytes.substr(0, bytes.size() - 1), &back).find("the header says") != std::string::npos);
+  CHECK(decode_version_file("hello\n", &back).find("not a version file") != std::string::npos);
+  CHECK(version_file_name(12) == "version-0000000012.src");
+}
+
+TEST_CASE("plans: added, renamed, dropped, refused") {
+  UpgradePlan same = plan_upgrade(schema_v1(), schema_v1(), nullptr);
+  CHECK_FALSE(same.schema_changed);
+  CHECK_FALSE(same.drops);
+  CHECK(same.refused.empty());
+
+  UpgradePlan up = plan_upgrade(schema_v1(), schema_v2(), nullptr);
+  CHECK(up.schema_changed);
+  CHECK_FALSE(up.drops);
+  CHECK(up.refused.empty());
+  REQUIRE(up.lines.size() == 2);
+  CHECK(up.lines[0] ==
+        "accounts: 0 rows: field renamed: balance -> amount; field added: level: int = 7; field added: tag: text = \"new\"");
+  CHECK(up.lines[1] == "journal: 0 rows: renamed from history");
+
+  // Back from version 2 to version 1's names without `was`: fields and a list are dropped.
+  UpgradePlan down = plan_upgrade(schema_v2(), schema_v1(), nullptr);
+  CHECK(down.drops);
+  CHECK(down.render().find("field dropped: amount") != std::string::npos);
+  CHECK(down.render().find("journal: list dropped (0 rows lost)") != std::string::npos);
+  CHECK(down.render().find("needs --allow-drop") != std::string::npos);
+
+  SchemaSpec retyped = schema_v1();
+  retyped[0].cols[1].type = rt::ColType::Num;
+  CHECK(plan_upgrade(schema_v1(), retyped, nullptr).refused ==
+        "accounts.balance changes type from int to num: that needs a migration, which upgrades cannot do yet (add a "
+        "new field instead)");
+  SchemaSpec rekeyed = schema_v1();
+  rekeyed[0].cols[0].type = rt::ColType::Text;
+  CHECK(plan_upgrade(schema_v1(), rekeyed, nullptr).refused.find("accounts's key id changes type") == 0);
+  SchemaSpec twice = schema_v1();  // `copy was balance` while balance stays
+  twice[0].cols.push_back(column("copy", rt::ColType::Int, "balance"));
+  CHECK(plan_upgrade(schema_v1(), twice, nullptr).refused ==
+        "accounts.copy was balance, but balance is still a field of accounts");
+  SchemaSpec reshaped = schema_v1();
+  reshaped[1].sequence = false;
+  reshaped[1].key_count = 1;
+  CHECK(plan_upgrade(schema_v1(), reshaped, nullptr).refused.find("history changes from a sequence to a keyed list") ==
+        0);
+}
+
+TEST_CASE("the transform keeps every row: renamed values moved, defaults in added fields") {
+  std::unique_ptr<rt::Store> store = rt::make_store(VersionCode{schema_v1()}.schemas());
+  for (uint64_t i = 1; i <= 30; ++i) {
+    Event e = workload_event(i);
+    apply_event(*store, LogRecord{i, e.event, e.args});
+  }
+  std::unique_ptr<rt::Store> next;
+  REQUIRE(transform_store(schema_v1(), schema_v2(), *store, &next).ok());
+  REQUIRE(next->list_count() == 2);
+  CHECK(next->list(0).count() == store->list(0).count());
+  CHECK(next->list(1).count() == store->list(1).count());
+  CHECK(next->list(1).schema().name == "journal");
+  auto a = store->list(0).scan();
+  auto b = next->list(0).scan();
+  for (; a->valid(); a->next(), b->next()) {
+    REQUIRE(b->valid());
+    const rt::Cell* old_row = a->row();
+    const rt::Cell* new_row = b->row();
+    CHECK(new_row[0] == old_row[0]);  // id
+    CHECK(new_row[1] == old_row[1]);  // amount was balance
+    CHECK(reinterpret_cast<const rt::Text*>(new_row[2])->view() == reinterpret_cast<const rt::Text*>(old_row[2])->view());
+    CHECK(new_row[3] == 7);
+    CHECK(reinterpret_cast<const rt::Text*>(new_row[4])->view() == "new");
+  }
+  CHECK_FALSE(b->valid());
+}
+
+TEST_CASE("versions on disk: upgrade, replay through both versions, refusals naming both") {
+  FaultFileSystem fs;
+  Outcome clean = run_workload(fs);
+  REQUIRE(clean.upgrade_acknowledged);
+  REQUIRE(clean.acknowledged == 15);  // 7 events, the upgrade record, 7 events
+  CHECK(clean.upgrade_at == 8);
+  std::vector<VersionFile> history;
+  REQUIRE(read_versions(fs, "/data", &history).ok());
+  REQUIRE(history.size() == 2);
+  CHECK(history[1].begins == 8);
+
+  OpenedModule m;
+  VersionedReport r;
+  REQUIRE(open_versioned(fs, "/data", base_options(), versioned("two", false), &m, &r).ok());
+  CHECK(r.version == 2);
+  CHECK_FALSE(r.needs_upgrade);
+  CHECK(dump(*m.store) == reference(15, 8));
+  REQUIRE(m.log->close().ok());
+
+  // The old source cannot continue the directory.
+  Status s = open_versioned(fs, "/data", base_options(), versioned("one", false), &m, &r);
+  CHECK(s.error.find("this source is version 1 of the directory, which has been upgraded to version 2 since sequence 8") !=
+        std::string::npos);
+  // Another module's name is refused.
+  VersionedOptions other = versioned("two", false);
+  other.module = "shop";
+  s = open_versioned(fs, "/data", base_options(), std::move(other), &m, &r);
+  CHECK(s.error == "/data: this data directory belongs to module 'bank' (version 2), not to 'shop': a directory keeps "
+                   "one module's state");
+  // A version file written by a later format is refused, naming both formats.
+  std::string bytes;
+  REQUIRE(read_file(fs, "/data/" + version_file_name(2), &bytes).ok());
+  VersionFile later;
+  REQUIRE(decode_version_file(bytes, &later) == "");
+  later.format = kDataFormat + 1;
+  {
+    std::unique_ptr<File> f;
+    REQUIRE(fs.open("/data/" + version_file_name(2), OpenMode::Create, &f).ok());
+    std::string out = encode_version_file(later);
+    REQUIRE(f->append(out.data(), out.size()).ok());
+  }
+  s = open_versioned(fs, "/data", base_options(), versioned("two", false), &m, &r);
+  CHECK(s.error.find("was written in data format 2, and this build reads format 1") != std::string::npos);
+}
+
+TEST_CASE("every fault point of an upgrade: the old version or the new one, never a mix") {
+  FaultFileSystem clean;
+  Outcome full = run_workload(clean);
+  REQUIRE(full.upgrade_acknowledged);
+  const uint64_t points = clean.points();
+  REQUIRE(points > 30);
+  struct CrashMode {
+    uint64_t keep;
+    bool zeros;
+    int namespace_pick;
+  };
+  const Fault faults[] = {Fault::Fail, Fault::ShortWrite, Fault::Crash, Fault::TearCrash};
+  const CrashMode crashes[] = {{0, false, 0}, {9, true, 0}, {1u << 20, false, 0}, {0, false, 1}, {0, false, 2}};
+  int runs = 0, old_version = 0, new_version = 0;
+  for (uint64_t point = 0; point < points; ++point) {
+    for (Fault fault : faults) {
+      for (CrashMode crash : crashes) {
+        CAPTURE(point);
+        CAPTURE(static_cast<int>(fault));
+        CAPTURE(crash.keep);
+        CAPTURE(crash.namespace_pick);
+        FaultFileSystem fs;
+        fs.arm(point, fault);
+        Outcome outcome = run_workload(fs);
+        fs.crash(crash.keep, crash.zeros, crash.namespace_pick);
+
+        // Opened with the new source, not asking for an upgrade: the directory says which it is.
+        OpenedModule m;
+        VersionedReport r;
+        Status s = open_versioned(fs, "/data", base_options(), versioned("two", false), &m, &r);
+        REQUIRE_MESSAGE(s.ok(), s.error);
+        if (r.created) {  // the crash came before version 1's file was durable: nothing was
+          CHECK(outcome.acknowledged == 0);
+          REQUIRE(m.log->close().ok());
+          ++runs;
+          continue;
+        }
+        uint64_t k = m.report.last_sequence;
+        CHECK(k >= outcome.acknowledged);
+        CHECK(k <= outcome.submitted);
+        std::vector<VersionFile> history;
+        REQUIRE(read_versions(fs, "/data", &history).ok());
+        if (r.version == 2) {
+          ++new_version;
+          CHECK_FALSE(r.needs_upgrade);
+          REQUIRE(history.size() == 2);
+          uint64_t at = history[1].begins;
+          CHECK(at <= k);
+          CHECK(dump(*m.store) == reference(k, at));
+          REQUIRE(m.log->close().ok());
+        } else {
+          ++old_version;
+          REQUIRE(r.version == 1);
+          CHECK_FALSE(outcome.upgrade_acknowledged);  // an acknowledged upgrade is never undone
+          CHECK(r.needs_upgrade);
+          CHECK(history.size() == 1);  // a version file whose record never became durable is gone
+          CHECK(dump(*m.store) == reference(k, 0));
+          CHECK_FALSE(m.log);
+          // The upgrade, asked for again, goes through.
+          OpenedModule again;
+          s = open_versioned(fs, "/data", base_options(), versioned("two", true), &again, &r);
+          REQUIRE_MESSAGE(s.ok(), s.error);
+          CHECK(r.upgraded);
+          CHECK(r.version_begins == k + 1);
+          CHECK(dump(*again.store) == reference(k + 1, k + 1));
+          REQUIRE(again.log->close().ok());
+        }
+        ++runs;
+      }
+    }
+  }
+  MESSAGE(runs << " crash runs over " << points << " fault points: " << old_version << " at the old version, "
+               << new_version << " at the new one");
+  CHECK(old_version > 0);
+  CHECK(new_version > 0);
+}
