@@ -374,6 +374,17 @@ Response Api::interface(const Module& m) const {
     out += ",\"reason\":";
     append_json_string(out, reason);
   }
+  // Its versions (docs/upgrades.md): the one serving, and each one the directory kept, with the
+  // sequence of the upgrade record that started it (0: version 1). Known once it serves.
+  if (m.serving() && !m.versions.history.empty()) {
+    out += ",\"version\":" + std::to_string(m.versions.version) + ",\"versions\":[";
+    for (size_t i = 0; i < m.versions.history.size(); ++i) {
+      const host::VersionFile& v = m.versions.history[i];
+      out += (i ? ",{\"version\":" : "{\"version\":") + std::to_string(v.number) +
+             ",\"begins\":" + std::to_string(v.begins) + ",\"source_bytes\":" + std::to_string(v.source.size()) + "}";
+    }
+    out += ']';
+  }
   out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
   out += reads_need_token_ ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {

@@ -845,6 +845,12 @@ class Durable(unittest.TestCase):
             self.assertEqual(Conn(server.port).json("POST", "/v1/shop/total_hits", {}), (200, {"result": 1}))
             upgraded = server.log("upgraded")
             self.assertEqual([(e["version"], e["sequence"]) for e in upgraded], [(2, 2)], server.lines)
+            status, info = Conn(server.port).json("GET", "/v1/shop")
+            self.assertEqual(status, 200)
+            self.assertEqual(info["version"], 2)
+            size = len(open(changed).read().encode())
+            self.assertEqual([(v["version"], v["begins"]) for v in info["versions"]], [(1, 0), (2, 2)])
+            self.assertEqual(info["versions"][1]["source_bytes"], size)
         finally:
             self.assertEqual(server.stop(), 0)
         self.assertIn("version-0000000002.src", os.listdir(os.path.join(data, "shop")))
