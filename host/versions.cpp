@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -528,6 +529,7 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
   PURE_ASSERT(opened.log);
 
   if (differs) {
+    auto started = std::chrono::steady_clock::now();
     VersionFile next;
     next.number = current + 1;
     next.module = options.module;
@@ -543,13 +545,16 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
       return Status::failure(dir + ": the version record of the upgrade to version " + std::to_string(next.number) +
                              " did not become durable: " +
                              (opened.log->poisoned() ? opened.log->poison_reason() : std::string("the log is closed")));
-    std::unique_ptr<rt::Store> upgraded;
-    if (Status s = transform_store(running_code->schema, options.code.schema, *opened.store, &upgraded); !s.ok())
-      return s;  // cannot happen: the plan was not refused
-    opened.store = std::move(upgraded);
+    if (report->plan.schema_changed) {  // a code-only upgrade keeps the rows where they are
+      std::unique_ptr<rt::Store> upgraded;
+      if (Status s = transform_store(running_code->schema, options.code.schema, *opened.store, &upgraded); !s.ok())
+        return s;  // cannot happen: the plan was not refused
+      opened.store = std::move(upgraded);
+    }
     opened.report.last_sequence = sequence;
     versions.push_back(std::move(next));
     report->upgraded = true;
+    report->upgrade_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     report->version = current + 1;
     report->version_begins = sequence;
   }

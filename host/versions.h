@@ -115,6 +115,7 @@ struct VersionedReport {
   bool adopted = false;        // a directory from before versions: its source recorded as version 1
   bool upgraded = false;       // the plan was applied: version is the new one
   bool needs_upgrade = false;  // the source differs and upgrade was not asked for (no log started)
+  double upgrade_seconds = 0;  // upgraded: the pause, from writing the version file to the store transformed
   UpgradePlan plan;            // when the source differs from the directory's version
   std::vector<VersionFile> history;  // every version, oldest first (sources included)
 };

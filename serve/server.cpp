@@ -112,6 +112,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       if (m->versions.upgraded)
         server_log("upgraded", {{"module", as_json_string(name)}, {"version", as_json_int(m->versions.version)},
                                 {"sequence", as_json_int(static_cast<int64_t>(m->versions.version_begins))},
+                                {"millis", as_json_int(static_cast<int64_t>(m->versions.upgrade_seconds * 1000))},
                                 {"plan", as_json_string(m->versions.plan.render())}});
       if (!m->recovery.data_loss.empty())
         server_log("data_loss_accepted", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}, {"loss", as_json_string(m->recovery.data_loss)}});

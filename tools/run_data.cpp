@@ -159,8 +159,8 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
     return 0;
   }
   if (versions.upgraded)
-    std::fprintf(stderr, "pure-run: --data %s: upgraded to version %u at sequence %llu\n%s", data.dir.c_str(),
-                 versions.version, static_cast<unsigned long long>(versions.version_begins),
+    std::fprintf(stderr, "pure-run: --data %s: upgraded to version %u at sequence %llu in %.3f s\n%s", data.dir.c_str(),
+                 versions.version, static_cast<unsigned long long>(versions.version_begins), versions.upgrade_seconds,
                  versions.plan.render().c_str());
   const uint64_t identity = versions.history.front().identity;
   const host::RecoveryReport& report = opened.report;

@@ -163,7 +163,7 @@ class RunData(unittest.TestCase):
         self.assertEqual(before, self.files())
         code, out, err = pure(self.data, self.source, "5", flags=["--upgrade"])
         self.assertEqual(code, 0, err)
-        self.assertIn("upgraded to version 2 at sequence 11", err)
+        self.assertIn("upgraded to version 2 at sequence 11 in ", err)
         self.assertTrue(out.endswith("done at 15\n"), out)
         self.assertIn("version-0000000002.src", os.listdir(self.data))
         code, out, err = pure(self.data, self.source, "1")
