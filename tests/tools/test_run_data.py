@@ -71,9 +71,10 @@ fn main(args: seq text) {
 '''
 
 
-def pure(data, source_path, *args, flags=(), timeout=120):
+def pure(data, source_path, *args, flags=(), timeout=120, env=None):
     command = [PURE_RUN] + list(flags) + ["--data", data, source_path] + list(args)
-    done = subprocess.run(command, capture_output=True, timeout=timeout)
+    done = subprocess.run(command, capture_output=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
     return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
@@ -179,8 +180,18 @@ class RunData(unittest.TestCase):
     def test_three_versions_keep_every_row_and_replay_as_they_ran(self):
         # Version 1 -> 2: a field renamed, a defaulted field and a list added, a list renamed;
         # 2 -> 3: a field and a list dropped (with consent). Each version's events write what
-        # that version says; a later run replays all of them, each with its own code.
-        path = os.path.join(self.dir, "ledger.pure")
+        # that version says; a later run replays all of them, each with its own code. On the
+        # interpreter, and with every loop compiled at once where a JIT is built.
+        engines = {"interpreter": {"PURE_JIT": "0"},
+                   "jit": {"PURE_JIT": "1", "PURE_JIT_THRESHOLD": "0", "PURE_JIT_MIN_SHARE": "0"}}
+        for name, env in engines.items():
+            with self.subTest(engine=name):
+                self.three_versions(os.path.join(self.dir, name), env)
+
+    def three_versions(self, where, env):
+        os.makedirs(where)
+        data = os.path.join(where, "data")
+        path = os.path.join(where, "ledger.pure")
         v1 = """list accounts by id: int { owner: text, amount: num }
 list journal seq { line: text }
 event open(id: int, owner: text, v: num) { accounts[id] = { owner: owner, amount: v }
@@ -209,7 +220,7 @@ fn main() { let r = open(accounts.count() + 1, 10.0)
         def run(source, *flags):
             with open(path, "w") as f:
                 f.write(source)
-            return pure(self.data, path, flags=list(flags))
+            return pure(data, path, flags=list(flags), env=env)
 
         self.assertEqual(run(v1)[:2], (0, "1 a0 10.0\n"))
         self.assertEqual(run(v1)[:2], (0, "1 a0 10.0\n2 a1 10.0\n"))
@@ -232,11 +243,11 @@ fn main() { let r = open(accounts.count() + 1, 10.0)
         self.assertEqual(out, expected)
         # A fresh start replays the log through versions 1, 2 and 3 (no checkpoint yet): the state
         # it reaches is the one the live run had, and the next event follows it.
-        self.assertFalse([n for n in os.listdir(self.data) if n.endswith(".ckpt")])
+        self.assertFalse([n for n in os.listdir(data) if n.endswith(".ckpt")])
         code, out, err = run(v3)
         self.assertEqual(code, 0, err)
         self.assertEqual(out, expected.replace("4 30.0 27\n", "4 30.0 27\n5 30.0 27\n") + "v3 open 5\n")
-        self.assertEqual(sorted(n for n in os.listdir(self.data) if n.startswith("version-")),
+        self.assertEqual(sorted(n for n in os.listdir(data) if n.startswith("version-")),
                          ["version-0000000001.src", "version-0000000002.src", "version-0000000003.src"])
 
     def test_events_committed_before_a_runtime_error_are_kept(self):
