@@ -135,14 +135,11 @@ struct Function {
   // inlined calls (at most limits::kInlineSlots, which the slot stack keeps spare past its end),
   // so that inlining never changes where a stack overflow happens.
   uint32_t overflow_need = 0;
-  // Leaf inlining (vm/load.cpp): the calls whose callee's code the loader copied into this
-  // function, and per instruction 0 (the function's own) or 1 + the index in `inlined` of the
-  // call it was copied from; empty when nothing was inlined. A fault there reports the callee's
-  // frame on top of this one, as the call would have (vm/driver.cpp).
-  struct InlinedCall {
-    uint32_t callee;                // function index
-    Loc call;                       // where the call is, in this function
-  };
+  // Leaf inlining (ir/inline.cpp, run by the loader): the calls whose callee's code the loader
+  // copied into this function, and per instruction 0 (the function's own) or 1 + the index in
+  // `inlined` of the call it was copied from; empty when nothing was inlined. A fault there
+  // reports the callee's frame on top of this one, as the call would have (vm/driver.cpp).
+  using InlinedCall = ir::InlinedCall;
   std::vector<InlinedCall> inlined;
   std::vector<uint16_t> inlined_from;
   const InlinedCall* inlined_call(uint32_t pc) const {
