@@ -200,7 +200,7 @@ struct Function {
   std::vector<std::string> slot_names;  // for dumps: the local a slot belongs to, or ""
   std::vector<Block> blocks;         // block 0 is the entry
   std::vector<Loop> loops;
-  // Slots of literals computed once on entry for the loops (lower.cpp, constant(); ir/inline.cpp's
+  // Slots of literals computed once on entry for the loops (lower_exprs.cpp, constant(); ir/inline.cpp's
   // constants of inlined leaves): fresh slots, each written by its one CONST alone.
   std::vector<uint32_t> entry_constants;
 };

@@ -125,7 +125,7 @@ struct Function {
   // and is not an event or query: calls to it take the short path in vm/exec.h.
   bool plain = false;
   // Slots that hold one value wherever the function's loops run: the literals the compiler
-  // computes once on entry for the loops (ir/lower.cpp, constant()) and the constants of inlined
+  // computes once on entry for the loops (ir/lower_exprs.cpp, constant()) and the constants of inlined
   // leaves the loader put there (load.cpp, inline_leaves), each kept only if its one write in the
   // whole function is that CONST, outside every loop (checked at load). Engines may use the value
   // where a loop reads the slot, and need not store it back.
