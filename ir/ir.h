@@ -240,9 +240,9 @@ std::vector<int> layout_function(Function& f);
 // spends a step, ...), else the first problem found. `lowered` = false skips the checks that
 // need a real lowered function (hand-built graphs in tests). With `order` (layout_function's
 // result) a block may end with a conditional jump and fall into the block laid out after it.
-// check_function aborts on a problem in checked builds (PURE_CHECKS), else does nothing.
+// assert_verified aborts on a problem in checked builds (PURE_CHECKS), else does nothing.
 std::string verify_function(const Function& f, bool lowered = true, const std::vector<int>* order = nullptr);
-void check_function(const Function& f, const char* after, const std::vector<int>* order = nullptr);
+void assert_verified(const Function& f, const char* after, const std::vector<int>* order = nullptr);
 
 // Leaf inlining (ir/inline.cpp), run by the VM's loader on its copy of each function before
 // layout_function. A plain function owns no counted references and is not an event or query; a

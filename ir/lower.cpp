@@ -538,7 +538,7 @@ Program lower_module(const CheckedModule& module, const std::string& path) {
   Program p;
   p.path = path;
   lowering::TreeLowerer(module, p).run();
-  for (const Function& f : p.functions) check_function(f, "lowering");
+  for (const Function& f : p.functions) assert_verified(f, "lowering");
   return p;
 }
 

@@ -78,7 +78,7 @@ std::string verify_function(const Function& f, bool lowered, const std::vector<i
   return "";
 }
 
-void check_function(const Function& f, const char* after, const std::vector<int>* order) {
+void assert_verified(const Function& f, const char* after, const std::vector<int>* order) {
 #if PURE_CHECKS
   std::string problem = verify_function(f, true, order);
   if (!problem.empty()) {
