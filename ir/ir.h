@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "frontend/frontend.h"
 #include "runtime/store.h"
 
@@ -235,13 +236,13 @@ void analyze_loops(Function& f);
 // the block after it in that order is left in place (the encoder drops it).
 std::vector<int> layout_function(Function& f);
 
-// The IR verifier (ir/verify.cpp): "" when f has every property a lowered function must have
+// The IR verifier (ir/verify.cpp): ok when f has every property a lowered function must have
 // (blocks end with a terminator, jump targets exist, edges agree, loops are natural and each
-// spends a step, ...), else the first problem found. `lowered` = false skips the checks that
-// need a real lowered function (hand-built graphs in tests). With `order` (layout_function's
+// spends a step, ...), else the first problem found, as the Status's error. `lowered` = false
+// skips the checks that need a real lowered function (hand-built graphs in tests). With `order` (layout_function's
 // result) a block may end with a conditional jump and fall into the block laid out after it.
 // assert_verified aborts on a problem in checked builds (PURE_CHECKS), else does nothing.
-std::string verify_function(const Function& f, bool lowered = true, const std::vector<int>* order = nullptr);
+base::Status verify_function(const Function& f, bool lowered = true, const std::vector<int>* order = nullptr);
 void assert_verified(const Function& f, const char* after, const std::vector<int>* order = nullptr);
 
 // Leaf inlining (ir/inline.cpp), run by the VM's loader on its copy of each function before
