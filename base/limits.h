@@ -21,7 +21,7 @@ inline constexpr uint32_t kLoopsPerFunction = 65534; // loop ids fit below 0xFFF
 // Running.
 inline constexpr size_t kStackSlots = size_t{1} << 22;  // 32 MiB slot stack per machine
 inline constexpr size_t kCallDepth = 200000;             // nested calls (a runaway recursion)
-// Slots the code of inlined calls (vm/load.cpp) may use past what a call of its function checks
+// Slots the code of inlined calls (ir/inline.cpp) may use past what a call of its function checks
 // for: the slot stack keeps this many spare slots past its end.
 inline constexpr uint32_t kInlineSlots = 128;
 // A call a host may cancel (vm::RunOptions::cancel: pure-serve's --query-timeout-ms, a client

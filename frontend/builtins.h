@@ -1,46 +1,63 @@
-// frontend/builtins.h — the standard functions and methods the checker knows, by id.
-// The VM implements each id (vm/builtins.cpp); this table is the one list both sides share.
-// Depends on nothing.
+// frontend/builtins.h — the standard functions and methods, by id: the table frontend/builtins.def
+// (name, kind, signature, step cost) turned into the Builtin ids, their names and BuiltinInfo.
+// The checker reads the signatures, the VM implements each id (vm/builtins.cpp) and spends the
+// steps the WORK column names. Depends on nothing.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 
 namespace pure {
 
-// X(id, name): free functions callable as name(...)
-#define PURE_BUILTIN_FUNCTIONS(X)                                                                  \
-  X(Print, "print") X(Write, "write") X(Input, "input") X(ToNum, "num") X(ToInt, "int")           \
-  X(ToText, "text") X(Sqrt, "sqrt") X(Abs, "abs") X(Min, "min") X(Max, "max") X(Floor, "floor")   \
-  X(Ceil, "ceil") X(Round, "round") X(Trunc, "trunc") X(Pow, "pow") X(Exp, "exp") X(Log, "log")   \
-  X(Log2, "log2") X(Log10, "log10") X(Sin, "sin") X(Cos, "cos") X(Tan, "tan") X(Asin, "asin")     \
-  X(Acos, "acos") X(Atan, "atan") X(Atan2, "atan2") X(Hypot, "hypot") X(Cbrt, "cbrt")             \
-  X(IsNan, "is_nan") X(Repeat, "repeat") X(Join, "join") X(ParseInt, "parse_int")                 \
-  X(ParseNum, "parse_num") X(Fixed, "fixed") X(RandNext, "rand_next") X(RandInt, "rand_int")      \
-  X(RandNum, "rand_num") X(Char, "char") X(Zpad, "zpad")
-
-// X(id, name): methods on text values
-#define PURE_TEXT_METHODS(X)                                                                       \
-  X(TLen, "len") X(TByteLen, "byte_len") X(TSlice, "slice") X(TFind, "find")                      \
-  X(TContains, "contains") X(TStartsWith, "starts_with") X(TEndsWith, "ends_with")                \
-  X(TSplit, "split") X(TWords, "words") X(TLines, "lines") X(TReplace, "replace")                 \
-  X(TUpper, "upper") X(TLower, "lower") X(TTrim, "trim") X(TRepeat, "repeat")                     \
-  X(TPadLeft, "pad_left") X(TPadRight, "pad_right") X(TCode, "code") X(TAt, "at")                 \
-  X(TReverse, "reverse")
-
-// X(id, name): methods on lists (some only on sequences or only on keyed lists)
-#define PURE_LIST_METHODS(X)                                                                       \
-  X(LCount, "count") X(LPush, "push") X(LPop, "pop") X(LHas, "has") X(LRemove, "remove")          \
-  X(LFirst, "first") X(LLast, "last") X(LRange, "range") X(LSort, "sort") X(LSortBy, "sort_by")   \
-  X(LSum, "sum") X(LMin, "min") X(LMax, "max") X(LClear, "clear") X(LReverse, "reverse")          \
-  X(LContains, "contains") X(LJoin, "join") X(LGet, "get")
-
 enum class Builtin : int {
-#define X(id, name) id,
-  PURE_BUILTIN_FUNCTIONS(X) PURE_TEXT_METHODS(X) PURE_LIST_METHODS(X)
-#undef X
+#define PURE_BUILTIN(id, name, kind, args, result, work) id,
+#include "frontend/builtins.def"
+#undef PURE_BUILTIN
   Count,
   // Not callable from source (no name to look up): the lowering uses it to print a text field of
   // an item as a quoted, escaped literal.
   Quote
 };
+
+// The KIND column: how a builtin is called.
+enum class BuiltinKind : uint8_t { Function, TextMethod, ListMethod };
+// The WORK column: the steps a builtin spends for its work (builtins.def).
+enum class BuiltinWork : uint8_t { None, First, Second, Own };
+
+struct BuiltinInfo {
+  const char* name;
+  BuiltinKind kind;
+  const char* args;    // argument kinds, one letter each, or "*" (generic: the checker's rule is code)
+  const char* result;  // the result's kind, or "*"
+  BuiltinWork work;
+  bool has_signature() const { return args[0] != '*' && result[0] != '*'; }
+};
+
+namespace builtin_table {
+inline constexpr BuiltinKind function = BuiltinKind::Function, text = BuiltinKind::TextMethod,
+                             list = BuiltinKind::ListMethod;
+inline constexpr BuiltinWork none = BuiltinWork::None, first = BuiltinWork::First, second = BuiltinWork::Second,
+                             own = BuiltinWork::Own;
+inline constexpr BuiltinInfo kRows[] = {
+#define PURE_BUILTIN(id, name, kind, args, result, work) {name, kind, args, result, work},
+#include "frontend/builtins.def"
+#undef PURE_BUILTIN
+};
+static_assert(sizeof(kRows) / sizeof(kRows[0]) == static_cast<size_t>(Builtin::Count));
+inline constexpr BuiltinInfo kQuote{"quote", function, "*", "*", own};
+}  // namespace builtin_table
+
+// The row of b; Quote (not in the table) is a function that measures its own work.
+constexpr const BuiltinInfo& builtin_info(Builtin b) {
+  int i = static_cast<int>(b);
+  return i >= 0 && i < static_cast<int>(Builtin::Count) ? builtin_table::kRows[i] : builtin_table::kQuote;
+}
+
+// The first row of a kind (the rows of each kind are together: builtins.cpp checks it), or Count.
+constexpr Builtin first_builtin_of(BuiltinKind kind) {
+  for (int i = 0; i < static_cast<int>(Builtin::Count); ++i)
+    if (builtin_table::kRows[i].kind == kind) return static_cast<Builtin>(i);
+  return Builtin::Count;
+}
 
 const char* builtin_name(Builtin b);
 

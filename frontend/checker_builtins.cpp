@@ -1,6 +1,6 @@
 // frontend/checker_builtins.cpp — calls: the arguments of a call of a declared function, and the
-// type rules of the standard functions and of the text and list methods (the table of their
-// names is builtins.h).
+// type rules of the standard functions and of the text and list methods: their signatures from
+// the table frontend/builtins.def, and code for the generic ones.
 #include "frontend/checker_internal.h"
 
 namespace pure::checker {
@@ -66,8 +66,34 @@ bool Checker::arity(Expr& e, size_t first, size_t n, const std::string& what) {
   return false;
 }
 
+// A kind letter of frontend/builtins.def's ARGS and RESULT columns.
+const Type* Checker::signature_type(char kind) {
+  switch (kind) {
+    case 'i': return tt_.int_type();
+    case 'n': return tt_.num_type();
+    case 'b': return tt_.bool_type();
+    case 't': return tt_.text_type();
+    case 's': return tt_.seq_of(tt_.text_type());
+    case 'v': return tt_.void_type();
+    default: return tt_.error();
+  }
+}
+
+// The type rule of a builtin whose row in builtins.def gives its signature: the arguments from
+// e.args[first] on have the ARGS kinds, the call has the RESULT kind.
+const Type* Checker::check_signature(Expr& e, Builtin b, size_t first, const std::string& what) {
+  const BuiltinInfo& info = builtin_info(b);
+  std::vector<const Type*> want;
+  for (const char* k = info.args; *k; ++k) want.push_back(signature_type(*k));
+  check_args(e, want, first, what);
+  return signature_type(info.result[0]);
+}
+
+// The standard functions: by their signature (builtins.def), or by the rules below for the
+// generic ones.
 const Type* Checker::check_builtin_call(Expr& e, Builtin b) {
   std::string what = std::string("'") + builtin_name(b) + "'";
+  if (builtin_info(b).has_signature()) return check_signature(e, b, 0, what);
   const Type* I = tt_.int_type();
   const Type* N = tt_.num_type();
   const Type* T = tt_.text_type();
@@ -115,14 +141,6 @@ const Type* Checker::check_builtin_call(Expr& e, Builtin b) {
         error(e.loc, what + " needs two ints, two nums or two texts, not " + type_name(t) + " and " + type_name(e.args[1]->type));
       return t;
     }
-    case Builtin::Sqrt: case Builtin::Floor: case Builtin::Ceil: case Builtin::Round: case Builtin::Trunc:
-    case Builtin::Exp: case Builtin::Log: case Builtin::Log2: case Builtin::Log10: case Builtin::Sin:
-    case Builtin::Cos: case Builtin::Tan: case Builtin::Asin: case Builtin::Acos: case Builtin::Atan:
-    case Builtin::Cbrt:
-      check_args(e, {N}, 0, what);
-      return N;
-    case Builtin::IsNan: check_args(e, {N}, 0, what); return tt_.bool_type();
-    case Builtin::Pow: case Builtin::Atan2: case Builtin::Hypot: check_args(e, {N, N}, 0, what); return N;
     case Builtin::Repeat: {
       if (!arity(e, 0, 2, what)) return tt_.error();
       const Type* t = arg_type(e, 0);
@@ -134,15 +152,6 @@ const Type* Checker::check_builtin_call(Expr& e, Builtin b) {
       }
       return tt_.seq_of(t);
     }
-    case Builtin::Join: check_args(e, {tt_.seq_of(T), T}, 0, what); return T;
-    case Builtin::ParseInt: check_args(e, {T}, 0, what); return I;
-    case Builtin::ParseNum: check_args(e, {T}, 0, what); return N;
-    case Builtin::Fixed: check_args(e, {N, I}, 0, what); return T;
-    case Builtin::RandNext: check_args(e, {I}, 0, what); return I;
-    case Builtin::RandInt: check_args(e, {I, I, I}, 0, what); return I;
-    case Builtin::RandNum: check_args(e, {I}, 0, what); return N;
-    case Builtin::Char: check_args(e, {I}, 0, what); return T;
-    case Builtin::Zpad: check_args(e, {I, I}, 0, what); return T;
     default: break;
   }
   return tt_.error();
@@ -204,28 +213,11 @@ const Type* Checker::unknown_method(Expr& e, const Type* st, Builtin from, Built
   return tt_.error();
 }
 
+// Every text method has a signature in builtins.def (the receiver is e.args[0]).
 const Type* Checker::check_text_method(Expr& e, Builtin b) {
   std::string what = std::string("'.") + builtin_name(b) + "'";
-  const Type* I = tt_.int_type();
-  const Type* T = tt_.text_type();
-  const Type* B = tt_.bool_type();
-  switch (b) {
-    case Builtin::TLen: case Builtin::TByteLen: check_args(e, {}, 1, what); return I;
-    case Builtin::TSlice: check_args(e, {I, I}, 1, what); return T;
-    case Builtin::TFind: check_args(e, {T}, 1, what); return I;
-    case Builtin::TContains: case Builtin::TStartsWith: case Builtin::TEndsWith: check_args(e, {T}, 1, what); return B;
-    case Builtin::TSplit: check_args(e, {T}, 1, what); return tt_.seq_of(T);
-    case Builtin::TWords: case Builtin::TLines: check_args(e, {}, 1, what); return tt_.seq_of(T);
-    case Builtin::TReplace: check_args(e, {T, T}, 1, what); return T;
-    case Builtin::TUpper: case Builtin::TLower: case Builtin::TTrim: case Builtin::TReverse:
-      check_args(e, {}, 1, what);
-      return T;
-    case Builtin::TRepeat: check_args(e, {I}, 1, what); return T;
-    case Builtin::TPadLeft: case Builtin::TPadRight: check_args(e, {I}, 1, what); return T;
-    case Builtin::TCode: check_args(e, {I}, 1, what); return I;
-    case Builtin::TAt: check_args(e, {I}, 1, what); return T;
-    default: return tt_.error();
-  }
+  if (builtin_info(b).has_signature()) return check_signature(e, b, 1, what);
+  return tt_.error();
 }
 
 // `sum(field)`, `sort_by(field)`, `min(field)`, `max(field)` name a field of the element.
@@ -273,8 +265,8 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
       (b == Builtin::LSort || b == Builtin::LSortBy || b == Builtin::LClear || (b == Builtin::LReverse && seq))) {
     error(e.loc, what + " is not available on stored lists");
   }
+  if (builtin_info(b).has_signature()) return check_signature(e, b, 1, what);
   switch (b) {
-    case Builtin::LCount: check_args(e, {}, 1, what); return tt_.int_type();
     case Builtin::LPush:
       if (!seq_only()) return tt_.void_type();
       check_args(e, {elem}, 1, what);

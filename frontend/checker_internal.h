@@ -44,8 +44,8 @@ inline bool is_num(const Type* t) { return t->kind == TypeKind::Num; }
 inline bool is_error(const Type* t) { return t->kind == TypeKind::Error; }
 inline bool is_numeric(const Type* t) { return is_int(t) || is_num(t); }
 
-const Builtin kFirstTextMethod = Builtin::TLen;
-const Builtin kFirstListMethod = Builtin::LCount;
+constexpr Builtin kFirstTextMethod = first_builtin_of(BuiltinKind::TextMethod);
+constexpr Builtin kFirstListMethod = first_builtin_of(BuiltinKind::ListMethod);
 
 inline int find_builtin(const std::string& name, Builtin from, Builtin to) {
   for (int i = static_cast<int>(from); i < static_cast<int>(to); ++i)
@@ -179,6 +179,8 @@ class Checker {
   const Type* check_call(Expr& e);
   const Type* arg_type(Expr& e, size_t i, const Type* expected = nullptr);
   bool arity(Expr& e, size_t first, size_t n, const std::string& what);
+  const Type* signature_type(char kind);
+  const Type* check_signature(Expr& e, Builtin b, size_t first, const std::string& what);
   const Type* check_builtin_call(Expr& e, Builtin b);
   const Type* check_method(Expr& e);
   const Type* unknown_method(Expr& e, const Type* st, Builtin from, Builtin to);

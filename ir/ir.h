@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "frontend/frontend.h"
 #include "runtime/store.h"
 
@@ -139,7 +140,7 @@ struct Inst {
   uint32_t a = 0, b = 0, c = 0;
   int64_t imm = 0;
   Loc loc;
-  uint32_t inlined = 0;  // vm/load.cpp's leaf inlining: 1 + the inlined call it was copied from, else 0
+  uint32_t inlined = 0;  // leaf inlining (ir/inline.cpp): 1 + the inlined call it was copied from, else 0
 };
 
 struct Block {
@@ -202,7 +203,7 @@ struct Function {
   std::vector<std::string> slot_names;  // for dumps: the local a slot belongs to, or ""
   std::vector<Block> blocks;         // block 0 is the entry
   std::vector<Loop> loops;
-  // Slots of literals computed once on entry for the loops (lower.cpp, constant(); vm/load.cpp's
+  // Slots of literals computed once on entry for the loops (lower_exprs.cpp, constant(); ir/inline.cpp's
   // constants of inlined leaves): fresh slots, each written by its one CONST alone.
   std::vector<uint32_t> entry_constants;
 };
@@ -237,14 +238,27 @@ void analyze_loops(Function& f);
 // the block after it in that order is left in place (the encoder drops it).
 std::vector<int> layout_function(Function& f);
 
-// The IR verifier (ir/verify.cpp): "" when f has every property a lowered function must have
+// The IR verifier (ir/verify.cpp): ok when f has every property a lowered function must have
 // (blocks end with a terminator, jump targets exist, edges agree, loops are natural and each
-// spends a step, ...), else the first problem found. `lowered` = false skips the checks that
-// need a real lowered function (hand-built graphs in tests). With `order` (layout_function's
+// spends a step, ...), else the first problem found, as the Status's error. `lowered` = false
+// skips the checks that need a real lowered function (hand-built graphs in tests). With `order` (layout_function's
 // result) a block may end with a conditional jump and fall into the block laid out after it.
-// check_function aborts on a problem in checked builds (PURE_CHECKS), else does nothing.
-std::string verify_function(const Function& f, bool lowered = true, const std::vector<int>* order = nullptr);
-void check_function(const Function& f, const char* after, const std::vector<int>* order = nullptr);
+// assert_verified aborts on a problem in checked builds (PURE_CHECKS), else does nothing.
+base::Status verify_function(const Function& f, bool lowered = true, const std::vector<int>* order = nullptr);
+void assert_verified(const Function& f, const char* after, const std::vector<int>* order = nullptr);
+
+// Leaf inlining (ir/inline.cpp), run by the VM's loader on its copy of each function before
+// layout_function. A plain function owns no counted references and is not an event or query; a
+// leaf is a small plain function without loops or calls. inline_leaves replaces the calls in f of
+// functions i with leaf[i] set by CALL_INLINED and a copy of the callee's blocks, and returns the
+// calls it inlined: copied instruction k carries Inst::inlined = 1 + the index of its call there.
+struct InlinedCall {
+  uint32_t callee;  // function index
+  Loc call;         // where the call is, in the caller
+};
+bool is_plain(const Function& f);
+bool is_leaf(const Function& f, bool plain);
+std::vector<InlinedCall> inline_leaves(Function& f, const Program& program, const std::vector<char>& leaf);
 
 // Human-readable IR, for `pure-run --dump-ir`.
 std::string dump_ir(const Program& p);

@@ -131,7 +131,7 @@ std::vector<int> layout_function(Function& f) {
   analyze_loops(f);
   std::vector<int> order = trace_order(f, live_blocks(f));
   invert_branches(f, order);
-  check_function(f, "layout", &order);
+  assert_verified(f, "layout", &order);
   return order;
 }
 

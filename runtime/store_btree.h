@@ -103,6 +103,103 @@ uint32_t leaf_lower_bound(const ListShape& s, const Node* leaf, const Cell* key,
 uint32_t inner_child_for(const ListShape& s, const Node* inner, const Cell* key);
 // Child where rows whose first n cells are >= key start: separators whose first n cells < key.
 uint32_t inner_child_lower(const ListShape& s, const Node* inner, const Cell* key, uint32_t n);
+// Child of an inner node where rows whose first n cells are > key can start: the number of
+// separators whose first n cells are <= key.
+inline uint32_t inner_child_upper(const ListShape& s, const Node* inner, const Cell* key, uint32_t n) {
+  const Cell* seps = separators(inner, s);
+  uint32_t lo = 0, hi = inner->count - 1, w = s.key_width;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (s.compare(seps + mid * w, key, n) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// First row index in a leaf whose first n key cells are > key.
+inline uint32_t leaf_upper_bound(const ListShape& s, const Node* leaf, const Cell* key, uint32_t n) {
+  const Cell* rows = leaf_rows(leaf);
+  uint32_t lo = 0, hi = leaf->count, w = s.row_width;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (s.compare(rows + mid * w, key, n) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// A finger into a tree: the path from the root to one row, a node and an index per level (the
+// leaf at level `height`). Both cursors (TreeCursor, SliceCursor) move with one: a descent sets
+// the whole path, and the next (previous) leaf is reached through the nearest ancestor with a
+// child to the right (left), never from the root.
+struct Finger {
+  uint32_t height;
+  const Node* root;
+  const Node* path[kMaxHeight + 1];
+  uint32_t index[kMaxHeight + 1];
+
+  explicit Finger(const TreeRoot& t) : height(t.height), root(t.root) {}
+  const Cell* row(const ListShape& s) const { return leaf_rows(path[height]) + index[height] * s.row_width; }
+
+  // Down to the leftmost (right: rightmost) row under node, from this level.
+  void descend_edge(uint32_t level, const Node* node, bool right) {
+    for (; level < height; ++level) {
+      path[level] = node;
+      index[level] = right ? node->count - 1 : 0;
+      node = children(node)[index[level]];
+    }
+    path[height] = node;
+    index[height] = right && node->count > 0 ? node->count - 1 : 0;
+  }
+  // Onto position p of a sequence (the index may be past the leaf's rows when p is the count).
+  void seek_position(const ListShape& s, int64_t p) {
+    const Node* node = root;
+    for (uint32_t level = 0; level < height; ++level) {
+      int64_t below = s.rows_below(height - level);
+      path[level] = node;
+      index[level] = static_cast<uint32_t>(p / below);
+      node = children(node)[index[level]];
+      p %= below;
+    }
+    path[height] = node;
+    index[height] = static_cast<uint32_t>(p);
+  }
+  // Onto the first row >= key (upper: > key) in its first n cells; the index may be one past
+  // the leaf's last row.
+  void descend(const ListShape& s, const Cell* key, uint32_t n, bool upper) {
+    const Node* node = root;
+    for (uint32_t level = 0; level < height; ++level) {
+      path[level] = node;
+      index[level] = upper ? inner_child_upper(s, node, key, n) : inner_child_lower(s, node, key, n);
+      node = children(node)[index[level]];
+    }
+    path[height] = node;
+    index[height] = upper ? leaf_upper_bound(s, node, key, n) : leaf_lower_bound(s, node, key, n);
+  }
+  // To the first row of the next leaf; false at the last leaf.
+  bool next_leaf() {
+    for (uint32_t level = height; level-- > 0;) {
+      if (index[level] + 1 < path[level]->count) {
+        ++index[level];
+        descend_edge(level + 1, children(path[level])[index[level]], false);
+        return true;
+      }
+    }
+    return false;
+  }
+  // To the leaf on the left, one past its last row; false at the first leaf.
+  bool prev_leaf() {
+    for (uint32_t level = height; level-- > 0;) {
+      if (index[level] > 0) {
+        --index[level];
+        descend_edge(level + 1, children(path[level])[index[level]], true);
+        index[height] = path[height]->count;
+        return true;
+      }
+    }
+    return false;
+  }
+};
 
 // Reads shared by live lists and snapshots. `hint` (may be null) is a leaf to try first.
 const Cell* tree_find(const ListShape& s, const TreeRoot& t, const Cell* key, const Node** hint);

@@ -199,18 +199,18 @@ const Cell* tree_last(const ListShape& s, const TreeRoot& t) {
 
 namespace {
 
-// A finger: the path from the root to the current leaf, so next() stays in the leaf and moves
-// to the following leaf through the nearest ancestor, never from the root.
+// A cursor over a whole list, a key prefix or a range, moving with a Finger (store_btree.h): next()
+// stays in the leaf and moves to the following leaf through the nearest ancestor.
 class TreeCursor final : public Cursor {
  public:
   enum class End : uint8_t { None, Prefix, Below };
 
-  TreeCursor(const ListShape& s, const TreeRoot& t) : shape_(s), height_(t.height), root_(t.root) {}
+  TreeCursor(const ListShape& s, const TreeRoot& t) : shape_(s), f_(t) {}
 
   // Makes this cursor new again over t (a list of the same shape), without allocating.
   void restart(const TreeRoot& t) {
-    height_ = t.height;
-    root_ = t.root;
+    f_.height = t.height;
+    f_.root = t.root;
     valid_ = false;
     end_ = End::None;
     position_ = 0;
@@ -218,7 +218,7 @@ class TreeCursor final : public Cursor {
   const ListShape& shape() const { return shape_; }
 
   bool valid() const override { return valid_; }
-  const Cell* row() const override { return leaf_rows(path_[height_]) + index_[height_] * shape_.row_width; }
+  const Cell* row() const override { return f_.row(shape_); }
   int64_t position() const override { return shape_.sequence ? position_ : -1; }
   const Cell* take() override {  // one virtual call per row for the VM's loops
     if (!valid_) return nullptr;
@@ -230,10 +230,10 @@ class TreeCursor final : public Cursor {
   // cursor moves past them. Leaves keep rows side by side, so the run is one array.
   size_t take_run(const Cell** first, size_t max) override {
     if (!valid_ || max == 0) return 0;
-    const Node* leaf = path_[height_];
+    const Node* leaf = f_.path[f_.height];
     const Cell* rows = leaf_rows(leaf);
     uint32_t width = shape_.row_width;
-    uint32_t i = index_[height_];
+    uint32_t i = f_.index[f_.height];
     *first = rows + static_cast<size_t>(i) * width;
     size_t n = 1;  // the current row is within the end: valid_ says so
     size_t in_leaf = std::min<size_t>(max, leaf->count - i);
@@ -254,8 +254,8 @@ class TreeCursor final : public Cursor {
         ++n;
     }
     position_ += static_cast<int64_t>(n);
-    index_[height_] = i + static_cast<uint32_t>(n);
-    if (index_[height_] >= leaf->count && !next_leaf()) {
+    f_.index[f_.height] = i + static_cast<uint32_t>(n);
+    if (f_.index[f_.height] >= leaf->count && !f_.next_leaf()) {
       valid_ = false;
       return n;
     }
@@ -264,7 +264,7 @@ class TreeCursor final : public Cursor {
   }
   void next() override {
     ++position_;
-    if (++index_[height_] >= path_[height_]->count && !next_leaf()) {
+    if (++f_.index[f_.height] >= f_.path[f_.height]->count && !f_.next_leaf()) {
       valid_ = false;
       return;
     }
@@ -272,29 +272,20 @@ class TreeCursor final : public Cursor {
   }
 
   void seek_start() {
-    if (!root_) return;
-    descend_leftmost(0, root_);
+    if (!f_.root) return;
+    f_.descend_edge(0, f_.root, false);
     position_ = 0;
     valid_ = within_end();
   }
   void seek_position(int64_t p) {
-    if (!root_) return;
+    if (!f_.root) return;
     position_ = p;
-    const Node* node = root_;
-    for (uint32_t level = 0; level < height_; ++level) {
-      int64_t below = shape_.rows_below(height_ - level);
-      path_[level] = node;
-      index_[level] = static_cast<uint32_t>(p / below);
-      node = children(node)[index_[level]];
-      p %= below;
-    }
-    path_[height_] = node;
-    index_[height_] = static_cast<uint32_t>(p);
-    valid_ = index_[height_] < node->count && within_end();
+    f_.seek_position(shape_, p);
+    valid_ = f_.index[f_.height] < f_.path[f_.height]->count && within_end();
   }
   // First row whose first n key cells are >= key.
   void seek_lower(const Cell* key, uint32_t n) {
-    if (!root_) return;
+    if (!f_.root) return;
     if (!shape_.text_keys) switch (n) {  // integer keys: one descent with the search unrolled
         case 1: return seek_lower_ints<1>(key);
         case 2: return seek_lower_ints<2>(key);
@@ -303,33 +294,26 @@ class TreeCursor final : public Cursor {
         case 5: return seek_lower_ints<5>(key);
         default: break;
       }
-    const Node* node = root_;
-    for (uint32_t level = 0; level < height_; ++level) {
-      path_[level] = node;
-      index_[level] = inner_child_lower(shape_, node, key, n);
-      node = children(node)[index_[level]];
-    }
-    path_[height_] = node;
-    index_[height_] = leaf_lower_bound(shape_, node, key, n);
-    if (index_[height_] >= node->count && !next_leaf()) return;
+    f_.descend(shape_, key, n, false);
+    if (f_.index[f_.height] >= f_.path[f_.height]->count && !f_.next_leaf()) return;
     valid_ = within_end();
   }
   // seek_lower for N integer key cells: the same positions as inner_child_lower and
   // leaf_lower_bound give, with their searches inlined into one loop.
   template <uint32_t N>
   void seek_lower_ints(const Cell* key) {
-    const Node* node = root_;
-    const uint32_t key_width = shape_.key_width;
-    for (uint32_t level = 0; level < height_; ++level) {
-      path_[level] = node;
+    const Node* node = f_.root;
+    const uint32_t key_width = shape_.key_width, height = f_.height;
+    for (uint32_t level = 0; level < height; ++level) {
+      f_.path[level] = node;
       uint32_t i = search_ints<N, false>(separators(node, shape_), node->count - 1, key_width, key);
-      index_[level] = i;
+      f_.index[level] = i;
       node = children(node)[i];
-      prefetch_node(node, level + 1 == height_ ? shape_.leaf_bytes : shape_.inner_bytes);
+      prefetch_node(node, level + 1 == height ? shape_.leaf_bytes : shape_.inner_bytes);
     }
-    path_[height_] = node;
-    index_[height_] = search_ints<N, false>(leaf_rows(node), node->count, shape_.row_width, key);
-    if (index_[height_] >= node->count && !next_leaf()) return;
+    f_.path[height] = node;
+    f_.index[height] = search_ints<N, false>(leaf_rows(node), node->count, shape_.row_width, key);
+    if (f_.index[height] >= node->count && !f_.next_leaf()) return;
     valid_ = within_end();
   }
   void end_at_prefix(const Cell* prefix, uint32_t n) {
@@ -349,25 +333,6 @@ class TreeCursor final : public Cursor {
   }
 
  private:
-  void descend_leftmost(uint32_t level, const Node* node) {
-    for (; level < height_; ++level) {
-      path_[level] = node;
-      index_[level] = 0;
-      node = children(node)[0];
-    }
-    path_[height_] = node;
-    index_[height_] = 0;
-  }
-  bool next_leaf() {
-    for (uint32_t level = height_; level-- > 0;) {
-      if (index_[level] + 1 < path_[level]->count) {
-        ++index_[level];
-        descend_leftmost(level + 1, children(path_[level])[index_[level]]);
-        return true;
-      }
-    }
-    return false;
-  }
   bool within_end() const { return row_within_end(row(), position_); }
   bool row_within_end(const Cell* r, int64_t position) const {
     switch (end_) {
@@ -379,8 +344,6 @@ class TreeCursor final : public Cursor {
   }
 
   const ListShape& shape_;
-  uint32_t height_;
-  const Node* root_;
   bool valid_ = false;
   End end_ = End::None;
   int64_t position_ = 0;
@@ -391,8 +354,7 @@ class TreeCursor final : public Cursor {
   std::unique_ptr<Cell[]> prefix_heap_;
   const Cell* prefix_ = nullptr;
   uint32_t prefix_n_ = 0;
-  const Node* path_[kMaxHeight + 1];
-  uint32_t index_[kMaxHeight + 1];
+  Finger f_;
 };
 
 }  // namespace

@@ -1,7 +1,9 @@
-// vm/builtins.cpp — the standard functions and methods (ids in frontend/builtins.h).
+// vm/builtins.cpp — the standard functions and methods (one row each in frontend/builtins.def,
+// which also says which of them spend the bytes of an argument: call_builtin does that here).
 // Arguments are borrowed from the call area; results are written over them, owned.
 #include <algorithm>
 
+#include "base/assert.h"
 #include "frontend/builtins.h"
 #include "runtime/memory.h"
 #include "stdlib/math.h"
@@ -267,16 +269,14 @@ void aggregate(VM& vm, Slot* a, const Instr* ip, Builtin b, uint32_t nargs) {
   else a[0].u = best;
 }
 
-}  // namespace
-
-void call_builtin(VM& vm, Slot* a, const Instr* ip) {
-  Builtin b = static_cast<Builtin>(ip->imm);
+// Runs builtin b; its WORK (frontend/builtins.def) when that is `first` or `second` is spent
+// by call_builtin, before.
+void run_builtin(VM& vm, Slot* a, const Instr* ip, Builtin b) {
   uint32_t nargs = ip->b;
   try {
     switch (b) {
       case Builtin::Print:
       case Builtin::Write:
-        spend_work(vm, ip, bytes_of(a[0]));
         vm.output.append(sv(a[0]));
         if (b == Builtin::Print) vm.output += '\n';
         if (vm.output.size() > kOutputFlushBytes ||
@@ -406,7 +406,6 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       }
       case Builtin::ParseInt: {
-        spend_work(vm, ip, bytes_of(a[0]));
         int64_t v;
         bool out_of_range;
         if (!numtext::parse_int(sv(a[0]), v, &out_of_range))
@@ -417,7 +416,6 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         return;
       }
       case Builtin::ParseNum: {
-        spend_work(vm, ip, bytes_of(a[0]));
         double v;
         bool out_of_range;
         if (!numtext::parse_num(sv(a[0]), v, &out_of_range))
@@ -501,10 +499,10 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
         a[0].t = make_text(ip, r);
         return;
       }
-      case Builtin::TFind: { spend_work(vm, ip, bytes_of(a[0])); int64_t r = text::find(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
-      case Builtin::TContains: { spend_work(vm, ip, bytes_of(a[0])); bool r = text::contains(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
-      case Builtin::TStartsWith: { spend_work(vm, ip, bytes_of(a[1])); bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
-      case Builtin::TEndsWith: { spend_work(vm, ip, bytes_of(a[1])); bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TFind: { int64_t r = text::find(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TContains: { bool r = text::contains(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TStartsWith: { bool r = text::starts_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
+      case Builtin::TEndsWith: { bool r = text::ends_with(sv(a[0]), sv(a[1])); a[1].u = 0; a[0].i = r; return; }
       case Builtin::TSplit: {
         std::string_view t = sv(a[0]), separator = sv(a[1]);
         rt::EventList* l = text_pieces(vm, ip, piece_flags(a[0].t), t.size(), [&](auto&& each) { text::split_each(t, separator, each); });
@@ -660,6 +658,20 @@ void call_builtin(VM& vm, Slot* a, const Instr* ip) {
   } catch (const std::bad_alloc& e) {
     out_of_memory(ip, e);
   }
+}
+
+}  // namespace
+
+// The WORK column of b's row (frontend/builtins.def): the bytes of the first or the second
+// argument spent here, before the function reads them; `none` checked to spend nothing.
+void call_builtin(VM& vm, Slot* a, const Instr* ip) {
+  Builtin b = static_cast<Builtin>(ip->imm);
+  BuiltinWork work = builtin_info(b).work;
+  if (work == BuiltinWork::First) spend_work(vm, ip, bytes_of(a[0]));
+  else if (work == BuiltinWork::Second) spend_work(vm, ip, bytes_of(a[1]));
+  [[maybe_unused]] const int64_t steps_before = vm.core.steps_left;
+  run_builtin(vm, a, ip, b);
+  PURE_ASSERT(work != BuiltinWork::None || vm.core.steps_left == steps_before);
 }
 
 }  // namespace pure::vm

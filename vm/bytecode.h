@@ -125,7 +125,7 @@ struct Function {
   // and is not an event or query: calls to it take the short path in vm/exec.h.
   bool plain = false;
   // Slots that hold one value wherever the function's loops run: the literals the compiler
-  // computes once on entry for the loops (ir/lower.cpp, constant()) and the constants of inlined
+  // computes once on entry for the loops (ir/lower_exprs.cpp, constant()) and the constants of inlined
   // leaves the loader put there (load.cpp, inline_leaves), each kept only if its one write in the
   // whole function is that CONST, outside every loop (checked at load). Engines may use the value
   // where a loop reads the slot, and need not store it back.
@@ -135,14 +135,11 @@ struct Function {
   // inlined calls (at most limits::kInlineSlots, which the slot stack keeps spare past its end),
   // so that inlining never changes where a stack overflow happens.
   uint32_t overflow_need = 0;
-  // Leaf inlining (vm/load.cpp): the calls whose callee's code the loader copied into this
-  // function, and per instruction 0 (the function's own) or 1 + the index in `inlined` of the
-  // call it was copied from; empty when nothing was inlined. A fault there reports the callee's
-  // frame on top of this one, as the call would have (vm/driver.cpp).
-  struct InlinedCall {
-    uint32_t callee;                // function index
-    Loc call;                       // where the call is, in this function
-  };
+  // Leaf inlining (ir/inline.cpp, run by the loader): the calls whose callee's code the loader
+  // copied into this function, and per instruction 0 (the function's own) or 1 + the index in
+  // `inlined` of the call it was copied from; empty when nothing was inlined. A fault there
+  // reports the callee's frame on top of this one, as the call would have (vm/driver.cpp).
+  using InlinedCall = ir::InlinedCall;
   std::vector<InlinedCall> inlined;
   std::vector<uint16_t> inlined_from;
   const InlinedCall* inlined_call(uint32_t pc) const {

@@ -57,7 +57,7 @@ class StackSpace {
 };
 
 // The slot stack ends at kStackSlots; the spare slots past it are for inlined calls' code, which
-// may use up to limits::kInlineSlots slots past what a call of its function checked (vm/load.cpp).
+// may use up to limits::kInlineSlots slots past what a call of its function checked (ir/inline.cpp).
 // (Slot and CallInfo have no constructors: nothing is written until a call writes it.)
 struct MachineMemory {
   StackSpace<Slot> stack{kStackSlots + limits::kInlineSlots};

@@ -25,7 +25,7 @@ static std::vector<StackEntry> stack_trace(const VM& vm, const Instr* fault_ip) 
   const Instr* ip = fault_ip;
   for (size_t i = vm.calls.size(); i-- > 0;) {
     const CallInfo& ci = vm.calls[i];
-    // code of an inlined call (vm/load.cpp) shows the callee's frame, as the call would have
+    // code of an inlined call (ir/inline.cpp) shows the callee's frame, as the call would have
     const Function& f = *ci.fn;
     if (ip >= f.code.data() && ip < f.code.data() + f.code.size())
       if (const Function::InlinedCall* call = f.inlined_call(static_cast<uint32_t>(ip - f.code.data()))) {

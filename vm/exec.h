@@ -340,7 +340,7 @@ EXEC(RET) {
   s = vm.calls.back().base;
   return back;
 }
-// A call the loader inlined (vm/load.cpp): the call's step and stack check, in CALL's order and
+// A call the loader inlined (ir/inline.cpp): the call's step and stack check, in CALL's order and
 // with its messages; the callee's code follows. Its slots start at A, as its frame would.
 EXEC(CALL_INLINED) {
   if (__builtin_expect(--vm.core.steps_left < 0, 0)) budget_spent(vm, ip);

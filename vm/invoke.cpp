@@ -71,30 +71,30 @@ static ir::ValueType item_of_row(const ir::ValueType& seq) {
   return item;
 }
 
-static std::string check_value(const std::string& what, const ir::ValueType& t, const Value& v) {
+static base::Status check_value(const std::string& what, const ir::ValueType& t, const Value& v) {
   if (t.kind == Kind::Item) {
-    if (v.kind != Value::Kind::Item) return what + ": expected " + t.name + " (an item), got " + kind_name(v.kind);
+    if (v.kind != Value::Kind::Item) return base::Status::failure(what + ": expected " + t.name + " (an item), got " + kind_name(v.kind));
     if (v.items.size() != t.fields.size())
-      return what + ": " + t.name + " has " + std::to_string(t.fields.size()) + " fields, got " + std::to_string(v.items.size());
+      return base::Status::failure(what + ": " + t.name + " has " + std::to_string(t.fields.size()) + " fields, got " + std::to_string(v.items.size()));
     for (size_t i = 0; i < t.fields.size(); ++i) {
-      std::string e = check_value(what + "." + t.field_names[i], t.fields[i], v.items[i]);
-      if (!e.empty()) return e;
+      base::Status e = check_value(what + "." + t.field_names[i], t.fields[i], v.items[i]);
+      if (!e.ok()) return e;
     }
-    return "";
+    return base::Status::success();
   }
   if (t.kind == Kind::Seq) {
-    if (v.kind != Value::Kind::List) return what + ": expected " + t.name + " (a list), got " + kind_name(v.kind);
-    if (t.desc < 0) return what + ": " + t.name + " cannot be passed by a host";
+    if (v.kind != Value::Kind::List) return base::Status::failure(what + ": expected " + t.name + " (a list), got " + kind_name(v.kind));
+    if (t.desc < 0) return base::Status::failure(what + ": " + t.name + " cannot be passed by a host");
     const ir::ValueType element = t.row_is_item ? item_of_row(t) : t.fields[0];
     for (size_t i = 0; i < v.items.size(); ++i) {
-      std::string e = check_value(what + "[" + std::to_string(i) + "]", element, v.items[i]);
-      if (!e.empty()) return e;
+      base::Status e = check_value(what + "[" + std::to_string(i) + "]", element, v.items[i]);
+      if (!e.ok()) return e;
     }
-    return "";
+    return base::Status::success();
   }
-  if (t.kind == Kind::Keyed) return what + ": keyed list parameters are not supported by hosts";
-  if (!scalar_fits(t, v)) return what + ": expected " + ir::value_type_name(t) + ", got " + kind_name(v.kind);
-  return "";
+  if (t.kind == Kind::Keyed) return base::Status::failure(what + ": keyed list parameters are not supported by hosts");
+  if (!scalar_fits(t, v)) return base::Status::failure(what + ": expected " + ir::value_type_name(t) + ", got " + kind_name(v.kind));
+  return base::Status::success();
 }
 
 // Whether v fits t, without making messages (the common case: a sequence's every element).
@@ -122,16 +122,16 @@ static bool fits(const ir::ValueType& t, const Value& v) {
   }
 }
 
-std::string check_args(const Function& fn, std::span<const Value> args) {
+base::Status check_args(const Function& fn, std::span<const Value> args) {
   if (args.size() != fn.param_types.size())
-    return fn.name + " takes " + std::to_string(fn.param_types.size()) + " argument" +
-           (fn.param_types.size() == 1 ? "" : "s") + ", got " + std::to_string(args.size());
+    return base::Status::failure(fn.name + " takes " + std::to_string(fn.param_types.size()) + " argument" +
+                           (fn.param_types.size() == 1 ? "" : "s") + ", got " + std::to_string(args.size()));
   for (size_t i = 0; i < args.size(); ++i) {
     if (fits(fn.param_types[i], args[i])) continue;
-    std::string e = check_value("parameter '" + fn.param_names[i] + "'", fn.param_types[i], args[i]);
-    if (!e.empty()) return e;
+    base::Status e = check_value("parameter '" + fn.param_names[i] + "'", fn.param_types[i], args[i]);
+    if (!e.ok()) return e;
   }
-  return "";
+  return base::Status::success();
 }
 
 static uint64_t cell_of(const ir::ValueType& t, const Value& v) {
@@ -370,7 +370,7 @@ CallResult call_event(const Program& program, rt::Store& store, uint32_t index, 
   if (index >= program.functions.size() || program.functions[index].kind != FuncKind::Event)
     return bad_call(nullptr, "not an event");
   const Function& fn = program.functions[index];
-  if (std::string e = check_args(fn, args); !e.empty()) return bad_call(&fn, e);
+  if (base::Status e = check_args(fn, args); !e.ok()) return bad_call(&fn, e.error);
   VM vm(program, &store, options);
   Slot* base = enter(vm, fn, Boundary::Event, args);
   store.begin();
@@ -398,7 +398,7 @@ CallResult call_query(const Program& program, std::shared_ptr<const rt::Snapshot
   if (index >= program.functions.size() || program.functions[index].kind != FuncKind::Query)
     return bad_call(nullptr, "not a query");
   const Function& fn = program.functions[index];
-  if (std::string e = check_args(fn, args); !e.empty()) return bad_call(&fn, e);
+  if (base::Status e = check_args(fn, args); !e.ok()) return bad_call(&fn, e.error);
   VM vm(program, nullptr, options);
   vm.snapshot = std::move(snapshot);
   Slot* base = enter(vm, fn, Boundary::Query, args);

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/store.h"
 #include "vm/bytecode.h"
 
@@ -114,9 +115,9 @@ struct CallResult {
 // The index of the event, query or function with this name, or -1.
 int find_function(const Program& program, std::string_view name);
 
-// Empty when args fit the function's parameters (count, and each value's kind and shape);
-// otherwise a message naming the parameter and the expected type.
-std::string check_args(const Function& fn, std::span<const Value> args);
+// Ok when args fit the function's parameters (count, and each value's kind and shape);
+// otherwise an error naming the parameter and the expected type.
+base::Status check_args(const Function& fn, std::span<const Value> args);
 
 // Runs event `fn` as one transaction on the store, on the store's owner thread: committed when
 // it returns, rolled back when it fails or hits a runtime error (ok = false, reason set). Its

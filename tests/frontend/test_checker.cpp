@@ -476,3 +476,53 @@ TEST_CASE("checker: a stored list whose type names its own rows is an error, not
   CHECK(contains(e, "a list's field must be int, num, bool or text"));
   CHECK(!contains(e, "itself"));
 }
+
+// The type rule of a builtin whose row in frontend/builtins.def gives a signature is that row:
+// a call with arguments of those kinds has the result's kind, and one argument more or fewer is
+// an arity error naming the count. Every such row, so a row and the checker cannot disagree.
+TEST_CASE("checker: builtins with a signature in builtins.def are checked by it") {
+  auto value = [](char kind) -> std::string {
+    switch (kind) {
+      case 'i': return "1";
+      case 'n': return "1.5";
+      case 'b': return "true";
+      case 't': return "\"a b\"";
+      case 's': return "\"a b\".words()";
+      default: return "?";
+    }
+  };
+  auto type = [](char kind) -> std::string {
+    switch (kind) {
+      case 'i': return "int";
+      case 'n': return "num";
+      case 'b': return "bool";
+      case 't': return "text";
+      case 's': return "seq text";
+      default: return "?";
+    }
+  };
+  int rows = 0;
+  for (int i = 0; i < static_cast<int>(Builtin::Count); ++i) {
+    const BuiltinInfo& info = builtin_info(static_cast<Builtin>(i));
+    if (!info.has_signature()) continue;
+    ++rows;
+    std::vector<std::string> args;
+    for (const char* k = info.args; *k; ++k) args.push_back(value(*k));
+    auto call = [&](size_t n) {
+      std::string list;
+      for (size_t a = 0; a < n; ++a) list += (a ? ", " : "") + (a < args.size() ? args[a] : std::string("1"));
+      std::string receiver = info.kind == BuiltinKind::TextMethod ? "\"abc\"." : info.kind == BuiltinKind::ListMethod ? "xs." : "";
+      return receiver + info.name + "(" + list + ")";
+    };
+    std::string prefix = "  let xs = [1, 2]\n  let r: " + type(info.result[0]) + " = ";
+    CAPTURE(info.name);
+    CHECK(errors_of(in_main(prefix + call(args.size()) + "\n  print(text(r) + text(xs.count()))")) == "");
+    std::string more = errors_of(in_main(prefix + call(args.size() + 1) + "\n  print(text(r) + text(xs.count()))"));
+    CHECK(contains(more, "takes " + std::to_string(args.size()) + " argument"));
+    if (!args.empty()) {
+      std::string fewer = errors_of(in_main(prefix + call(args.size() - 1) + "\n  print(text(r) + text(xs.count()))"));
+      CHECK(contains(fewer, "takes " + std::to_string(args.size()) + " argument"));
+    }
+  }
+  CHECK(rows > 40);
+}

@@ -33,7 +33,7 @@ const ir::Function& function(const ir::Program& p, const std::string& name) {
 bool has(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 // Properties every analysed function must have, whatever its shape: the IR verifier's.
-void check_invariants(const ir::Function& f, bool lowered = true) { CHECK(ir::verify_function(f, lowered) == ""); }
+void check_invariants(const ir::Function& f, bool lowered = true) { CHECK(ir::verify_function(f, lowered).error == ""); }
 
 int count_bearing(const ir::Function& f) {
   int n = 0;
@@ -201,28 +201,28 @@ TEST_CASE("ir: the dump names headers, back edges and loop-bearing blocks") {
 TEST_CASE("ir: the verifier finds what is broken") {
   ir::Program p = lower("fn main() {\n var i = 0\n while i < 3 { i += 1 }\n print(i)\n}");
   ir::Function f = function(p, "main");
-  REQUIRE(ir::verify_function(f) == "");
+  REQUIRE(ir::verify_function(f).ok());
   SUBCASE("a jump to a block that does not exist") {
     f.blocks[0].insts.back().imm = 999;
-    CHECK(ir::verify_function(f).find("jumps to block 999") != std::string::npos);
+    CHECK(ir::verify_function(f).error.find("jumps to block 999") != std::string::npos);
   }
   SUBCASE("a block that falls off its end") {
     f.blocks.back().insts.back() = ir::Inst{ir::Op::CONST};
-    CHECK(ir::verify_function(f).find("does not end with JUMP, RET or FAIL") != std::string::npos);
+    CHECK(ir::verify_function(f).error.find("does not end with JUMP, RET or FAIL") != std::string::npos);
   }
   SUBCASE("a loop that spends no step") {
     for (ir::Block& b : f.blocks)
       for (ir::Inst& in : b.insts)
         if (in.op == ir::Op::LOOP) in.op = ir::Op::CONST;
-    CHECK(ir::verify_function(f).find("spends no step") != std::string::npos);
+    CHECK(ir::verify_function(f).error.find("spends no step") != std::string::npos);
   }
   SUBCASE("edges that disagree") {
     f.blocks[0].preds.push_back(static_cast<int>(f.blocks.size() - 1));
-    CHECK(ir::verify_function(f).find("predecessor without its edge") != std::string::npos);
+    CHECK(ir::verify_function(f).error.find("predecessor without its edge") != std::string::npos);
   }
   SUBCASE("layout keeps a verified function verified") {
     std::vector<int> order = ir::layout_function(f);
-    CHECK(ir::verify_function(f, true, &order) == "");
+    CHECK(ir::verify_function(f, true, &order).ok());
   }
 }
 

@@ -234,7 +234,7 @@ fn main() {
 }
 
 // A caller's constants hoisted into its entry block, and an inlined leaf's hoisted into the call
-// area (vm/load.cpp), are entry constants (jit::entry_constants): native code uses their values
+// area (ir/inline.cpp), are entry constants (jit::entry_constants): native code uses their values
 // (LLVM folds `/ 2` into a shift, `% 50` into a multiply) and neither stores nor reloads them.
 const char* kEntryConstants = R"(fn half_plus(i: int, j: int) -> int {
   let ij = i + j

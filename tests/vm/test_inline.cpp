@@ -1,4 +1,4 @@
-// tests/vm/test_inline.cpp — leaf inlining (vm/load.cpp): which calls are inlined, and that a
+// tests/vm/test_inline.cpp — leaf inlining (ir/inline.cpp, run by vm/load.cpp): which calls are inlined, and that a
 // program shows exactly the same with and without it, by both engines: output, a fault's message,
 // location and call stack (inside the inlined callee too), the step budget's failure point at
 // every budget, stack overflows, and failed events' reasons.

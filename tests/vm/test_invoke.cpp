@@ -127,10 +127,10 @@ TEST_CASE("host calls: arguments are checked against the parameters, by name and
   auto program = compile(kBank);
   const pure::vm::Function& open = program->functions[pure::vm::find_function(*program, "open")];
   REQUIRE(open.param_names == std::vector<std::string>{"id", "owner", "amount"});
-  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1)}) == "open takes 3 arguments, got 1");
-  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1), Value::of_int(2), Value::of_int(3)}) ==
+  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1)}).error == "open takes 3 arguments, got 1");
+  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1), Value::of_int(2), Value::of_int(3)}).error ==
         "parameter 'owner': expected text, got int");
-  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1), Value::of_text("a"), Value::of_num(1.5)}) ==
+  CHECK(pure::vm::check_args(open, std::vector<Value>{Value::of_int(1), Value::of_text("a"), Value::of_num(1.5)}).error ==
         "parameter 'amount': expected int, got num");
   CHECK(pure::vm::find_function(*program, "nope") == -1);
   Hosted m(*program);
@@ -404,15 +404,15 @@ query sum(xs: seq int) -> int { return xs.sum() }
   CHECK(pure::rt::text_live_count() == live);  // the argument lists' texts are released
   // each element is checked, by position and field
   const pure::vm::Function& place = program->functions[pure::vm::find_function(*program, "place")];
-  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), Value::of_int(2), list({})}) ==
+  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), Value::of_int(2), list({})}).error ==
         "parameter 'lines': expected seq Line (a list), got int");
-  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), list({line(1, 1, "a"), Value::of_int(3)}), list({})}) ==
+  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), list({line(1, 1, "a"), Value::of_int(3)}), list({})}).error ==
         "parameter 'lines'[1]: expected Line (an item), got int");
   Value bad = line(1, 1, "a");
   bad.items[1] = Value::of_text("2");
-  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), list({bad}), list({})}) ==
+  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), list({bad}), list({})}).error ==
         "parameter 'lines'[0].qty: expected int, got text");
-  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), list({}), list({Value::of_int(1)})}) ==
+  CHECK(pure::vm::check_args(place, std::vector<Value>{Value::of_int(1), list({}), list({Value::of_int(1)})}).error ==
         "parameter 'tags'[0]: expected text, got int");
   CHECK(!m.event("place", {Value::of_int(1), list({bad}), list({})}).ok);
   CHECK(place.param_types[1].desc >= 0);

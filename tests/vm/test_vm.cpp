@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "frontend/builtins.h"
 #include "frontend/frontend.h"
 #include "ir/ir.h"
 #include "tests/support/examples.h"
@@ -944,5 +945,42 @@ TEST_CASE("vm: running out of memory in main is a located runtime error; what wa
     CHECK(a.line == c.line);
     CHECK(a.col == c.col);
     CHECK(a.leaked_texts == 0);
+  }
+}
+
+// The WORK column of frontend/builtins.def, which call_builtin spends from: `first` is the bytes of
+// the first argument (a method's receiver) / 64, `second` those of the second, `none` nothing.
+// Measured as the smallest budget a run needs, against the same run without the call.
+TEST_CASE("vm: the steps of a builtin follow its WORK column in builtins.def") {
+  using pure::Builtin;
+  using pure::BuiltinWork;
+  using pure::builtin_info;
+  auto program = [](const std::string& expr) {
+    return "fn main() {\n  let t = \"x\".repeat(6400)\n  let s = \"y\".repeat(640)\n  let v = " + expr +
+           "\n  print(text(v).byte_len() + t.byte_len() + s.byte_len())\n}\n";
+  };
+  auto least_budget = [&](const std::string& expr) {
+    uint64_t lo = 1, hi = 1000;  // the run fails with lo - 1 steps (none) and finishes with hi
+    REQUIRE(!run_with(program(expr), hi).failed);
+    while (lo < hi) {
+      uint64_t mid = (lo + hi) / 2;
+      if (run_with(program(expr), mid).failed) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const uint64_t base = least_budget("0");
+  struct Case {
+    const char* expr;
+    Builtin b;
+    uint64_t steps;
+  };
+  for (const Case& c : {Case{"t.find(s)", Builtin::TFind, 100}, Case{"t.contains(s)", Builtin::TContains, 100},
+                        Case{"t.starts_with(s)", Builtin::TStartsWith, 10}, Case{"t.ends_with(s)", Builtin::TEndsWith, 10},
+                        Case{"t.byte_len()", Builtin::TByteLen, 0}, Case{"sqrt(2.0)", Builtin::Sqrt, 0}}) {
+    CAPTURE(c.expr);
+    const BuiltinWork work = builtin_info(c.b).work;
+    CHECK(work == (c.steps == 100 ? BuiltinWork::First : c.steps == 10 ? BuiltinWork::Second : BuiltinWork::None));
+    CHECK(least_budget(c.expr) - base == c.steps);
   }
 }
