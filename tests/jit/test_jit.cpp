@@ -1397,7 +1397,7 @@ TEST_CASE("jit: nested, broken-off and returned-from prefix walks of a query ove
   CHECK(finished > 3);
 }
 
-// The AArch64 JIT walks a flat form's prefix without an iterator (jit-aarch64/a64_lower.cpp,
+// The AArch64 JIT walks a flat form's prefix without an iterator (jit-aarch64/a64_walks.cpp,
 // plan_walks) and makes the iterator only when it leaves in the middle of a walk: here at a call
 // in the walk's body (the interpreter goes on with the walk, and the inner loop's native code
 // takes it up again), at a division by zero, at `return` and at every budget. Flat forms on
@@ -1481,7 +1481,7 @@ TEST_CASE("jit: prefix walks left in the middle (a call, a fault, return, the bu
 // The AArch64 JIT keeps the one walk of a loop in registers (its cursor written to the frame only
 // where code leaves or calls), loads only the row's cells some instruction reads before they are
 // written again, and in a loop's second version keeps the count and cells of a list nothing in the
-// loop replaces or pushes onto in registers (jit-aarch64/a64_lower.cpp, plan_registers): BFS (e.src
+// loop replaces or pushes onto in registers (jit-aarch64/a64_slots.cpp, plan_registers): BFS (e.src
 // read nowhere), a list read in the walk and pushed onto under another name (new rows past the
 // count it read), a list slot the walk replaces (never kept), e.src read only after a `break`, and
 // a position out of range of a kept list (its fault). Flat forms on and off, both engines, every
