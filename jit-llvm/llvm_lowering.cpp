@@ -277,6 +277,24 @@ void LoopLowering::next_piece(uint32_t pc) {
   next(pc);
 }
 
+bool LoopLowering::operand_slots(const Instr& in, std::vector<uint32_t>& slots) const {
+  const uint32_t operand[3] = {in.a, in.b, in.c};
+  for (int i = 0; i < 3; ++i)
+    switch (ir::op_mode(in.op, i)) {
+      case ir::OperandMode::Read: case ir::OperandMode::Write: case ir::OperandMode::Modify:
+        slots.push_back(operand[i]);
+        break;
+      case ir::OperandMode::ReadRun: case ir::OperandMode::WriteRun:
+        // as long as a list's rows, which the bytecode does not say: every tracked slot from it on
+        for (uint32_t s : tracked_)
+          if (s >= operand[i]) slots.push_back(s);
+        break;
+      case ir::OperandMode::Unused: case ir::OperandMode::Constant: break;
+      default: return false;  // a callee's frame or a position: any slot
+    }
+  return true;
+}
+
 bool LoopLowering::step_slots(const Instr& in, std::vector<uint32_t>& slots) {
   switch (in.op) {
     case Op::ST_ITER: {  // A = the iterator; the key cells at C.. (vm/lists.cpp store_op)
@@ -345,6 +363,8 @@ void LoopLowering::common_case(Value* ok, uint32_t pc) {
 
 void LoopLowering::lower_step(uint32_t pc, const std::vector<uint32_t>* only) {
   const Instr& in = fn_.code[pc];
+  std::vector<uint32_t> operands;
+  if (!only && operand_slots(in, operands)) only = &operands;
   std::vector<uint32_t> some;
   if (only)
     for (uint32_t s : *only)
@@ -361,11 +381,22 @@ void LoopLowering::lower_step(uint32_t pc, const std::vector<uint32_t>* only) {
   BasicBlock* ok = BasicBlock::Create(C, "stepped" + std::to_string(pc), F);
   BasicBlock* faulted = faulted_bb_;
   if (only) {
+    // the frame current for the interpreter's fault: the slots the call had are read back (it
+    // may have written them), then every tracked slot is stored from the one shared block, so a
+    // slow path costs its operands, not the loop's every slot (compile time grew with slow paths
+    // times tracked slots: issue 36)
     faulted = BasicBlock::Create(C, "stepfault" + std::to_string(pc), F);
     IRBuilder<>::InsertPointGuard guard(B);
     B.SetInsertPoint(faulted);
-    store(false);
-    B.CreateBr(faulted_bb_);
+    for (uint32_t s : some) B.CreateStore(tagged(B.CreateLoad(i64, slot_ptr(s)), slot_tag_), slots_[s]);
+    if (!store_faulted_bb_) {
+      store_faulted_bb_ = BasicBlock::Create(C, "store_faulted", F);
+      B.SetInsertPoint(store_faulted_bb_);
+      store_back();
+      B.CreateBr(faulted_bb_);
+      B.SetInsertPoint(faulted);
+    }
+    B.CreateBr(store_faulted_bb_);
   }
   B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(ptr, i64, vm::kFaulted)), faulted, ok, unlikely_);
   B.SetInsertPoint(ok);

@@ -115,6 +115,7 @@ class LoopLowering {
   std::vector<BasicBlock*> bb_;
   std::vector<std::pair<uint32_t, BasicBlock*>> exits_;
   BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
+  BasicBlock* store_faulted_bb_ = nullptr;  // every tracked slot stored, then faulted_bb_ (lower_step's faults)
   PHINode *leave_pc_, *budget_pc_;
   const rt::EventList::NativeLayout layout_ = rt::EventList::native_layout();
   const vm::IteratorLayout iter_layout_ = vm::iterator_layout();
@@ -187,6 +188,9 @@ class LoopLowering {
   // The slots an instruction run through pure_step reads or writes, for the few whose set is
   // known here (the loop's stored-list walks); false: any slot (store and reload them all).
   static bool step_slots(const Instr& in, std::vector<uint32_t>& slots);
+  // The slots an instruction reads or writes by ir/ops.def's operand modes: single slots, and for
+  // a run every tracked slot from its start on; false for a callee's frame or a position.
+  bool operand_slots(const Instr& in, std::vector<uint32_t>& slots) const;
 
   // Stores the tracked slots in `which` (or, with in_which false, all the others) to the frame.
   void store_slots(const std::vector<uint32_t>& which, bool in_which) {
