@@ -29,6 +29,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "base/assert.h"
+#include "base/limits.h"
 #include "jit-llvm/backend.h"
 #include "jit-llvm/llvm_lowering.h"
 #include "runtime/event_list.h"
@@ -235,6 +236,14 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
   LoopLowering lowering(*ctx, *module, function, loop, name);
   lowering.build();
   if (cancelled()) return nullptr;
+  // the optimiser and code generator take time superlinear in the function's size: a loop whose
+  // IR is over the budget is refused here, before them (base/limits.h)
+  const uint64_t size = module->getInstructionCount();
+  if (size > limits::kJitLoopIr) {
+    error = std::string(kTooLarge) + std::to_string(size) + " LLVM instructions, over the budget of " +
+            std::to_string(limits::kJitLoopIr) + " (base/limits.h kJitLoopIr)";
+    return nullptr;
+  }
   std::string problems;
   raw_string_ostream os(problems);
   if (verifyModule(*module, &os)) {
