@@ -36,6 +36,13 @@ inline constexpr int64_t kListRows = int64_t{1} << 28;  // items in one event li
 // Checked builds (PURE_CHECKS) run the B+tree checker after each commit on every stored list of at
 // most this many rows: it reads every row, so larger lists would make checked test runs quadratic.
 inline constexpr int64_t kCheckedCommitRows = 256;
+// The LLVM JIT (jit-llvm/llvm_backend.cpp): the most LLVM instructions one loop's function may
+// have, as lowered and before optimisation; a larger loop stays interpreted (the loops nested in
+// it compile on their own). LLVM's O2 pipeline and code generator take time superlinear in a
+// function's size: every loop of the examples and kernels is under it (the largest, 3,353, took
+// 120-130 ms of processor time on the shared 2-core machine), where one of 11,769 took 330 ms and
+// one of 13,596 (fannkuch's outer loop) 580 ms (bench/README.md, "Bounded compiles").
+inline constexpr uint64_t kJitLoopIr = 4000;
 
 // Hosting. A module's name is a URL path segment, a directory name inside --data and a metric
 // label; 64 bytes keeps every file name in its directory far below NAME_MAX (255).

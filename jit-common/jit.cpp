@@ -5,7 +5,9 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -260,19 +262,32 @@ struct Jit::Impl {
     return false;
   }
 
-  void compile(const Job& job) {
-    const vm::LoopInfo& loop = job.function->loops[job.loop];
+  void compile(Job job) {
     double start = thread_cpu_ms();
     std::string error = "cancelled";
     vm::NativeLoop entry = nullptr;
     double setup = 0;
+    uint32_t too_large = 0;
     if (!cancel.load(std::memory_order_relaxed)) {
       if (!backend) {
         backend = kind->make();  // the JIT itself: on the first compile
         setup = thread_cpu_ms() - start;
       }
       entry = backend->compile(*job.function, job.loop, error, &cancel);
+      // A loop nest refused as too large (Options::nested took the enclosing loop): the loop
+      // inside it on the way to the one that got hot is tried instead, the refused one kept
+      // interpreted. The refusal comes before the backend's costly part, so each try is cheap.
+      while (!entry && !job.also.empty() && error.compare(0, sizeof kTooLarge - 1, kTooLarge) == 0 &&
+             !cancel.load(std::memory_order_relaxed)) {
+        if (debug) std::fprintf(stderr, "pure-jit: %s loop %u not compiled: %s\n", job.function->name.c_str(), job.loop, error.c_str());
+        vm::reject_loop(*job.program, job.function->loops[job.loop]);
+        ++too_large;
+        job.loop = job.also.back();
+        job.also.pop_back();
+        entry = backend->compile(*job.function, job.loop, error, &cancel);
+      }
     }
+    const vm::LoopInfo& loop = job.function->loops[job.loop];
     double ms = thread_cpu_ms() - start;
     double wall = std::chrono::duration<double, std::milli>(Clock::now() - job.queued).count();
     if (!entry && cancel.load(std::memory_order_relaxed)) return;  // stopped: nothing will run it
@@ -287,6 +302,9 @@ struct Jit::Impl {
     std::lock_guard<std::mutex> guard(lock);
     stats.compile_ms += ms;
     stats.setup_ms += setup;
+    stats.rejected += too_large;
+    stats.too_large += too_large;
+    if (!entry && error.compare(0, sizeof kTooLarge - 1, kTooLarge) == 0) ++stats.too_large;
     if (entry) {
       stats.compiled += 1 + static_cast<uint32_t>(job.also.size());
       stats.nested += static_cast<uint32_t>(job.also.size());
@@ -534,9 +552,18 @@ std::string stats_line(const Stats& st) {
     std::snprintf(one, sizeof one, "%s%.1f", per_loop.empty() ? "" : " ", ms);
     per_loop += one;
   }
-  char line[256];
-  std::snprintf(line, sizeof line, "pure-jit: %u loops compiled (%u by an enclosing loop's code), %u rejected, %u waited; %.0f%% of their instructions native; compile %.1f ms CPU (set-up %.1f; per loop: ",
-                st.compiled, st.nested, st.rejected, st.waited, share, st.compile_ms, st.setup_ms);
+  // the per-loop times' percentiles (nearest rank), when there are any
+  if (!st.loop_ms.empty()) {
+    std::vector<double> sorted = st.loop_ms;
+    std::sort(sorted.begin(), sorted.end());
+    auto rank = [&](double p) { return sorted[static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size()))) - 1]; };
+    char one[96];
+    std::snprintf(one, sizeof one, "; p50 %.1f, p90 %.1f, p99 %.1f, max %.1f", rank(0.5), rank(0.9), rank(0.99), sorted.back());
+    per_loop += one;
+  }
+  char line[320];
+  std::snprintf(line, sizeof line, "pure-jit: %u loops compiled (%u by an enclosing loop's code), %u rejected (%u too large), %u waited; %.0f%% of their instructions native; compile %.1f ms CPU (set-up %.1f; per loop: ",
+                st.compiled, st.nested, st.rejected, st.too_large, st.waited, share, st.compile_ms, st.setup_ms);
   std::string out = line + per_loop + ")";
   if (st.first_ms >= 0) {
     std::snprintf(line, sizeof line, "; first native code %.1f ms after its loop got hot", st.first_ms);

@@ -27,13 +27,18 @@ enum class Lowering : uint8_t {
 // backend's own lowering_of starts from it and says where it differs (AArch64: the bitwise ops).
 Lowering shared_lowering(vm::Op op);
 
+// The start of a Backend's error for a loop refused as too large (base/limits.h, kJitLoopIr).
+inline constexpr const char kTooLarge[] = "too large: ";
+
 // Turns one loop into machine code. A backend is made on the compile thread at the first compile
 // (LLVM's set-up is costly) and used from that thread only.
 class Backend {
  public:
   virtual ~Backend() = default;
   // Compiles loop `loop` of `function` and returns its entry (vm::NativeLoop's contract), or null
-  // with `error` set. Gives up soon (null, error "cancelled") once *cancel is set.
+  // with `error` set. Gives up soon (null, error "cancelled") once *cancel is set. A loop whose
+  // code would be too large to compile in bounded time is refused before the costly part, with
+  // `error` starting with kTooLarge; the tier then tries the loops nested in it instead.
   virtual vm::NativeLoop compile(const vm::Function& function, uint32_t loop, std::string& error,
                                  const std::atomic<bool>* cancel) = 0;
   // Called on the compile thread when the queue has run dry after a compile: a backend may give
@@ -103,6 +108,7 @@ struct Stats {
   uint32_t compiled = 0;            // loops with native code
   uint32_t nested = 0;              // of those, loops that run the code of a loop enclosing them (Options::nested)
   uint32_t rejected = 0;            // loops kept interpreted (too little native, or a failed compile)
+  uint32_t too_large = 0;           // of those, loops refused as too large (Backend::compile, kTooLarge)
   uint64_t instructions = 0;        // instructions of the compiled loops
   uint64_t native_instructions = 0;  // of those, compiled to machine code (not pure_step, not exits)
   uint32_t waited = 0;               // hot loops not compiled when they got hot: their compile would not have paid yet (some compile later)
@@ -202,8 +208,9 @@ struct EnvSettings {
 // Reads the environment. `available` is whether this build has a JIT (named `backend_name`, or
 // null). False with `error` set on a malformed value or a JIT asked of a build without one.
 bool read_env(bool available, const char* backend_name, EnvSettings& out, std::string& error);
-// "pure-jit: N loops compiled, M rejected, W waited; P% of their instructions native; compile X ms
-// CPU (set-up S; per loop: ...); first native code F ms after its loop got hot"
+// "pure-jit: N loops compiled, M rejected (L too large), W waited; P% of their instructions native;
+// compile X ms CPU (set-up S; per loop: ...; p50 A, p90 B, p99 C, max D); first native code F ms
+// after its loop got hot"
 std::string stats_line(const Stats& stats);
 
 }  // namespace pure::jit

@@ -2,8 +2,9 @@
 // (jit-common/jit.h), without LLVM types, and which instructions it compiles natively.
 //
 // Two parts: jit.cpp (library pure_jit_llvm, linked into the programs: the backend's name, its
-// native-or-step decision and the loader) and llvm_backend.cpp with all of LLVM, built as the shared
-// object libpure_llvm_engine.so that the loader opens on the compile thread at the first compile.
+// native-or-step decision and the loader) and the engine (llvm_backend.cpp, llvm_lowering.cpp,
+// llvm_lower_ops.cpp) with all of LLVM, built as the shared object libpure_llvm_engine.so that the
+// loader opens on the compile thread at the first compile.
 // A program that compiles nothing never maps LLVM: no start-up relocations of its 47 MB and none of
 // its pages resident (pure-serve idle: 30 MB resident with LLVM linked in, jit-llvm/README.md).
 #pragma once

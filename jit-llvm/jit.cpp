@@ -1,6 +1,6 @@
 // jit-llvm/jit.cpp — the LLVM backend as the shared tier sees it (jit-common/jit.h): its name, its
 // native-or-step decision and how to make it: by loading the engine, libpure_llvm_engine.so (all of
-// LLVM and llvm_backend.cpp), on the compile thread at the first compile. No LLVM here.
+// LLVM and the engine files), on the compile thread at the first compile. No LLVM here.
 #include <dlfcn.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-# bench/lib/kernels.py: the process-timed kernels (fib, mandelbrot, sieve, textbuild, textkeys, spectralnorm), their sizes, and the
+# bench/lib/kernels.py: the process-timed kernels (fib, mandelbrot, sieve, textbuild, textkeys, spectralnorm, fannkuch), their sizes, and the
 # round-robin loop that runs every system once per round. Standard library only.
 import os
 
@@ -14,6 +14,7 @@ KERNELS = {
     "textbuild": {"full": ["2000000"], "quick": ["20000"]},             # N numbers joined by commas
     "textkeys": {"full": ["2000000", "5000"], "quick": ["20000", "500"]},  # N words from D distinct, counted
     "spectralnorm": {"full": ["1000"], "quick": ["50"]},                # N x N matrix, 10 power-method rounds
+    "fannkuch": {"full": ["10"], "quick": ["7"]},                       # permutations of N, prefix reversals
 }
 
 

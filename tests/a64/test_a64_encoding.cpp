@@ -1,6 +1,7 @@
-// tests/a64/test_a64_encoding.cpp — the AArch64 JIT's lowering (jit-aarch64/a64_lower.cpp) checked
-// word by word against GNU as (aarch64-linux-gnu-as + objdump gave the expected words). Runs on any
-// host: asmjit's a64 assembler only writes words into a CodeHolder, and nothing here executes them.
+// tests/a64/test_a64_encoding.cpp — the AArch64 JIT's lowering (jit-aarch64/a64_lower.cpp and the
+// files it shares the Lowerer with) checked word by word against GNU as (aarch64-linux-gnu-as +
+// objdump gave the expected words). Runs on any host: asmjit's a64 assembler only writes words into
+// a CodeHolder, and nothing here executes them.
 // The loops are hand-made bytecode, so the register assignment is known: slots by weight (uses,
 // more in inner loops), int-like ones to x22.., num ones to d8..; x21 holds the step budget.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
