@@ -393,3 +393,50 @@ TEST_CASE("every fault point of an upgrade: the old version or the new one, neve
   CHECK(old_version > 0);
   CHECK(new_version > 0);
 }
+
+TEST_CASE("a directory from before versions is adopted by the source that wrote it, and only by it") {
+  FaultFileSystem fs;
+  // Written the old way: one compiled identity, no version files.
+  constexpr uint64_t kCompiled = 0x0123456789abcdefull;
+  {
+    OpenOptions old = base_options();
+    old.module_identity = kCompiled;
+    old.schemas = VersionCode{schema_v1()}.schemas();
+    old.apply = apply_event;
+    OpenedModule m;
+    REQUIRE(open_module(fs, "/data", old, &m).ok());
+    uint64_t last = submit_events(m, apply_event, 1, 5);
+    REQUIRE(m.log->wait_durable(last));
+    REQUIRE(m.log->close().ok());
+  }
+  // Another program (another compiled identity) is refused, with the way out.
+  VersionedOptions other = versioned("one", false);
+  other.legacy_identity = kCompiled + 1;
+  OpenedModule m;
+  VersionedReport r;
+  Status s = open_versioned(fs, "/data", base_options(), std::move(other), &m, &r);
+  CHECK(s.error.find("not by this module") != std::string::npos);
+  CHECK(s.error.find("run it once with the source that wrote it") != std::string::npos);
+  std::vector<VersionFile> history;
+  REQUIRE(read_versions(fs, "/data", &history).ok());
+  CHECK(history.empty());
+  // The program that wrote it: its source becomes version 1, under the old identity.
+  VersionedOptions same = versioned("one", false);
+  same.legacy_identity = kCompiled;
+  s = open_versioned(fs, "/data", base_options(), std::move(same), &m, &r);
+  REQUIRE_MESSAGE(s.ok(), s.error);
+  CHECK(r.adopted);
+  CHECK(r.version == 1);
+  CHECK(dump(*m.store) == reference(5, 0));
+  REQUIRE(m.log->close().ok());
+  REQUIRE(read_versions(fs, "/data", &history).ok());
+  REQUIRE(history.size() == 1);
+  CHECK(history[0].identity == kCompiled);
+  CHECK(history[0].source == "one");
+  // From then on it upgrades like any other directory.
+  s = open_versioned(fs, "/data", base_options(), versioned("two", true), &m, &r);
+  REQUIRE_MESSAGE(s.ok(), s.error);
+  CHECK(r.upgraded);
+  CHECK(dump(*m.store) == reference(6, 6));
+  REQUIRE(m.log->close().ok());
+}
