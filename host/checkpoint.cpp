@@ -282,7 +282,7 @@ Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_
   if (!s.ok()) {
     // A failed checkpoint leaves nothing behind: its temporary file would hold disk space the log
     // needs until the next start. (Recovery deletes any that a crash left.)
-    fs.unlink(temp);
+    (void)fs.unlink(temp);  // best effort: the checkpoint's own failure is what is reported
     return s;
   }
   if (Status s = fs.sync_dir(dir); !s.ok()) return s;

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "runtime/store.h"
 
 namespace pure::vm {
@@ -38,12 +39,8 @@ struct VersionCode;  // host/versions.h: what one version of a module compiles t
 // The file system of the machine (POSIX calls). Thread-safe.
 FileSystem& posix_file_system();
 
-// "" when it worked, else what failed and where ("DIR/FILE: offset N: ...").
-struct Status {
-  std::string error;
-  bool ok() const { return error.empty(); }
-  static Status failure(std::string message) { return Status{std::move(message)}; }
-};
+// ok, or what failed and where ("DIR/FILE: offset N: ..."): the one Status type (base/status.h).
+using Status = base::Status;
 
 enum class Sync : uint8_t {
   Always,  // one fdatasync per burst before anything in it is acknowledged (the default)

@@ -42,7 +42,7 @@ class LogWriter final : public EventLog {
                                           start.segments.empty() ? 0 : start.segments.back().first_sequence,
                                           start.next_sequence - 1}) {}
 
-  ~LogWriter() override { close(); }
+  ~LogWriter() override { (void)close(); }  // a caller that cares closes first and reads the status
 
   // Opens or creates the segment the first burst goes to; runs before the thread starts.
   // The manifest is written here too (by the roll, or as it stands), so a directory from before
