@@ -1,8 +1,8 @@
 // base/status.h — Status, the outcome of an operation that can fail with a message: ok(), or the
-// error that says what failed and where. Used where a function would otherwise return a string
-// that means success when empty (ir::verify_function, vm::check_args). In pure::base, so that code
-// that uses both namespaces pure and pure::host does not find two Status types (host::Status is
-// the same shape; making it this one is left to host/).
+// error that says what failed and where. Used wherever a function would otherwise return a
+// string that means success when empty (ir::verify_function, vm::check_args), and by host/
+// (host::Status is this type). In pure::base, so that code using both namespaces pure and
+// pure::host finds one Status.
 // Depends on nothing; every layer may include it.
 #pragma once
 #include <string>
