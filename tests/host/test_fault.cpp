@@ -15,6 +15,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "fault_support.h"
 #include "host/file_fault.h"
 #include "host/log_format.h"
 #include "host/manifest.h"
@@ -64,12 +65,6 @@ Outcome run_workload(FaultFileSystem& fs, LogOptions log = small_segments()) {
   return out;
 }
 
-struct CrashMode {
-  uint64_t keep;
-  bool zeros;
-  int namespace_pick;
-};
-
 }  // namespace
 
 TEST_CASE("every fault point of the workload: recovery keeps exactly a whole acknowledged prefix") {
@@ -83,50 +78,36 @@ TEST_CASE("every fault point of the workload: recovery keeps exactly a whole ack
   const uint64_t points = clean.points();
   REQUIRE(points > 40);
 
-  const Fault faults[] = {Fault::Fail, Fault::ShortWrite, Fault::Crash, Fault::TearCrash};
   const CrashMode crashes[] = {{0, false, 0}, {9, false, 0}, {13, true, 0}, {1u << 20, false, 0}, {0, false, 1}, {0, false, 2}};
   int runs = 0, lost_unacknowledged = 0, kept_unacknowledged = 0, torn_cut = 0;
-  for (uint64_t point = 0; point < points; ++point) {
-    for (Fault fault : faults) {
-      for (CrashMode crash : crashes) {
-        CAPTURE(point);
-        CAPTURE(static_cast<int>(fault));
-        CAPTURE(crash.keep);
-        CAPTURE(crash.zeros);
-        CAPTURE(crash.namespace_pick);
-        FaultFileSystem fs;
-        fs.arm(point, fault);
-        Outcome outcome = run_workload(fs);
-        fs.crash(crash.keep, crash.zeros, crash.namespace_pick);
+  at_every_fault(points, crashes, [&](FaultFileSystem& fs) { return run_workload(fs); },
+                 [&](FaultFileSystem& fs, const Outcome& outcome) {
+    OpenedModule m;
+    Status s = open_module(fs, "/data", options(small_segments()), &m);
+    REQUIRE_MESSAGE(s.ok(), s.error);
+    uint64_t k = m.report.last_sequence;
+    CHECK(k >= outcome.acknowledged);
+    CHECK(k <= outcome.submitted);
+    REQUIRE(k <= kEvents);
+    CHECK(dump(*m.store) == expected[k]);
+    if (k > outcome.acknowledged) ++kept_unacknowledged;
+    if (k < outcome.submitted) ++lost_unacknowledged;
+    if (m.report.torn_bytes_cut) ++torn_cut;
 
-        OpenedModule m;
-        Status s = open_module(fs, "/data", options(small_segments()), &m);
-        REQUIRE_MESSAGE(s.ok(), s.error);
-        uint64_t k = m.report.last_sequence;
-        CHECK(k >= outcome.acknowledged);
-        CHECK(k <= outcome.submitted);
-        REQUIRE(k <= kEvents);
-        CHECK(dump(*m.store) == expected[k]);
-        if (k > outcome.acknowledged) ++kept_unacknowledged;
-        if (k < outcome.submitted) ++lost_unacknowledged;
-        if (m.report.torn_bytes_cut) ++torn_cut;
-
-        // The recovered directory goes on: two more events, a clean close, recovery again.
-        uint64_t last = submit(m, k + 1, k + 2);
-        REQUIRE(last == k + 2);
-        REQUIRE(m.log->wait_durable(last));
-        REQUIRE(m.log->close().ok());
-        fs.crash();
-        std::unique_ptr<rt::Store> again;
-        RecoveryReport report;
-        s = recover(fs, "/data", options(small_segments()), &again, &report);
-        REQUIRE_MESSAGE(s.ok(), s.error);
-        CHECK(report.last_sequence == k + 2);
-        CHECK(dump(*again) == reference(k + 2));
-        ++runs;
-      }
-    }
-  }
+    // The recovered directory goes on: two more events, a clean close, recovery again.
+    uint64_t last = submit(m, k + 1, k + 2);
+    REQUIRE(last == k + 2);
+    REQUIRE(m.log->wait_durable(last));
+    REQUIRE(m.log->close().ok());
+    fs.crash();
+    std::unique_ptr<rt::Store> again;
+    RecoveryReport report;
+    s = recover(fs, "/data", options(small_segments()), &again, &report);
+    REQUIRE_MESSAGE(s.ok(), s.error);
+    CHECK(report.last_sequence == k + 2);
+    CHECK(dump(*again) == reference(k + 2));
+    ++runs;
+  });
   MESSAGE(runs << " crash runs over " << points << " fault points: " << kept_unacknowledged
                << " kept unacknowledged events whole, " << lost_unacknowledged << " lost unacknowledged events, "
                << torn_cut << " cut a torn tail");
@@ -144,48 +125,35 @@ TEST_CASE("every fault point: the manifest stays true of the files, and still ca
   FaultFileSystem clean;
   run_workload(clean);
   const uint64_t points = clean.points();
-  const Fault faults[] = {Fault::Fail, Fault::ShortWrite, Fault::Crash, Fault::TearCrash};
   const CrashMode crashes[] = {{0, false, 0}, {9, false, 1}, {0, false, 2}};
   int runs = 0, refused = 0;
-  for (uint64_t point = 0; point < points; ++point) {
-    for (Fault fault : faults) {
-      for (CrashMode crash : crashes) {
-        CAPTURE(point);
-        CAPTURE(static_cast<int>(fault));
-        CAPTURE(crash.keep);
-        CAPTURE(crash.namespace_pick);
-        FaultFileSystem fs;
-        fs.arm(point, fault);
-        run_workload(fs);
-        fs.crash(crash.keep, crash.zeros, crash.namespace_pick);
-
-        // What the crash left: a manifest (unless the crash came before the first one was
-        // written) that promises no checkpoint, segment or event the files do not hold.
-        std::unique_ptr<rt::Store> store;
-        RecoveryReport report;
-        Status s = recover(fs, "/data", options(small_segments()), &store, &report);
-        REQUIRE_MESSAGE(s.ok(), s.error);
-        bool found = false;
-        ManifestState m;
-        REQUIRE(read_manifest(fs, "/data", &found, &m).ok());
-        if (found) {
-          CHECK(m.durable <= report.last_sequence);
-          CHECK(m.checkpoint <= report.checkpoint_sequence);
-        }
-        // A start after the crash writes one; deleting the segment it names is then refused.
-        OpenedModule opened;
-        REQUIRE(open_module(fs, "/data", options(small_segments()), &opened).ok());
-        REQUIRE(opened.log->close().ok());
-        REQUIRE(read_manifest(fs, "/data", &found, &m).ok());
-        REQUIRE(found);
-        REQUIRE(fs.unlink("/data/" + segment_name(m.newest_segment)).ok());
-        s = recover(fs, "/data", options(small_segments()), &store, &report);
-        CHECK(s.error.find(segment_name(m.newest_segment) + " is missing (the manifest records it") != std::string::npos);
-        refused += !s.ok();
-        ++runs;
-      }
+  at_every_fault(points, crashes, [&](FaultFileSystem& fs) { return run_workload(fs); },
+                 [&](FaultFileSystem& fs, const auto&) {
+    // What the crash left: a manifest (unless the crash came before the first one was
+    // written) that promises no checkpoint, segment or event the files do not hold.
+    std::unique_ptr<rt::Store> store;
+    RecoveryReport report;
+    Status s = recover(fs, "/data", options(small_segments()), &store, &report);
+    REQUIRE_MESSAGE(s.ok(), s.error);
+    bool found = false;
+    ManifestState m;
+    REQUIRE(read_manifest(fs, "/data", &found, &m).ok());
+    if (found) {
+      CHECK(m.durable <= report.last_sequence);
+      CHECK(m.checkpoint <= report.checkpoint_sequence);
     }
-  }
+    // A start after the crash writes one; deleting the segment it names is then refused.
+    OpenedModule opened;
+    REQUIRE(open_module(fs, "/data", options(small_segments()), &opened).ok());
+    REQUIRE(opened.log->close().ok());
+    REQUIRE(read_manifest(fs, "/data", &found, &m).ok());
+    REQUIRE(found);
+    REQUIRE(fs.unlink("/data/" + segment_name(m.newest_segment)).ok());
+    s = recover(fs, "/data", options(small_segments()), &store, &report);
+    CHECK(s.error.find(segment_name(m.newest_segment) + " is missing (the manifest records it") != std::string::npos);
+    refused += !s.ok();
+    ++runs;
+  });
   MESSAGE(runs << " crash runs around manifest updates over " << points << " fault points, " << refused
                << " deleted newest segments refused");
   CHECK(refused == runs);
@@ -306,52 +274,39 @@ TEST_CASE("every fault point through the owner: acknowledged replies survive, no
   const uint64_t points = clean.points() + 8;  // batches may split differently: a few more points
   REQUIRE(points > 40);
 
-  const Fault faults[] = {Fault::Fail, Fault::ShortWrite, Fault::Crash, Fault::TearCrash};
   // Two crash models (the first case above covers all six): everything unsynced lost, and a torn
   // prefix with half the unsynced directory changes kept. Each run starts three owners: under ASan
   // the enumeration takes about 30 s.
   const CrashMode crashes[] = {{0, false, 0}, {9, false, 1}};
   int runs = 0, lost_unacknowledged = 0, kept_unacknowledged = 0;
-  for (uint64_t point = 0; point < points; ++point) {
-    for (Fault fault : faults) {
-      for (CrashMode crash : crashes) {
-        CAPTURE(point);
-        CAPTURE(static_cast<int>(fault));
-        CAPTURE(crash.keep);
-        CAPTURE(crash.namespace_pick);
-        FaultFileSystem fs;
-        fs.arm(point, fault);
-        Outcome outcome = run_owner_workload(fs, *p);
-        fs.crash(crash.keep, crash.zeros, crash.namespace_pick);
+  at_every_fault(points, crashes, [&](FaultFileSystem& fs) { return run_owner_workload(fs, *p); },
+                 [&](FaultFileSystem& fs, const Outcome& outcome) {
+    owner_test::Opened m;
+    Status s = owner_test::open_owner(fs, "/data", *p, owner_small_segments(), &m);
+    REQUIRE_MESSAGE(s.ok(), s.error);
+    uint64_t k = m.log->recovery().last_sequence;
+    CHECK(k >= outcome.acknowledged);
+    CHECK(k <= outcome.submitted);
+    REQUIRE(k <= kOwnerEvents);
+    CHECK(dump(*m.owner->snapshot()) == expected[k]);
+    if (k > outcome.acknowledged) ++kept_unacknowledged;
+    if (k < outcome.submitted) ++lost_unacknowledged;
 
-        owner_test::Opened m;
-        Status s = owner_test::open_owner(fs, "/data", *p, owner_small_segments(), &m);
-        REQUIRE_MESSAGE(s.ok(), s.error);
-        uint64_t k = m.log->recovery().last_sequence;
-        CHECK(k >= outcome.acknowledged);
-        CHECK(k <= outcome.submitted);
-        REQUIRE(k <= kOwnerEvents);
-        CHECK(dump(*m.owner->snapshot()) == expected[k]);
-        if (k > outcome.acknowledged) ++kept_unacknowledged;
-        if (k < outcome.submitted) ++lost_unacknowledged;
-
-        // The recovered module goes on: two more events, a clean close, recovery again.
-        for (uint64_t i = k + 1; i <= k + 2; ++i) {
-          owner_test::EventReply r = owner_test::call(*m.owner, owner_test::workload_call(*p, i));
-          REQUIRE(r.kind == owner_test::EventReply::Kind::Committed);
-          CHECK(r.sequence == i);
-        }
-        REQUIRE(m.owner->close() == "");
-        fs.crash();
-        owner_test::Opened again;
-        s = owner_test::open_owner(fs, "/data", *p, owner_small_segments(), &again);
-        REQUIRE_MESSAGE(s.ok(), s.error);
-        CHECK(again.log->recovery().last_sequence == k + 2);
-        CHECK(dump(*again.owner->snapshot()) == expected[k + 2]);
-        ++runs;
-      }
+    // The recovered module goes on: two more events, a clean close, recovery again.
+    for (uint64_t i = k + 1; i <= k + 2; ++i) {
+      owner_test::EventReply r = owner_test::call(*m.owner, owner_test::workload_call(*p, i));
+      REQUIRE(r.kind == owner_test::EventReply::Kind::Committed);
+      CHECK(r.sequence == i);
     }
-  }
+    REQUIRE(m.owner->close() == "");
+    fs.crash();
+    owner_test::Opened again;
+    s = owner_test::open_owner(fs, "/data", *p, owner_small_segments(), &again);
+    REQUIRE_MESSAGE(s.ok(), s.error);
+    CHECK(again.log->recovery().last_sequence == k + 2);
+    CHECK(dump(*again.owner->snapshot()) == expected[k + 2]);
+    ++runs;
+  });
   MESSAGE(runs << " owner crash runs over " << points << " fault points: " << kept_unacknowledged
                << " kept unacknowledged events whole, " << lost_unacknowledged << " lost unacknowledged events");
   CHECK(kept_unacknowledged > 0);

@@ -5,6 +5,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include "fault_support.h"
 #include "host/file_fault.h"
 #include "host/versions.h"
 #include "host_test_support.h"
@@ -323,71 +324,53 @@ TEST_CASE("every fault point of an upgrade: the old version or the new one, neve
   REQUIRE(full.upgrade_acknowledged);
   const uint64_t points = clean.points();
   REQUIRE(points > 30);
-  struct CrashMode {
-    uint64_t keep;
-    bool zeros;
-    int namespace_pick;
-  };
-  const Fault faults[] = {Fault::Fail, Fault::ShortWrite, Fault::Crash, Fault::TearCrash};
   const CrashMode crashes[] = {{0, false, 0}, {9, true, 0}, {1u << 20, false, 0}, {0, false, 1}, {0, false, 2}};
   int runs = 0, old_version = 0, new_version = 0;
-  for (uint64_t point = 0; point < points; ++point) {
-    for (Fault fault : faults) {
-      for (CrashMode crash : crashes) {
-        CAPTURE(point);
-        CAPTURE(static_cast<int>(fault));
-        CAPTURE(crash.keep);
-        CAPTURE(crash.namespace_pick);
-        FaultFileSystem fs;
-        fs.arm(point, fault);
-        Outcome outcome = run_workload(fs);
-        fs.crash(crash.keep, crash.zeros, crash.namespace_pick);
-
-        // Opened with the new source, not asking for an upgrade: the directory says which it is.
-        OpenedModule m;
-        VersionedReport r;
-        Status s = open_versioned(fs, "/data", base_options(), versioned("two", false), &m, &r);
-        REQUIRE_MESSAGE(s.ok(), s.error);
-        if (r.created) {  // the crash came before version 1's file was durable: nothing was
-          CHECK(outcome.acknowledged == 0);
-          REQUIRE(m.log->close().ok());
-          ++runs;
-          continue;
-        }
-        uint64_t k = m.report.last_sequence;
-        CHECK(k >= outcome.acknowledged);
-        CHECK(k <= outcome.submitted);
-        std::vector<VersionFile> history;
-        REQUIRE(read_versions(fs, "/data", &history).ok());
-        if (r.version == 2) {
-          ++new_version;
-          CHECK_FALSE(r.needs_upgrade);
-          REQUIRE(history.size() == 2);
-          uint64_t at = history[1].begins;
-          CHECK(at <= k);
-          CHECK(dump(*m.store) == reference(k, at));
-          REQUIRE(m.log->close().ok());
-        } else {
-          ++old_version;
-          REQUIRE(r.version == 1);
-          CHECK_FALSE(outcome.upgrade_acknowledged);  // an acknowledged upgrade is never undone
-          CHECK(r.needs_upgrade);
-          CHECK(history.size() == 1);  // a version file whose record never became durable is gone
-          CHECK(dump(*m.store) == reference(k, 0));
-          CHECK_FALSE(m.log);
-          // The upgrade, asked for again, goes through.
-          OpenedModule again;
-          s = open_versioned(fs, "/data", base_options(), versioned("two", true), &again, &r);
-          REQUIRE_MESSAGE(s.ok(), s.error);
-          CHECK(r.upgraded);
-          CHECK(r.version_begins == k + 1);
-          CHECK(dump(*again.store) == reference(k + 1, k + 1));
-          REQUIRE(again.log->close().ok());
-        }
-        ++runs;
-      }
+  at_every_fault(points, crashes, [&](FaultFileSystem& fs) { return run_workload(fs); },
+                 [&](FaultFileSystem& fs, const Outcome& outcome) {
+    // Opened with the new source, not asking for an upgrade: the directory says which it is.
+    OpenedModule m;
+    VersionedReport r;
+    Status s = open_versioned(fs, "/data", base_options(), versioned("two", false), &m, &r);
+    REQUIRE_MESSAGE(s.ok(), s.error);
+    if (r.created) {  // the crash came before version 1's file was durable: nothing was
+      CHECK(outcome.acknowledged == 0);
+      REQUIRE(m.log->close().ok());
+      ++runs;
+      return;
     }
-  }
+    uint64_t k = m.report.last_sequence;
+    CHECK(k >= outcome.acknowledged);
+    CHECK(k <= outcome.submitted);
+    std::vector<VersionFile> history;
+    REQUIRE(read_versions(fs, "/data", &history).ok());
+    if (r.version == 2) {
+      ++new_version;
+      CHECK_FALSE(r.needs_upgrade);
+      REQUIRE(history.size() == 2);
+      uint64_t at = history[1].begins;
+      CHECK(at <= k);
+      CHECK(dump(*m.store) == reference(k, at));
+      REQUIRE(m.log->close().ok());
+    } else {
+      ++old_version;
+      REQUIRE(r.version == 1);
+      CHECK_FALSE(outcome.upgrade_acknowledged);  // an acknowledged upgrade is never undone
+      CHECK(r.needs_upgrade);
+      CHECK(history.size() == 1);  // a version file whose record never became durable is gone
+      CHECK(dump(*m.store) == reference(k, 0));
+      CHECK_FALSE(m.log);
+      // The upgrade, asked for again, goes through.
+      OpenedModule again;
+      s = open_versioned(fs, "/data", base_options(), versioned("two", true), &again, &r);
+      REQUIRE_MESSAGE(s.ok(), s.error);
+      CHECK(r.upgraded);
+      CHECK(r.version_begins == k + 1);
+      CHECK(dump(*again.store) == reference(k + 1, k + 1));
+      REQUIRE(again.log->close().ok());
+    }
+    ++runs;
+  });
   MESSAGE(runs << " crash runs over " << points << " fault points: " << old_version << " at the old version, "
                << new_version << " at the new one");
   CHECK(old_version > 0);
