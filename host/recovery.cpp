@@ -209,12 +209,8 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
                                  std::to_string(options.version_at(r.sequence)) + " there");
         const VersionCode* next_code = nullptr;
         if (Status s = options.version_code(next, &next_code); !s.ok()) return s;
-        if (plan_upgrade(code->schema, next_code->schema, nullptr).schema_changed) {  // else the rows stay as they are
-          std::unique_ptr<rt::Store> upgraded;
-          if (Status s = transform_store(code->schema, next_code->schema, *store, &upgraded); !s.ok())
-            return Status::failure(at(path, offset) + "upgrading to version " + std::to_string(next) + ": " + s.error);
-          store = std::move(upgraded);
-        }
+        if (Status s = upgrade_store(code->schema, next_code->schema, &store); !s.ok())
+          return Status::failure(at(path, offset) + "upgrading to version " + std::to_string(next) + ": " + s.error);
         code = next_code;
         version = next;
         ++report->records_replayed;

@@ -348,6 +348,14 @@ Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& 
   return {};
 }
 
+Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store) {
+  if (!plan_upgrade(from, to, nullptr).schema_changed) return {};
+  std::unique_ptr<rt::Store> upgraded;
+  if (Status s = transform_store(from, to, **store, &upgraded); !s.ok()) return s;
+  *store = std::move(upgraded);
+  return {};
+}
+
 Status read_versions(FileSystem& fs, const std::string& dir, std::vector<VersionFile>* out) {
   out->clear();
   std::vector<std::string> names;
@@ -545,12 +553,8 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
       return Status::failure(dir + ": the version record of the upgrade to version " + std::to_string(next.number) +
                              " did not become durable: " +
                              (opened.log->poisoned() ? opened.log->poison_reason() : std::string("the log is closed")));
-    if (report->plan.schema_changed) {  // a code-only upgrade keeps the rows where they are
-      std::unique_ptr<rt::Store> upgraded;
-      if (Status s = transform_store(running_code->schema, options.code.schema, *opened.store, &upgraded); !s.ok())
-        return s;  // cannot happen: the plan was not refused
-      opened.store = std::move(upgraded);
-    }
+    if (Status s = upgrade_store(running_code->schema, options.code.schema, &opened.store); !s.ok())
+      return s;  // cannot happen: the plan was not refused
     opened.report.last_sequence = sequence;
     versions.push_back(std::move(next));
     report->upgraded = true;

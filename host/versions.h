@@ -95,6 +95,9 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
 // (or by `was`), added fields set to their default, unmatched old lists and fields left behind.
 // The plan between them must not be refused.
 Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, std::unique_ptr<rt::Store>* out);
+// The upgrade of a version's store, live and on replay: *store is replaced by transform_store's
+// when the schema changes; a code-only upgrade keeps the rows where they are.
+Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store);
 
 // ---- Opening a versioned directory ----
 

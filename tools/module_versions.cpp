@@ -1,8 +1,6 @@
 // tools/module_versions.cpp — see module_versions.h.
 #include "tools/module_versions.h"
 
-#include <bit>
-
 #include "host/host.h"
 #include "tools/compile_module.h"
 

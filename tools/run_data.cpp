@@ -102,11 +102,11 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   if (host::Status s = host::lock_data_dir(data.dir, "pure-run", &lock); !s.ok()) return data_error(data, s.error);
 
   // Replay runs each logged event as it ran: it committed within its budgets then, so none here
-  // (the memory budget no smaller than the default), and its printing is not shown again.
+  // (the memory budget no smaller than the default), and its printing is not shown again
+  // (replay_apply drops it).
   vm::RunOptions replay;
   replay.max_steps = INT64_MAX;
   replay.max_memory = std::max<uint64_t>(options.max_memory, vm::RunOptions{}.max_memory);
-  replay.write_output = [](std::string_view) {};
   replay.engine = options.engine;
 
   OutputGate* gate_ptr = nullptr;  // set before the log starts; the callback needs it

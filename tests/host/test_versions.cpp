@@ -109,9 +109,7 @@ std::string reference(uint64_t sequences, uint64_t upgrade_at) {
   uint64_t event = 1;
   for (uint64_t seq = 1; seq <= sequences; ++seq) {
     if (seq == upgrade_at) {
-      std::unique_ptr<rt::Store> next;
-      REQUIRE(transform_store(schema_v1(), schema_v2(), *store, &next).ok());
-      store = std::move(next);
+      REQUIRE(upgrade_store(schema_v1(), schema_v2(), &store).ok());
       continue;
     }
     Event e = workload_event(event++);
