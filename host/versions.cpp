@@ -522,6 +522,14 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
 
   OpenedModule opened;
   if (Status s = open_module(fs, dir, base, &opened); !s.ok()) {
+    // A directory whose state names this module by name was written under versions: its version
+    // files are gone (deleted or not restored with the rest), not from before versions.
+    if (report->adopted && s.error.find("module " + hex64(identity_for_module(options.module)) + ", not by this module") !=
+                               std::string::npos)
+      return Status::failure(dir + ": the state here was written under versions by module '" + options.module +
+                             "', but its version files (" + std::string(kVersionPrefix) +
+                             "*.src) are missing; nothing was changed: restore them (a backup of the directory "
+                             "has them) and start again\n  (" + s.error + ")");
     if (report->adopted && s.error.find("not by this module") != std::string::npos)
       return Status::failure(s.error + "\n  (this directory was written before data directories kept versions: run it "
                                        "once with the source that wrote it, which is then kept as version 1; after "

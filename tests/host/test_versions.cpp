@@ -316,6 +316,25 @@ TEST_CASE("versions on disk: upgrade, replay through both versions, refusals nam
   CHECK(s.error.find("was written in data format 2, and this build reads format 1") != std::string::npos);
 }
 
+TEST_CASE("a versioned directory whose version files are gone is refused as such, not as one from before versions") {
+  FaultFileSystem fs;
+  Outcome clean = run_workload(fs);
+  REQUIRE(clean.upgrade_acknowledged);
+  std::vector<VersionFile> history;
+  REQUIRE(read_versions(fs, "/data", &history).ok());
+  REQUIRE(history.size() == 2);
+  for (const VersionFile& v : history) REQUIRE(fs.unlink("/data/" + version_file_name(v.number)).ok());
+  OpenedModule m;
+  VersionedReport r;
+  Status s = open_versioned(fs, "/data", base_options(), versioned("two", false), &m, &r);
+  CHECK(s.error.find("/data: the state here was written under versions by module 'bank', but its version files "
+                     "(version-*.src) are missing; nothing was changed") == 0);
+  CHECK(s.error.find("run it once with the source that wrote it") == std::string::npos);
+  // Nothing was written: still no version files.
+  REQUIRE(read_versions(fs, "/data", &history).ok());
+  CHECK(history.empty());
+}
+
 TEST_CASE("every fault point of an upgrade: the old version or the new one, never a mix") {
   FaultFileSystem clean;
   Outcome full = run_workload(clean);
