@@ -11,8 +11,8 @@
 //     support scope, a text literal string.quoted.double from quote to quote, ...);
 //   - it sits inside exactly as many interpolations (meta.interpolation.pure) as the lexer nests it.
 // Between the lexer's tokens only white space and comments (comment.line.double-slash.pure) may be.
-// Then the scopes of chosen tokens in chosen examples (CHOSEN below), and that the grammar names
-// exactly the standard functions of frontend/builtins.def.
+// Then the scopes of chosen tokens in chosen examples (CHOSEN below), that the grammar names
+// exactly the standard functions of frontend/builtins.def, and editors/vscode's manifest.
 // Prints one line per failure and the plain closing line `N passed, N failed` (files).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -269,6 +269,48 @@ function checkBuiltins() {
     : [];
 }
 
+// editors/vscode is an extension VS Code can load: the language `pure` for `.pure` files, its
+// configuration (line comments, brackets, auto-closing pairs, regular expressions that compile),
+// and the grammar at the path and scope name the manifest gives.
+function checkExtension() {
+  const dir = path.join(root, "editors/vscode");
+  const failures = [];
+  const readJson = (rel) => {
+    try {
+      return JSON.parse(fs.readFileSync(path.join(dir, rel), "utf8"));
+    } catch (e) {
+      failures.push(`editors/vscode/${rel}: ${e.message}`);
+      return null;
+    }
+  };
+  const manifest = readJson("package.json");
+  if (!manifest) return failures;
+  const language = (manifest.contributes?.languages ?? []).find((l) => l.id === "pure");
+  const grammarEntry = (manifest.contributes?.grammars ?? []).find((g) => g.language === "pure");
+  if (!language) return [...failures, "editors/vscode/package.json: contributes no language 'pure'"];
+  if (!grammarEntry) return [...failures, "editors/vscode/package.json: contributes no grammar for 'pure'"];
+  if (!(language.extensions ?? []).includes(".pure")) failures.push("package.json: the language 'pure' does not claim '.pure'");
+  const grammar = readJson(grammarEntry.path);
+  if (grammar && (grammar.scopeName !== grammarEntry.scopeName || grammar.scopeName !== "source.pure"))
+    failures.push(`package.json: scope name ${grammarEntry.scopeName}, the grammar's is ${grammar.scopeName}`);
+  const config = language.configuration ? readJson(language.configuration) : null;
+  if (!config) return [...failures, "package.json: the language 'pure' has no readable configuration"];
+  if (config.comments?.lineComment !== "//") failures.push("language-configuration.json: the line comment is not '//'");
+  const pairs = (list) => (list ?? []).map((p) => (Array.isArray(p) ? p.join("") : p.open + p.close));
+  for (const pair of ["{}", "[]", "()"])
+    if (!pairs(config.brackets).includes(pair)) failures.push(`language-configuration.json: no bracket pair ${pair}`);
+  for (const pair of ["{}", "[]", "()", '""'])
+    if (!pairs(config.autoClosingPairs).includes(pair)) failures.push(`language-configuration.json: ${pair} does not auto-close`);
+  for (const [name, re] of [["wordPattern", config.wordPattern], ...Object.entries(config.indentationRules ?? {})]) {
+    try {
+      new RegExp(re);
+    } catch (e) {
+      failures.push(`language-configuration.json: ${name}: ${e.message}`);
+    }
+  }
+  return failures;
+}
+
 function examples(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
@@ -285,7 +327,8 @@ for (const file of files) {
   if (failures.length > 10) console.log(`FAIL ... and ${failures.length - 10} more in ${path.relative(root, file)}`);
   failures.length ? ++failed : ++passed;
 }
-for (const [name, failures] of [["chosen token scopes", checkChosen(loaded)], ["standard functions", checkBuiltins()]]) {
+for (const [name, failures] of [["chosen token scopes", checkChosen(loaded)], ["standard functions", checkBuiltins()],
+                                 ["the VS Code extension", checkExtension()]]) {
   for (const f of failures) console.log(`FAIL ${f}`);
   failures.length ? ++failed : ++passed;
   console.log(`${failures.length ? "failed" : "ok"}: ${name}`);
