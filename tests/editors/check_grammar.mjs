@@ -12,12 +12,14 @@
 //   - it sits inside exactly as many interpolations (meta.interpolation.pure) as the lexer nests it.
 // Between the lexer's tokens only white space and comments (comment.line.double-slash.pure) may be.
 // Then the scopes of chosen tokens in chosen examples (CHOSEN below), that the grammar names
-// exactly the standard functions of frontend/builtins.def, and editors/vscode's manifest.
+// exactly the standard functions of frontend/builtins.def, editors/vscode's manifest, and that
+// docs/images/editor_bank_ledger.svg is what editors/render_svg.mjs draws with the grammar now.
 // Prints one line per failure and the plain closing line `N passed, N failed` (files).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { loadGrammar, tokenize } from "../../editors/pure_tokens.mjs";
+import { renderSvg } from "../../editors/render_svg.mjs";
 
 const [dumpTokens, root, nodeModules] = process.argv.slice(2);
 if (!nodeModules) {
@@ -311,6 +313,17 @@ function checkExtension() {
   return failures;
 }
 
+// The picture in docs/tooling.md is what the grammar draws now (the command is in docs/tooling.md).
+const PICTURE = { svg: "docs/images/editor_bank_ledger.svg", source: "examples/bank_ledger.pure", first: 1, last: 33 };
+function checkPicture(loaded) {
+  const text = fs.readFileSync(path.join(root, PICTURE.source), "utf8");
+  const drawn = renderSvg(loaded, text, PICTURE.first, PICTURE.last);
+  const committed = fs.existsSync(path.join(root, PICTURE.svg)) ? fs.readFileSync(path.join(root, PICTURE.svg), "utf8") : null;
+  if (drawn === committed) return [];
+  return [`${PICTURE.svg} is ${committed === null ? "missing" : "not what the grammar draws now"}; make it again with ` +
+          `node editors/render_svg.mjs ${PICTURE.source} ${PICTURE.svg} ${PICTURE.first}-${PICTURE.last}`];
+}
+
 function examples(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
@@ -328,7 +341,7 @@ for (const file of files) {
   failures.length ? ++failed : ++passed;
 }
 for (const [name, failures] of [["chosen token scopes", checkChosen(loaded)], ["standard functions", checkBuiltins()],
-                                 ["the VS Code extension", checkExtension()]]) {
+                                 ["the VS Code extension", checkExtension()], ["the picture in docs", checkPicture(loaded)]]) {
   for (const f of failures) console.log(`FAIL ${f}`);
   failures.length ? ++failed : ++passed;
   console.log(`${failures.length ? "failed" : "ok"}: ${name}`);
