@@ -2,7 +2,7 @@
 //
 // Usage: node check_grammar.mjs PURE_DUMP_TOKENS REPO_ROOT NODE_MODULES
 //
-// Every examples/**/*.pure and this folder's edge_cases.pure is tokenised with the TextMate grammar
+// Every examples/**/*.pure, this folder's edge_cases.pure and every ```pure block of docs/*.md is tokenised with the TextMate grammar
 // (editors/pure_tokens.mjs) and with the real lexer (pure_dump_tokens, tests/editors/dump_tokens.cpp,
 // which also lexes each {interpolation} as the parser does). Checked for every lexer token:
 //   - the grammar has a token boundary at its start and its end (no grammar token straddles it);
@@ -17,6 +17,7 @@
 // Prints one line per failure and the plain closing line `N passed, N failed` (files).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { loadGrammar, tokenize } from "../../editors/pure_tokens.mjs";
 import { renderSvg } from "../../editors/render_svg.mjs";
@@ -89,12 +90,14 @@ function expectation(kind) {
 const interpolations = (scopes) => scopes.filter((s) => s === "meta.interpolation.pure").length;
 
 // The failures of one file.
-function checkFile(file, loaded) {
+// A docs snippet is checked from a file of its own: `label` names it and firstLine is its
+// first line in the document.
+function checkFile(file, loaded, label = path.relative(root, file), firstLine = 1) {
   const failures = [];
   const bytes = fs.readFileSync(file);
   const text = bytes.toString("utf8");
-  const rel = path.relative(root, file);
-  const lineOf = (offset) => bytes.subarray(0, offset).toString("utf8").split("\n").length;
+  const rel = label;
+  const lineOf = (offset) => bytes.subarray(0, offset).toString("utf8").split("\n").length + firstLine - 1;
   const fail = (offset, message) => failures.push(`${rel}:${lineOf(offset)}: ${message}`);
 
   const grammarTokens = tokenize(loaded, text);
@@ -215,6 +218,10 @@ const CHOSEN = [
   ["tests/editors/edge_cases.pure", "}.x}", "x", 1, "variable.other.property.pure"],
   ["tests/editors/edge_cases.pure", "let t =", "unclosed", 1, "string.quoted.double.pure"],
   ["tests/editors/edge_cases.pure", "let u =", "let", 1, "storage.type.let.pure"],
+  ["tests/editors/edge_cases.pure", "let w =", "{", 1, "invalid.illegal.unclosed-interpolation.pure"],
+  ["tests/editors/edge_cases.pure", "let w =", "e", 2, "string.quoted.double.pure"],
+  ["tests/editors/edge_cases.pure", "let w =", "+", 1, "string.quoted.double.pure"],  // up to the line's last quote
+  ["tests/editors/edge_cases.pure", "let w =", "// an", 1, "comment.line.double-slash.pure"],
   ["tests/editors/edge_cases.pure", "let u =", "<<", 1, "keyword.operator.bitwise.shift.pure"],
   ["tests/editors/edge_cases.pure", "let v =", "&&", 1, "invalid.illegal.operator.pure"],
   ["tests/editors/edge_cases.pure", "let v =", "!", 1, "invalid.illegal.operator.pure"],
@@ -331,13 +338,34 @@ function examples(dir) {
   }).sort();
 }
 
+// The ```pure blocks of docs/*.md, each written to a file of its own: [{ file, label, firstLine }].
+function docSnippets() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pure-editors-"));
+  process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  const snippets = [];
+  for (const name of fs.readdirSync(path.join(root, "docs")).filter((n) => n.endsWith(".md")).sort()) {
+    const doc = fs.readFileSync(path.join(root, "docs", name), "utf8");
+    for (const m of doc.matchAll(/^```pure\n([\s\S]*?)^```/gm)) {
+      const firstLine = doc.slice(0, m.index).split("\n").length + 1;
+      const file = path.join(dir, `${snippets.length}.pure`);
+      fs.writeFileSync(file, m[1]);
+      snippets.push({ file, label: `docs/${name} (a pure block)`, firstLine });
+    }
+  }
+  return snippets;
+}
+
 const loaded = await loadGrammar(nodeModules);
-const files = [...examples(path.join(root, "examples")), path.join(root, "tests/editors/edge_cases.pure")];
-let passed = 0, failed = 0;
-for (const file of files) {
-  const failures = checkFile(file, loaded);
+const files = [...examples(path.join(root, "examples")), path.join(root, "tests/editors/edge_cases.pure")]
+  .map((file) => ({ file, label: path.relative(root, file), firstLine: 1 }));
+const snippets = docSnippets();
+if (snippets.length === 0) console.log("FAIL docs/*.md: no ```pure block found");
+files.push(...snippets);
+let passed = 0, failed = snippets.length ? 0 : 1;
+for (const { file, label, firstLine } of files) {
+  const failures = checkFile(file, loaded, label, firstLine);
   for (const f of failures.slice(0, 10)) console.log(`FAIL ${f}`);
-  if (failures.length > 10) console.log(`FAIL ... and ${failures.length - 10} more in ${path.relative(root, file)}`);
+  if (failures.length > 10) console.log(`FAIL ... and ${failures.length - 10} more in ${label}`);
   failures.length ? ++failed : ++passed;
 }
 for (const [name, failures] of [["chosen token scopes", checkChosen(loaded)], ["standard functions", checkBuiltins()],
@@ -346,6 +374,7 @@ for (const [name, failures] of [["chosen token scopes", checkChosen(loaded)], ["
   failures.length ? ++failed : ++passed;
   console.log(`${failures.length ? "failed" : "ok"}: ${name}`);
 }
-console.log(`${files.length} files tokenised and compared with the lexer, ${CHOSEN.length} chosen tokens`);
+console.log(`${files.length - snippets.length} files and ${snippets.length} docs snippets tokenised and compared ` +
+            `with the lexer, ${CHOSEN.length} chosen tokens`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
