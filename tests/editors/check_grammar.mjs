@@ -2,7 +2,8 @@
 //
 // Usage: node check_grammar.mjs PURE_DUMP_TOKENS REPO_ROOT NODE_MODULES
 //
-// Every examples/**/*.pure, this folder's edge_cases.pure and every ```pure block of docs/*.md is tokenised with the TextMate grammar
+// Every examples/**/*.pure, this folder's edge_cases.pure, every ```pure block of docs/*.md and
+// 300 seeded mutations of the examples are tokenised with the TextMate grammar
 // (editors/pure_tokens.mjs) and with the real lexer (pure_dump_tokens, tests/editors/dump_tokens.cpp,
 // which also lexes each {interpolation} as the parser does). Checked for every lexer token:
 //   - the grammar has a token boundary at its start and its end (no grammar token straddles it);
@@ -82,7 +83,8 @@ function expectation(kind) {
     case "text": return has("string.quoted.double.pure");
     case "interp{": return has("punctuation.section.interpolation.begin.pure");
     case "interp}": return has("punctuation.section.interpolation.end.pure");
-    case "error": return some(/^(invalid\.illegal|string)\./);  // a bad byte, or an unclosed literal
+    // a bad byte, C's && || !, a malformed number; an unclosed text; a number out of range
+    case "error": return some(/^(invalid\.illegal|string|constant\.numeric)\./);
   }
   return [() => false, `a known token kind (the lexer gave '${kind}')`];
 }
@@ -211,6 +213,13 @@ const CHOSEN = [
   ["tests/editors/edge_cases.pure", "let a =", "1_000_000", 1, "constant.numeric.integer.pure"],
   ["tests/editors/edge_cases.pure", "let b =", "2.5e-3", 1, "constant.numeric.float.pure"],
   ["tests/editors/edge_cases.pure", "let b =", "1_0.2_5", 1, "constant.numeric.float.pure"],
+  ["tests/editors/edge_cases.pure", "let n =", "0xFG", 1, "invalid.illegal.number.pure"],
+  ["tests/editors/edge_cases.pure", "1e +", "1e", 1, "invalid.illegal.number.pure"],
+  ["tests/editors/edge_cases.pure", "let n =", "0x1_F", 1, "constant.numeric.hex.pure"],
+  ["tests/editors/edge_cases.pure", "let n =", "é", 1, "invalid.illegal.character.pure"],
+  ["tests/editors/edge_cases.pure", "let e =", "\\u{D55C&}", 1, "invalid.illegal.escape.pure"],
+  ["tests/editors/edge_cases.pure", "let e =", "\\q", 1, "invalid.illegal.escape.pure"],
+  ["tests/editors/edge_cases.pure", "let e =", "if", 1, "keyword.control.pure"],
   ["tests/editors/edge_cases.pure", "let s =", "x}", 1, "string.quoted.double.pure"],
   ["tests/editors/edge_cases.pure", "let s =", "x}", 1, "meta.embedded.line.pure"],
   ["tests/editors/edge_cases.pure", "{ x: 1 }", "{", 1, "punctuation.section.braces.begin.pure"],
@@ -269,7 +278,7 @@ function checkBuiltins() {
   const wanted = [...def.matchAll(/^PURE_BUILTIN\(\s*\w+,\s*"(\w+)",\s*function,/gm)].map((m) => m[1]).sort();
   const grammar = JSON.parse(fs.readFileSync(path.join(root, "editors/vscode/syntaxes/pure.tmLanguage.json"), "utf8"));
   const rule = grammar.repository.call.patterns.find((p) => p.name === "support.function.builtin.pure");
-  const named = rule.match.match(/^\\b\(([\w|]+)\)/)[1].split("|").sort();
+  const named = rule.match.match(/\(([a-z0-9_|]+)\)/)[1].split("|").sort();
   const missing = wanted.filter((n) => !named.includes(n)), extra = named.filter((n) => !wanted.includes(n));
   if (wanted.length === 0) return ["frontend/builtins.def: no `function` rows found"];
   return missing.length || extra.length
@@ -355,12 +364,47 @@ function docSnippets() {
   return snippets;
 }
 
+// Seeded mutations of the examples: 1 to 3 characters inserted, deleted or replaced (by ones the
+// lexer treats specially), so that the grammar agrees with the lexer on broken code too, as an
+// editor shows it while one types. Each is written to a file of its own; a failure names the
+// example, the mutant's number and the seed.
+const MUTATION_SEED = 38, MUTANTS = 300, MUTATION_CHARS = '"{}\\/ \n\t!&|.0_xe9-+<>=:;()[]#@éu';
+function mutants(sources) {
+  let state = MUTATION_SEED;
+  const random = () => {  // mulberry32
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = (n) => Math.floor(random() * n);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pure-editors-mutants-"));
+  process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  const out = [];
+  for (let k = 0; k < MUTANTS; ++k) {
+    const source = sources[pick(sources.length)];
+    let text = fs.readFileSync(source, "utf8");
+    for (let edits = 1 + pick(3); edits > 0; --edits) {
+      const at = pick(text.length + 1), unit = text.charCodeAt(at);
+      if (unit >= 0xd800 && unit <= 0xdfff) continue;  // never split a surrogate pair
+      const c = MUTATION_CHARS[pick(MUTATION_CHARS.length)], how = random();
+      text = text.slice(0, at) + (how < 0.8 ? c : "") + text.slice(how < 0.5 ? at : at + 1);
+    }
+    const file = path.join(dir, `${k}.pure`);
+    fs.writeFileSync(file, text);
+    out.push({ file, label: `${path.relative(root, source)} mutant ${k} (seed ${MUTATION_SEED})`, firstLine: 1 });
+  }
+  return out;
+}
+
 const loaded = await loadGrammar(nodeModules);
 const files = [...examples(path.join(root, "examples")), path.join(root, "tests/editors/edge_cases.pure")]
   .map((file) => ({ file, label: path.relative(root, file), firstLine: 1 }));
 const snippets = docSnippets();
 if (snippets.length === 0) console.log("FAIL docs/*.md: no ```pure block found");
-files.push(...snippets);
+const broken = mutants(files.map(({ file }) => file).filter((f) => f.startsWith(path.join(root, "examples"))));
+files.push(...snippets, ...broken);
 let passed = 0, failed = snippets.length ? 0 : 1;
 for (const { file, label, firstLine } of files) {
   const failures = checkFile(file, loaded, label, firstLine);
@@ -374,7 +418,7 @@ for (const [name, failures] of [["chosen token scopes", checkChosen(loaded)], ["
   failures.length ? ++failed : ++passed;
   console.log(`${failures.length ? "failed" : "ok"}: ${name}`);
 }
-console.log(`${files.length - snippets.length} files and ${snippets.length} docs snippets tokenised and compared ` +
-            `with the lexer, ${CHOSEN.length} chosen tokens`);
+console.log(`${files.length - snippets.length - broken.length} files, ${snippets.length} docs snippets and ` +
+            `${broken.length} mutants tokenised and compared with the lexer, ${CHOSEN.length} chosen tokens`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

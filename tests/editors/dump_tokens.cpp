@@ -27,15 +27,19 @@ void emit(int depth, const std::string& kind, uint32_t begin, uint32_t end) {
 
 void dump_range(const pure::Source& src, pure::Diagnostics& diags, uint32_t begin, uint32_t end, int depth);
 
-// The {expression} parts of one text literal, found as the parser finds them: an escape (and
-// `\u{HEX}` whole) is skipped; inside {...} braces nest and a nested literal's quotes hide braces.
+// The {expression} parts of one text literal, found as the parser finds them (parser.cpp,
+// text_literal): an escape is skipped; inside {...} braces nest and a nested literal's quotes hide
+// braces.
 void dump_interpolations(const pure::Source& src, pure::Diagnostics& diags, uint32_t body, const std::string& raw,
                          int depth) {
   for (size_t i = 0; i < raw.size(); ++i) {
     if (raw[i] == '\\') {
-      if (i + 2 < raw.size() && raw[i + 1] == 'u' && raw[i + 2] == '{') {
-        size_t close = raw.find('}', i);
-        i = close == std::string::npos ? raw.size() : close;
+      // as the parser's escape(): `\u{` with 1 to 6 characters and a '}' is skipped whole (an
+      // error if they are not hex digits); any other escape, `\u` included, is two bytes
+      size_t close = raw.find('}', i);
+      if (i + 2 < raw.size() && raw[i + 1] == 'u' && raw[i + 2] == '{' && close != std::string::npos &&
+          close - i - 3 <= 6 && close != i + 3) {
+        i = close;
       } else {
         ++i;
       }
@@ -83,11 +87,16 @@ void dump_range(const pure::Source& src, pure::Diagnostics& diags, uint32_t begi
     switch (t.kind) {
       case pure::Tok::End: return;
       case pure::Tok::Error: {
-        // An error token keeps no length: it ends at the first place from which white space and
-        // comments lead to the next token (an unclosed text's trailing "// ..." counts as a comment).
+        // An error token keeps no length. A text not closed on its line runs to the line's end;
+        // any other ends at the first place from which white space and comments lead to the next
+        // token (it holds neither).
         uint32_t next = k + 1 < tokens.size() && tokens[k + 1].kind != pure::Tok::End ? tokens[k + 1].loc.offset : end;
         uint32_t stop = at + 1;
-        while (stop < next && skip_space_and_comments(src.text(), stop, end) < next) ++stop;
+        if (src.text()[at] == '"') {
+          while (stop < end && src.text()[stop] != '\n') ++stop;
+        } else {
+          while (stop < next && skip_space_and_comments(src.text(), stop, end) < next) ++stop;
+        }
         emit(depth, "error", at, stop);
         break;
       }
