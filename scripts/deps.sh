@@ -13,6 +13,8 @@ packages+=(libssl-dev openssl curl)
 # the console's browser test (tests/console): Debian's chromium, driven headless through its chromedriver; a font for
 # the screenshots (about 40 s to install; the test is skipped without them)
 packages+=(chromium chromium-driver fonts-dejavu-core)
+# pure-lsp's editor test (tests/lsp/test_neovim.py): Debian's Neovim, headless, with its built-in LSP client
+packages+=(neovim)
 # the x86-64 JIT: LLVM 19 linked statically (libzstd-dev for its link interface) with lld
 if [[ $(uname -m) == x86_64 ]]; then packages+=(llvm-19-dev libzstd-dev lld); fi
 if [[ "${1:-}" == "--bench" ]]; then packages+=(lua5.4 luajit libsqlite3-dev valgrind); fi
