@@ -516,6 +516,14 @@ struct Document::Impl {
     }
   }
 
+  // The type of a local's key (null when the key is not a local of a known function).
+  const pure::Type* local_type(const Key& k) const {
+    const Module& m = checked.module;
+    if (k.kind != Key::Local || k.a < 0 || k.a >= static_cast<int>(m.funcs.size())) return nullptr;
+    const FuncDecl& f = m.funcs[k.a];
+    return k.b >= 0 && k.b < static_cast<int>(f.locals.size()) ? f.locals[k.b].type : nullptr;
+  }
+
   int enclosing_function(uint32_t offset) const {
     for (size_t i = 0; i < func_spans.size(); ++i)
       if (offset >= func_spans[i].first && offset < func_spans[i].second) return static_cast<int>(i);
@@ -677,7 +685,7 @@ std::vector<Completion> Document::completion(Position pos) const {
     for (const Occurrence& o : im.occ)
       if (o.is_declaration && o.key.kind == Key::Local && o.key.a == fi && o.begin < offset &&
           t.compare(o.begin, o.end - o.begin, name) == 0 && name.size() == o.end - o.begin)
-        found = m.funcs[fi].locals[o.key.b].type;
+        found = im.local_type(o.key);
     return found;
   };
 
@@ -691,8 +699,8 @@ std::vector<Completion> Document::completion(Position pos) const {
     // what the tree says is at the dot (a complete `x.f`), else what the name is
     const pure::Type* type = nullptr;
     if (const Occurrence* o = im.at(name_end); o && o->end == name_end) {
-      if (o->key.kind == Key::Local) type = m.funcs[o->key.a].locals[o->key.b].type;
-      else if (o->key.kind == Key::List) type = m.lists[o->key.a].resolved;
+      if (o->key.kind == Key::Local) type = im.local_type(o->key);
+      else if (o->key.kind == Key::List && o->key.a < static_cast<int>(m.lists.size())) type = m.lists[o->key.a].resolved;
       else if (o->key.kind == Key::Field && o->key.owner) {
         int i = o->key.owner->field_index(o->key.name);
         if (i >= 0) type = o->key.owner->fields[i].type;
@@ -724,7 +732,7 @@ std::vector<Completion> Document::completion(Position pos) const {
     std::map<std::string, const pure::Type*> seen;  // the latest declaration of each name before the cursor
     for (const Occurrence& o : im.occ)
       if (o.is_declaration && o.key.kind == Key::Local && o.key.a == fi && o.begin < word)
-        seen[t.substr(o.begin, o.end - o.begin)] = m.funcs[fi].locals[o.key.b].type;
+        seen[t.substr(o.begin, o.end - o.begin)] = im.local_type(o.key);
     for (const auto& [name, type] : seen) out.push_back({name, type_name(type), CompletionKind::Variable});
   }
   return out;

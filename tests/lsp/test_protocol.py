@@ -312,6 +312,20 @@ class Robustness(Base):
         c.notify("textDocument/didChange", {"textDocument": {"uri": URI}, "contentChanges": 3})
         c.notify("textDocument/didOpen", [1, 2])
         self.alive()
+        # a lone surrogate cannot become UTF-8: the message is refused as JSON, the document kept
+        c.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 2},
+                                            "contentChanges": [{"text": "fn main() { print(\"\udc00\") }\n"}]})
+        self.assertEqual(c.receive()["error"]["code"], -32700)
+        self.assertIn("let before: int", c.at("textDocument/hover", URI, *pos(FIXTURE, "before"))["contents"]["value"])
+        # texts the frontend refuses or that end anywhere: NUL bytes, an unclosed string, nesting
+        # past the parser's limit, emoji alone
+        for version, text in enumerate(("fn main() {\0 let\0", "fn main() { print(\"abc",
+                                        "fn main() { let x = " + "(" * 5000 + "\n", "\U0001F600" * 3), start=2):
+            self.assertTrue(c.change(URI, text, version), text[:40])
+            c.at("textDocument/hover", URI, 0, 14)
+            c.at("textDocument/completion", URI, 0, 3)
+        c.change(URI, FIXTURE, 10)
+        self.alive()
         # positions outside the document, negative, huge, not integers
         for line, char in ((0, 10**6), (10**6, 0), (2**40, 2**40), (len(FIXTURE.split("\n")), 0)):
             for method in ("textDocument/hover", "textDocument/definition", "textDocument/completion", "textDocument/references"):
