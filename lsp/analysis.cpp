@@ -49,35 +49,43 @@ const char* const kKeywords[] = {
 #undef X
 };
 
-// Signatures of the standard functions and methods whose type rule is code (builtins.def's "*"),
-// as a user reads them.
-const std::map<std::string, std::string>& generic_signatures() {
+// Signatures of the standard functions and list methods whose type rule is code (builtins.def's
+// "*"), as docs/language.md gives them.
+const std::map<std::string, std::string>& generic_functions() {
   static const std::map<std::string, std::string> m = {
       {"print", "print(value)"},
       {"write", "write(value)"},
-      {"input", "input() -> text  (a line of standard input; the outcome tells end of input)"},
-      {"num", "num(value: int | text) -> num"},
-      {"int", "int(value: num | text) -> int"},
-      {"text", "text(value) -> text"},
+      {"input", "input() -> text"},
+      {"num", "num(x: int | num) -> num"},
+      {"int", "int(x: num | bool | int) -> int"},
+      {"text", "text(x: int | num | bool | text | list) -> text"},
       {"abs", "abs(x: int | num) -> int | num"},
-      {"min", "min(a, b) -> the same type"},
-      {"max", "max(a, b) -> the same type"},
-      {"repeat", "repeat(s: text, n: int) -> text"},
-      {"push", "list.push(row)"},
-      {"pop", "list.pop() -> row"},
-      {"has", "list.has(key) -> bool"},
-      {"remove", "list.remove(key)"},
-      {"first", "list.first() -> row"},
-      {"last", "list.last() -> row"},
-      {"range", "list.range(from, to) -> slice"},
+      {"min", "min(a, b) -> int | num | text"},
+      {"max", "max(a, b) -> int | num | text"},
+      {"repeat", "repeat(value, n: int) -> seq"},
+  };
+  return m;
+}
+
+const std::map<std::string, std::string>& generic_list_methods() {
+  static const std::map<std::string, std::string> m = {
+      {"push", "list.push(item)"},
+      {"pop", "list.pop() -> the element"},
+      {"has", "list.has(key...) -> bool"},
+      {"remove", "list.remove(key...) -> bool"},
+      {"first", "list.first() -> the element"},
+      {"last", "list.last() -> the element"},
+      {"range", "list.range(lo: int, hi: int) -> a slice"},
       {"sort", "list.sort()"},
       {"sort_by", "list.sort_by(field)"},
-      {"sum", "list.sum(field) -> int | num"},
+      {"sum", "list.sum([field]) -> int | num"},
+      {"min", "list.min([field]) -> the element or field type"},
+      {"max", "list.max([field]) -> the element or field type"},
       {"clear", "list.clear()"},
       {"reverse", "list.reverse()"},
       {"contains", "list.contains(value) -> bool"},
       {"join", "list.join(separator: text) -> text"},
-      {"get", "list.get(key) -> row, else"},
+      {"get", "list.get(key...) -> the row item"},
   };
   return m;
 }
@@ -97,11 +105,9 @@ std::string builtin_signature(int id) {
   const BuiltinInfo& info = builtin_info(static_cast<Builtin>(id));
   std::string prefix = info.kind == BuiltinKind::TextMethod ? "text." : info.kind == BuiltinKind::ListMethod ? "list." : "";
   if (!info.has_signature()) {
-    auto it = generic_signatures().find(info.name);
-    if (it != generic_signatures().end()) {
-      if (info.kind == BuiltinKind::ListMethod || it->second.rfind("list.", 0) != 0) return it->second;
-    }
-    return prefix + info.name + "(...)";
+    const auto& table = info.kind == BuiltinKind::ListMethod ? generic_list_methods() : generic_functions();
+    auto it = table.find(info.name);
+    return it != table.end() ? it->second : prefix + info.name + "(...)";
   }
   std::string s = prefix + info.name + "(";
   for (const char* a = info.args; *a; ++a) {

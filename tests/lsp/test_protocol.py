@@ -200,6 +200,9 @@ class Features(Base):
         self.assertIn("type Point { x: int, y: int }", self.hover("Point", 1))
         self.assertIn("const LIMIT: int = 10", self.hover("LIMIT", 1))
         self.assertIn("text.len() -> int", self.hover("len()"))
+        self.assertIn("text.words() -> seq text", self.hover("words()"))
+        self.assertIn("print(value)", self.hover("print(\"{norm"))
+        self.assertIn("num(x: int | num) -> num", self.hover("num(stock"))
         self.assertIn("let w: text", self.hover("{w}", 0, 1))
         self.assertIn("let i: int", self.hover("for i", 0, 4))
         self.assertIsNone(self.hover("fn main"))  # a keyword
