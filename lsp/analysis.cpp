@@ -333,6 +333,13 @@ struct Document::Impl {
         if (!e.text.empty()) {
           if (int ti = find_type(e.text); ti >= 0) add_named(e.loc.offset, e.text, {Key::Type, ti});
         }
+        // the field names as written: the checker has cleared field_names, their places remain
+        if (e.type && e.type->kind == TypeKind::Item)
+          for (const Loc& at : e.field_locs) {
+            uint32_t end = ident_end(at.offset);
+            std::string name = text().substr(at.offset, end - at.offset);
+            if (e.type->field_index(name) >= 0) add(at.offset, end, {Key::Field, -1, -1, e.type, name});
+          }
         break;
       case ExprKind::NewList:
         walk_type(e.type_expr.get(), nullptr);

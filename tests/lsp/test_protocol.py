@@ -235,6 +235,13 @@ class Features(Base):
         self.assertEqual(len(refs), 3)
         qty = self.client.at("textDocument/references", URI, *pos(FIXTURE, "qty", 2), context={"includeDeclaration": True})
         self.assertEqual([r["range"] for r in qty], [rng(FIXTURE, "qty", n) for n in range(4)])
+        # a field: its declaration, its uses after '.', and its name in an item literal
+        xs = self.client.at("textDocument/references", URI, *pos(FIXTURE, "x: 3"), context={"includeDeclaration": True})
+        self.assertEqual([(r["range"]["start"]["line"], r["range"]["start"]["character"]) for r in xs],
+                         [pos(FIXTURE, "x: int"), pos(FIXTURE, "p.x * p.x", 0, 2), pos(FIXTURE, "p.x * p.x", 0, 8),
+                          pos(FIXTURE, "x: 3")])
+        self.assertIn("field x: int", self.hover("x: 3"))
+        self.assertEqual(self.definition("y: 4")["range"], rng(FIXTURE, "y", 1))
         edit = self.client.at("textDocument/rename", URI, *pos(FIXTURE, "total", 3), newName="sum2")
         self.assertEqual(sorted((e["range"]["start"]["line"], e["range"]["start"]["character"]) for e in edit["changes"][URI]),
                          sorted(pos(FIXTURE, "total", n) for n in range(4)))
