@@ -14,6 +14,14 @@ inline constexpr uint32_t kExpressionHeight = 1000;  // tallest expression tree 
 inline constexpr size_t kErrorsShown = 20;           // diagnostics printed per run
 inline constexpr size_t kErrorsBeforeAbort = 200;    // the checker stops after this many
 
+// pure-lsp (lsp/server.cpp). One JSON-RPC message from an editor holds at most a whole document and
+// its framing; a Content-Length past this is refused before anything is allocated for it, so a
+// broken or hostile client cannot make the server reserve gigabytes. 64 MiB is far above any source
+// file the frontend handles in an editor's time.
+inline constexpr size_t kLspMessageBytes = size_t{64} << 20;
+// Header lines of one message (Content-Length, Content-Type): a longer line is not a header.
+inline constexpr size_t kLspHeaderLine = 4096;
+
 // Bytecode. Slot and loop numbers are 16-bit instruction operands.
 inline constexpr uint32_t kFrameSlots = 60000;       // frame + call area of one function
 inline constexpr uint32_t kLoopsPerFunction = 65534; // loop ids fit below 0xFFFF (no loop, while loading)

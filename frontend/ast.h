@@ -61,7 +61,8 @@ struct Expr {
   std::string text;                     // Name / Call / Method / Field name, Text literal bytes, op
   int op = 0;                           // Tok of Unary/Binary
   std::vector<ExprPtr> args;
-  std::vector<std::string> field_names; // ItemLit
+  std::vector<std::string> field_names; // ItemLit (the checker clears them once it has put args in field order)
+  std::vector<Loc> field_locs;          // ItemLit: where each field name is written, in the source's order (for tools)
   TypeExprPtr type_expr;                // NewList, or ItemLit with a type name (name in text)
 
   // Filled by the checker.

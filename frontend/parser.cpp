@@ -840,6 +840,7 @@ class Parser {
     bool saved = no_item_literal_;
     no_item_literal_ = false;
     while (!at(Tok::RBrace) && !at(Tok::End) && !panic_) {
+      e->field_locs.push_back(peek().loc);
       e->field_names.push_back(expect_name("a field name"));
       expect(Tok::Colon, "after the field name");
       e->args.push_back(expression());

@@ -17,6 +17,8 @@ packages+=(chromium chromium-driver fonts-dejavu-core)
 # folder (tests/editors/npm_setup.sh); a node package that brings its own npm needs no Debian npm beside it
 packages+=(nodejs)
 if ! command -v npm >/dev/null; then packages+=(npm); fi
+# pure-lsp's editor test (tests/lsp/test_neovim.py): Debian's Neovim, headless, with its built-in LSP client
+packages+=(neovim)
 # the x86-64 JIT: LLVM 19 linked statically (libzstd-dev for its link interface) with lld
 if [[ $(uname -m) == x86_64 ]]; then packages+=(llvm-19-dev libzstd-dev lld); fi
 if [[ "${1:-}" == "--bench" ]]; then packages+=(lua5.4 luajit libsqlite3-dev valgrind); fi

@@ -1,0 +1,79 @@
+// lsp/analysis.h — what the language server knows about one open document: the frontend's
+// diagnostics (and the lowering's limit errors, as `pure-run --check` reports them), and an index
+// of every name in the checked tree (declarations, uses, their types) for hover, definition,
+// references, rename, symbols and completion. Positions are LSP positions: 0-based lines and
+// UTF-16 code units. Depends on frontend/ and ir/ (public headers), no JSON.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pure::lsp {
+
+struct Position {
+  uint32_t line = 0;
+  uint32_t character = 0;  // UTF-16 code units
+};
+
+struct Range {
+  Position start, end;
+};
+
+struct Diag {
+  Range range;
+  std::string message;  // the message, then "hint: ..." on its own line when there is a hint
+};
+
+// LSP's SymbolKind numbers for the kinds Pure has.
+enum class SymbolKind : int { Field = 8, Function = 12, Variable = 13, Constant = 14, Struct = 23, Event = 24, Array = 18 };
+
+struct Symbol {
+  std::string name;
+  std::string detail;  // a signature or a type
+  SymbolKind kind = SymbolKind::Function;
+  Range range;            // the declaration, from its keyword
+  Range selection;        // its name
+  std::vector<Symbol> children;  // fields of a type or stored list
+};
+
+// LSP's CompletionItemKind numbers.
+enum class CompletionKind : int { Method = 2, Function = 3, Field = 5, Variable = 6, Keyword = 14, Struct = 22, Constant = 21, Event = 23 };
+
+struct Completion {
+  std::string label;
+  std::string detail;
+  CompletionKind kind = CompletionKind::Keyword;
+};
+
+class Document {
+ public:
+  // Parses and checks text (the document at path, for messages) and indexes it. Never throws.
+  Document(std::string path, std::string text);
+  ~Document();
+  Document(const Document&) = delete;
+  Document& operator=(const Document&) = delete;
+
+  const std::vector<Diag>& diagnostics() const;
+  // Markdown for the name at pos, or empty.
+  std::string hover(Position pos) const;
+  // The declaration of the name at pos; false when there is none (a keyword, a standard function).
+  bool definition(Position pos, Range& out) const;
+  // Every occurrence of the name at pos, its declaration first when it has one.
+  std::vector<Range> references(Position pos) const;
+  // The ranges to replace to rename the local variable or parameter at pos; *error says why not.
+  std::vector<Range> rename(Position pos, const std::string& new_name, std::string* error) const;
+  std::vector<Symbol> symbols() const;
+  std::vector<Completion> completion(Position pos) const;
+
+  // Offsets and positions of this document's text (a position past a line's end clamps to it).
+  uint32_t offset_of(Position pos) const;
+  Position position_of(uint32_t offset) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pure::lsp
