@@ -63,6 +63,7 @@ struct Expr {
   std::vector<ExprPtr> args;
   std::vector<std::string> field_names; // ItemLit
   TypeExprPtr type_expr;                // NewList, or ItemLit with a type name (name in text)
+  enum Order : uint8_t { Unordered, Asc, Desc } order = Unordered;  // `field desc`: a sort key (an argument)
 
   // Filled by the checker.
   const Type* type = nullptr;
@@ -176,6 +177,7 @@ struct Module {
   std::vector<ItemDecl> types;
   std::vector<ListDecl> lists;
   std::vector<FuncDecl> funcs;
+  std::vector<std::string> unparsed_funcs;  // functions whose header did not parse (not in funcs)
   int main_index = -1;
 };
 

@@ -1,6 +1,8 @@
 // frontend/checker_builtins.cpp — calls: the arguments of a call of a declared function, and the
 // type rules of the standard functions and of the text and list methods: their signatures from
 // the table frontend/builtins.def, and code for the generic ones.
+#include <algorithm>
+
 #include "frontend/checker_internal.h"
 
 namespace pure::checker {
@@ -48,6 +50,8 @@ const Type* Checker::check_call(Expr& e) {
     error(e.loc, "'" + e.text + "' is not a function");
     return tt_.error();
   }
+  // Declared, but its header did not parse: that error is already reported.
+  if (std::find(m_.unparsed_funcs.begin(), m_.unparsed_funcs.end(), e.text) != m_.unparsed_funcs.end()) return tt_.error();
   std::vector<std::string> names;
   for (auto& [n, i] : func_index_) names.push_back(n);
   for (int i = 0; i < static_cast<int>(kFirstTextMethod); ++i) names.push_back(builtin_name(static_cast<Builtin>(i)));
@@ -240,6 +244,37 @@ int Checker::field_argument(Expr& e, const Type* list, const std::string& what) 
   return i;
 }
 
+// sort_by(k1, k2 desc, ...): each key a field, the first compared first; a field at most once.
+void Checker::sort_keys(Expr& e, const Type* list) {
+  if (e.args.size() < 2) {
+    error(e.loc, "'.sort_by' takes the fields to sort by, e.g. '.sort_by(score desc, name)'");
+    return;
+  }
+  const Type* item = list->element;
+  std::vector<int> seen;
+  for (size_t k = 1; k < e.args.size(); ++k) {
+    Expr& a = *e.args[k];
+    if (a.kind != ExprKind::Name) {
+      error(a.loc, "a key of '.sort_by' is the name of a field, optionally followed by 'desc'",
+            "e.g. '.sort_by(score desc, name)'");
+      continue;
+    }
+    int i = item->field_index(a.text);
+    if (i < 0) {
+      std::vector<std::string> names;
+      for (auto& f : item->fields) names.push_back(f.name);
+      error(a.loc, "the items have no field '" + a.text + "'", suggest(a.text, names));
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), i) != seen.end())
+      error(a.loc, "field '" + a.text + "' is already a key of this sort");
+    seen.push_back(i);
+    a.type = item->fields[i].type;
+    a.int_value = i;
+    if (k == 1) e.int_value = i;
+  }
+}
+
 const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
   std::string what = std::string("'.") + builtin_name(b) + "'";
   bool seq = lt->kind == TypeKind::Seq;
@@ -306,7 +341,7 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
     case Builtin::LSortBy:
       if (!seq_only()) return tt_.void_type();
       if (!items) { error(e.loc, "'.sort_by(field)' is for lists of items; use '.sort()'"); return tt_.void_type(); }
-      field_argument(e, lt, what);
+      sort_keys(e, lt);
       return tt_.void_type();
     case Builtin::LSum: case Builtin::LMin: case Builtin::LMax: {
       const Type* t = elem;

@@ -504,7 +504,10 @@ uint32_t TreeLowerer::list_method(const Expr& e, Builtin b, int64_t dst) {
         (b == Builtin::LSortBy || b == Builtin::LSum || b == Builtin::LMin || b == Builtin::LMax) &&
         list.type->element->kind == TypeKind::Item) {
       uint32_t fi = new_slot(SlotKind::Int);
-      emit(Op::CONST, fi, 0, 0, e.args[i]->int_value, e.loc);
+      // a sort key is (field << 1) | descending; the other methods take the field alone
+      int64_t key = e.args[i]->int_value;
+      if (b == Builtin::LSortBy) key = (key << 1) | (e.args[i]->order == Expr::Desc ? 1 : 0);
+      emit(Op::CONST, fi, 0, 0, key, e.loc);
       args.push_back(fi);
       continue;
     }
