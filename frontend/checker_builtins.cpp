@@ -172,11 +172,14 @@ const Type* Checker::check_method(Expr& e) {
     return tt_.error();
   }
   if (is_slice(self) && st->is_list()) {
-    bool ok = is_slice_method(e.text) || reverse_walk || (e.text == "range" && self.kind == ExprKind::Index);
+    // m[prefix].clear() removes the rows under a prefix of a stored list
+    bool clears = e.text == "clear" && self.kind == ExprKind::Index && self.args[0]->name_kind == NameKind::StoredList;
+    bool ok = is_slice_method(e.text) || reverse_walk || (e.text == "range" && self.kind == ExprKind::Index) || clears;
     if (!ok) {
       for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
       error(e.loc, "a slice has no method '" + e.text + "'",
-            "read a slice with .first(), .last(), .count(), .sum(f), .min(f) or .max(f), or loop over it");
+            e.text == "clear" ? "'m[prefix].clear()' is for stored lists; remove an event list's items with .remove(keys)"
+                              : "read a slice with .first(), .last(), .count(), .sum(f), .min(f) or .max(f), or loop over it");
       return tt_.error();
     }
   }
@@ -295,9 +298,11 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
   };
   bool writes = b == Builtin::LPush || b == Builtin::LPop || b == Builtin::LRemove || b == Builtin::LSort ||
                 b == Builtin::LSortBy || b == Builtin::LClear || b == Builtin::LReverse;
-  if (writes) note_stored_write(*e.args[0], e.loc);
+  // the stored list written: the receiver, or the list of a prefix `m[k].clear()`
+  Expr& written = e.args[0]->kind == ExprKind::Index && is_slice(*e.args[0]) ? *e.args[0]->args[0] : *e.args[0];
+  if (writes) note_stored_write(written, e.loc);
   if (writes && e.args[0]->name_kind == NameKind::StoredList &&
-      (b == Builtin::LSort || b == Builtin::LSortBy || b == Builtin::LClear || (b == Builtin::LReverse && seq))) {
+      (b == Builtin::LSort || b == Builtin::LSortBy || (b == Builtin::LReverse && seq))) {
     error(e.loc, what + " is not available on stored lists");
   }
   if (builtin_info(b).has_signature()) return check_signature(e, b, 1, what);

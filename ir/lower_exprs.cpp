@@ -458,6 +458,17 @@ uint32_t TreeLowerer::method(const Expr& e, int64_t dst) {
 
 uint32_t TreeLowerer::list_method(const Expr& e, Builtin b, int64_t dst) {
   const Expr& list = *e.args[0];
+  // m.clear() and m[prefix].clear() of a stored list: one instruction, the prefix's keys at C..
+  if (b == Builtin::LClear && is_slice(list) && list.kind == ExprKind::Index && is_stored(*list.args[0])) {
+    uint32_t given = static_cast<uint32_t>(list.args.size() - 1);
+    uint32_t k = keys(list, given);
+    emit(Op::ST_CLEAR, 0, list_operand(*list.args[0]), k, given, e.loc);
+    return 0;
+  }
+  if (b == Builtin::LClear && is_stored(list)) {
+    emit(Op::ST_CLEAR, 0, list_operand(list), 0, 0, e.loc);
+    return 0;
+  }
   // A slice's methods, and first()/last() of a keyed list: one search, never a walk of the rest.
   if (is_slice(list) || ((b == Builtin::LFirst || b == Builtin::LLast) && list.type->kind == TypeKind::Keyed))
     return slice_method(e, b, dst);

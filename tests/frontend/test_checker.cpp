@@ -590,3 +590,23 @@ TEST_CASE("checker: sort_by keys, their directions and their errors") {
   // `desc` and `asc` stay ordinary names
   CHECK(errors_of("fn main() {\n  let desc = 1\n  let asc = desc + 1\n  print(asc)\n}\n") == "");
 }
+
+TEST_CASE("checker: clear() and [prefix].clear() of stored lists are writes of events") {
+  const char* good = "list rows by (g: text, n: int) { v: int }\nlist s seq { v: int }\n"
+                     "event a() { rows.clear(); s.clear() }\nevent b(g: text) { rows[g].clear() }\nfn main() {}\n";
+  CHECK(errors_of(good) == "");
+  const std::string e = errors_of(R"(list rows by (g: text, n: int) { v: int }
+query q() -> int { rows.clear(); return 0 }
+fn f() { rows["a"].clear() }
+fn main() {
+  rows.clear()
+  let m = list by (a: int, b: int) { v: int }
+  m[1].clear()
+}
+)");
+  CHECK(contains(e, "t.pure:2:24: error: query 'q' changes stored list 'rows'; queries only read"));
+  CHECK(contains(e, "t.pure:3:19: error: function 'f' changes stored list 'rows'; only events change stored lists"));
+  CHECK(contains(e, "t.pure:5:7: error: main changes stored list 'rows' directly"));
+  CHECK(contains(e, "t.pure:7:7: error: a slice has no method 'clear'\n"));
+  CHECK(contains(e, "hint: 'm[prefix].clear()' is for stored lists; remove an event list's items with .remove(keys)"));
+}

@@ -81,3 +81,49 @@ fn main() {
 )";
   CHECK(both_engines(p) == "bdac dbca\n");
 }
+
+// 20 events of 50 rows each into group "b", 3 rows into "a": a step budget of 200 per event
+// (and for main) lets `rows["a"].clear()` run only if it visits the prefix's rows, not the list's
+const char* const kClearing = R"(list rows by (group: text, n: int) { v: int }
+list notes seq { t: text }
+event add(group: text, from: int, count: int) {
+  for n in from .. from + count { rows[group, n] = { v: n } }
+  notes.push({ t: "{group}{from}" })
+}
+event drop(group: text) { rows[group].clear() }
+event reset() { rows.clear(); notes.clear() }
+fn main() {
+  for i in 0 .. 20 { let r = add("b", i * 50, 50) }
+  let a = add("a", 0, 3)
+  print("{rows.count()} {notes.count()}")
+  print(drop("a").ok)
+  print("{rows.count()} {rows.first().group}")
+  let big = drop("b")
+  print(big.reason)
+  print(rows.count())
+  print(reset().reason)
+  print("{rows.count()} {notes.count()}")
+}
+)";
+
+const std::string kStep = "one step = one loop iteration, one call, or 64 bytes or one item a standard function works through); raise it with --max-steps";
+
+TEST_CASE("vm: clear() and [prefix].clear() of stored lists visit only the rows they remove") {
+  RunConfig c;
+  c.max_steps = 200;
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    c.engine = engine;
+    Outcome o = run_program(kClearing, c);
+    CHECK(o.compile_errors == "");
+    CHECK(!o.failed);
+    // removing 1,000 rows needs 1,000 steps: the event fails with the budget's message and leaves
+    // every row; reset (1,000 rows and 21 notes) too
+    CHECK(o.output ==
+          "1003 21\ntrue\n1000 b\nruntime error at 7:38: step budget spent (200 steps; " + kStep + "\n1000\n"
+          "runtime error at 8:21: step budget spent (200 steps; " + kStep + "\n1000 21\n");
+  }
+  c.max_steps = 10'000;
+  c.engine = Engine::Interpret;
+  Outcome o = run_program(kClearing, c);
+  CHECK(o.output == "1003 21\ntrue\n1000 b\n\n0\n\n0 0\n");
+}
