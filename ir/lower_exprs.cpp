@@ -499,9 +499,29 @@ uint32_t TreeLowerer::list_method(const Expr& e, Builtin b, int64_t dst) {
       return d;
     }
     case Builtin::LGet: {
-      uint32_t k = keys(e, e.args.size() - 1);
+      uint32_t given = static_cast<uint32_t>(e.args.size() - 1);
+      uint32_t k = keys(e, given);
       uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type);
-      emit(stored ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);
+      if (!list.type->all_fields_default()) {
+        emit(stored ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);
+        return d;
+      }
+      // every field has a default: a missing row reads as its keys and the defaults (not stored)
+      int missing = new_block(), done = new_block();
+      emit(stored ? Op::ST_LOOKUP : Op::MAP_LOOKUP, d, l, k, missing, e.loc);
+      jump(done);
+      set_block(missing);
+      const Type* row = list.type->element;
+      for (uint32_t i = 0; i < given; ++i) move_value(row->fields[i].type, d + i, k + i);
+      for (size_t i = given; i < row->fields.size(); ++i) {
+        const FieldInfo& f = row->fields[i];
+        uint32_t slot = d + static_cast<uint32_t>(i);
+        if (f.type->kind == TypeKind::Text) emit(Op::CONST_TEXT, slot, 0, 0, text_constant(f.default_text), e.loc);
+        else if (f.type->kind == TypeKind::Num) emit(Op::CONST, slot, 0, 0, std::bit_cast<int64_t>(f.default_num), e.loc);
+        else emit(Op::CONST, slot, 0, 0, f.default_int, e.loc);
+      }
+      jump(done);
+      set_block(done);
       return d;
     }
     default: break;

@@ -610,3 +610,13 @@ fn main() {
   CHECK(contains(e, "t.pure:7:7: error: a slice has no method 'clear'\n"));
   CHECK(contains(e, "hint: 'm[prefix].clear()' is for stored lists; remove an event list's items with .remove(keys)"));
 }
+
+TEST_CASE("checker: m.get(k) is the row item, readable in queries and main") {
+  Compiled c("list counters by name: text { next: int = 1 }\nquery peek(n: text) -> int { return counters.get(n).next }\n"
+             "fn main() {\n  let row = counters.get(\"a\")\n  print(row.next)\n}\n");
+  CHECK_MESSAGE(c.ok(), c.errors());
+  CHECK(contains(errors_of("list counters by name: text { next: int = 1 }\nfn main() {\n  let n: text = counters.get(\"a\").next\n}\n"),
+                 "t.pure:3:34: error: 'n' is declared as text but the value is int"));
+  CHECK(contains(errors_of("list counters by name: text { next: int = 1 }\nfn main() {\n  print(counters.get(1))\n}\n"),
+                 "error: argument 1 of '.get' must be text, not int"));
+}

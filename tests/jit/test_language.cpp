@@ -84,3 +84,30 @@ fn main() {
   }
   CHECK(contains(run_with_budget(p, 150, nullptr).output, "false"));
 }
+
+TEST_CASE("jit: m.get(k) with defaults for missing rows in compiled loops") {
+  const char* p = R"(list counters by name: text { next: int = 1, label: text = "none" }
+event fill(n: int) { for i in 0 .. n { counters["k{i}"].next += 3 } }
+fn main() {
+  let r = fill(4)
+  var t = 0
+  var labels = 0
+  for i in 0 .. 200 {
+    let c = counters.get("k{i % 7}")
+    t += c.next
+    labels += c.label.len()
+  }
+  let m = list by (a: int, b: int) { n: int = 7 }
+  for i in 0 .. 50 { if i % 3 == 0 { m[i % 5, i] = { n: i } } }
+  var s = 0
+  for i in 0 .. 100 { s += m.get(i % 5, i % 50).n }
+  print("{t} {labels} {s} {counters.count()} {m.count()}")
+}
+)";
+  Run r = both(p);
+  CHECK(!r.failed);
+  CHECK(r.compiled >= 2);
+  uint64_t need = interpreter_need(p, 1'000'000);
+  check_budgets_alike(p, {1, need / 2, need - 1, need, need + 1}, need);
+}
+

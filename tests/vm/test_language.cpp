@@ -127,3 +127,37 @@ TEST_CASE("vm: clear() and [prefix].clear() of stored lists visit only the rows 
   Outcome o = run_program(kClearing, c);
   CHECK(o.output == "1003 21\ntrue\n1000 b\n\n0\n\n0 0\n");
 }
+
+TEST_CASE("vm: m.get(k) of a list whose every field has a default reads a missing row as the defaults") {
+  const char* p = R"(list counters by name: text { next: int = 1, label: text = "none", w: num = 0.5, on: bool = true }
+list prices by (shop: text, item: int) { cents: int }
+event bump(name: text) { counters[name].next += 1; counters[name].label = "set" }
+query peek(name: text) -> int { return counters.get(name).next }
+fn main() {
+  print(counters.get("order"))
+  print(peek("order"))
+  let r = bump("order")
+  print(counters.get("order"))
+  print(counters.count())
+  var t = 0
+  for i in 0 .. 100 { t += counters.get(if i % 2 == 0 { "order" } else { "x{i}" }).next }
+  print(t)
+  let m = list by (a: int, b: int) { n: int = 7 }
+  m[1, 2] = { n: 2 }
+  print("{m.get(1, 2).n} {m.get(1, 3)} {m.count()}")
+  print(prices.get("a", 1))
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    RunConfig c;
+    c.engine = engine;
+    Outcome o = run_program(p, c);
+    // nothing is created by reading; a list with a field without default still says the key is missing
+    CHECK(o.output ==
+          "{ name: \"order\", next: 1, label: \"none\", w: 0.5, on: true }\n1\n"
+          "{ name: \"order\", next: 2, label: \"set\", w: 0.5, on: true }\n1\n150\n2 { a: 1, b: 3, n: 7 } 1\n");
+    CHECK(o.failed);
+    CHECK(o.message == "no item with key \"a\", 1 in stored list 'prices'");
+    CHECK(o.leaked_texts == 0);
+  }
+}
