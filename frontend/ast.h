@@ -64,6 +64,7 @@ struct Expr {
   std::vector<std::string> field_names; // ItemLit (the checker clears them once it has put args in field order)
   std::vector<Loc> field_locs;          // ItemLit: where each field name is written, in the source's order (for tools)
   TypeExprPtr type_expr;                // NewList, or ItemLit with a type name (name in text)
+  enum Order : uint8_t { Unordered, Asc, Desc } order = Unordered;  // `field desc`: a sort key (an argument)
 
   // Filled by the checker.
   const Type* type = nullptr;
@@ -177,6 +178,7 @@ struct Module {
   std::vector<ItemDecl> types;
   std::vector<ListDecl> lists;
   std::vector<FuncDecl> funcs;
+  std::vector<std::string> unparsed_funcs;  // functions whose header did not parse (not in funcs)
   int main_index = -1;
 };
 

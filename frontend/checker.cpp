@@ -90,6 +90,18 @@ FieldInfo Checker::resolve_field(TypeExpr::Field& f, const char* what) {
   return info;
 }
 
+// `outcome of T`: the outcome of calling an event declared `-> T`, so T is what an event returns.
+const Type* Checker::outcome_type(TypeExpr* value) {
+  const Type* v = resolve_type(value);
+  if (is_error(v)) return v;
+  if (v->kind == TypeKind::Keyed || (v->kind == TypeKind::Item && (v == tt_.outcome() || v->value))) {
+    error(value->loc, "'outcome of' takes the type an event returns, not " + a_type(v),
+          "an event returns int, num, bool, text, an item, or a 'seq' of them");
+    return tt_.error();
+  }
+  return tt_.outcome_of(v);
+}
+
 const Type* Checker::resolve_type(TypeExpr* t) {
   if (!t) return tt_.error();
   switch (t->kind) {
@@ -101,7 +113,7 @@ const Type* Checker::resolve_type(TypeExpr* t) {
       if (t->name == "text") return tt_.text_type();
       auto it = type_names_.find(t->name);
       if (it != type_names_.end()) return it->second;
-      if (t->name == "outcome") return tt_.outcome();
+      if (t->name == "outcome") return t->element ? outcome_type(t->element.get()) : tt_.outcome();
       if (!t->name.empty()) error(t->loc, "unknown type '" + t->name + "'", suggest(t->name, known_type_names()));
       return tt_.error();
     }

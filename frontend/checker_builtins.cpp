@@ -1,6 +1,8 @@
 // frontend/checker_builtins.cpp — calls: the arguments of a call of a declared function, and the
 // type rules of the standard functions and of the text and list methods: their signatures from
 // the table frontend/builtins.def, and code for the generic ones.
+#include <algorithm>
+
 #include "frontend/checker_internal.h"
 
 namespace pure::checker {
@@ -48,6 +50,8 @@ const Type* Checker::check_call(Expr& e) {
     error(e.loc, "'" + e.text + "' is not a function");
     return tt_.error();
   }
+  // Declared, but its header did not parse: that error is already reported.
+  if (std::find(m_.unparsed_funcs.begin(), m_.unparsed_funcs.end(), e.text) != m_.unparsed_funcs.end()) return tt_.error();
   std::vector<std::string> names;
   for (auto& [n, i] : func_index_) names.push_back(n);
   for (int i = 0; i < static_cast<int>(kFirstTextMethod); ++i) names.push_back(builtin_name(static_cast<Builtin>(i)));
@@ -168,11 +172,14 @@ const Type* Checker::check_method(Expr& e) {
     return tt_.error();
   }
   if (is_slice(self) && st->is_list()) {
-    bool ok = is_slice_method(e.text) || reverse_walk || (e.text == "range" && self.kind == ExprKind::Index);
+    // m[prefix].clear() removes the rows under a prefix of a stored list
+    bool clears = e.text == "clear" && self.kind == ExprKind::Index && self.args[0]->name_kind == NameKind::StoredList;
+    bool ok = is_slice_method(e.text) || reverse_walk || (e.text == "range" && self.kind == ExprKind::Index) || clears;
     if (!ok) {
       for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
       error(e.loc, "a slice has no method '" + e.text + "'",
-            "read a slice with .first(), .last(), .count(), .sum(f), .min(f) or .max(f), or loop over it");
+            e.text == "clear" ? "'m[prefix].clear()' is for stored lists; remove an event list's items with .remove(keys)"
+                              : "read a slice with .first(), .last(), .count(), .sum(f), .min(f) or .max(f), or loop over it");
       return tt_.error();
     }
   }
@@ -240,6 +247,37 @@ int Checker::field_argument(Expr& e, const Type* list, const std::string& what) 
   return i;
 }
 
+// sort_by(k1, k2 desc, ...): each key a field, the first compared first; a field at most once.
+void Checker::sort_keys(Expr& e, const Type* list) {
+  if (e.args.size() < 2) {
+    error(e.loc, "'.sort_by' takes the fields to sort by, e.g. '.sort_by(score desc, name)'");
+    return;
+  }
+  const Type* item = list->element;
+  std::vector<int> seen;
+  for (size_t k = 1; k < e.args.size(); ++k) {
+    Expr& a = *e.args[k];
+    if (a.kind != ExprKind::Name) {
+      error(a.loc, "a key of '.sort_by' is the name of a field, optionally followed by 'desc'",
+            "e.g. '.sort_by(score desc, name)'");
+      continue;
+    }
+    int i = item->field_index(a.text);
+    if (i < 0) {
+      std::vector<std::string> names;
+      for (auto& f : item->fields) names.push_back(f.name);
+      error(a.loc, "the items have no field '" + a.text + "'", suggest(a.text, names));
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), i) != seen.end())
+      error(a.loc, "field '" + a.text + "' is already a key of this sort");
+    seen.push_back(i);
+    a.type = item->fields[i].type;
+    a.int_value = i;
+    if (k == 1) e.int_value = i;
+  }
+}
+
 const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
   std::string what = std::string("'.") + builtin_name(b) + "'";
   bool seq = lt->kind == TypeKind::Seq;
@@ -260,9 +298,11 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
   };
   bool writes = b == Builtin::LPush || b == Builtin::LPop || b == Builtin::LRemove || b == Builtin::LSort ||
                 b == Builtin::LSortBy || b == Builtin::LClear || b == Builtin::LReverse;
-  if (writes) note_stored_write(*e.args[0], e.loc);
+  // the stored list written: the receiver, or the list of a prefix `m[k].clear()`
+  Expr& written = e.args[0]->kind == ExprKind::Index && is_slice(*e.args[0]) ? *e.args[0]->args[0] : *e.args[0];
+  if (writes) note_stored_write(written, e.loc);
   if (writes && e.args[0]->name_kind == NameKind::StoredList &&
-      (b == Builtin::LSort || b == Builtin::LSortBy || b == Builtin::LClear || (b == Builtin::LReverse && seq))) {
+      (b == Builtin::LSort || b == Builtin::LSortBy || (b == Builtin::LReverse && seq))) {
     error(e.loc, what + " is not available on stored lists");
   }
   if (builtin_info(b).has_signature()) return check_signature(e, b, 1, what);
@@ -306,7 +346,7 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
     case Builtin::LSortBy:
       if (!seq_only()) return tt_.void_type();
       if (!items) { error(e.loc, "'.sort_by(field)' is for lists of items; use '.sort()'"); return tt_.void_type(); }
-      field_argument(e, lt, what);
+      sort_keys(e, lt);
       return tt_.void_type();
     case Builtin::LSum: case Builtin::LMin: case Builtin::LMax: {
       const Type* t = elem;

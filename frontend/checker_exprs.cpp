@@ -30,8 +30,15 @@ const Type* Checker::check_expr_inner(Expr& e, const Type* expected) {
     case ExprKind::Name: return check_name(e);
     case ExprKind::Unary: return check_unary(e, expected);
     case ExprKind::Binary: return check_binary(e, expected);
-    case ExprKind::Call: return check_call(e);
-    case ExprKind::Method: return check_method(e);
+    case ExprKind::Call: case ExprKind::Method: {
+      const Type* t = e.kind == ExprKind::Call ? check_call(e) : check_method(e);
+      if (e.builtin != static_cast<int>(Builtin::LSortBy) || e.kind != ExprKind::Method)
+        for (ExprPtr& a : e.args)
+          if (a && a->order != Expr::Unordered)
+            error(a->loc, std::string("'") + (a->order == Expr::Desc ? "desc" : "asc") + "' orders a key of '.sort_by' only",
+                  "write 'xs.sort_by(field desc)'");
+      return t;
+    }
     case ExprKind::Field: check_expr(*e.args[0], nullptr); return field_type(e);
     case ExprKind::Index: {
       const Type* t = check_list_index(e, false);

@@ -133,6 +133,7 @@ class Checker {
   // The outcome of an event that returns a value, which only a local can hold.
   static bool is_valued_outcome(const Type* t) { return t && t->kind == TypeKind::Item && t->value; }
   void no_valued_outcome_in_list(const Type* t, Loc loc);
+  const Type* outcome_type(TypeExpr* value);  // `outcome of T`
 
   // ---- functions and statements (checker.cpp) -----------------------------------------------
   void check_function(FuncDecl& f);
@@ -186,6 +187,7 @@ class Checker {
   const Type* unknown_method(Expr& e, const Type* st, Builtin from, Builtin to);
   const Type* check_text_method(Expr& e, Builtin b);
   int field_argument(Expr& e, const Type* list, const std::string& what);
+  void sort_keys(Expr& e, const Type* list);
   const Type* check_list_method(Expr& e, Builtin b, const Type* lt);
 };
 

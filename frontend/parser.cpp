@@ -293,6 +293,12 @@ class Parser {
     }
     t->kind = TypeExpr::Named;
     t->name = expect_name("a type");
+    // `outcome of T`: what calling an event that returns a T gives
+    if (t->name == "outcome" && at(Tok::Ident) && peek().text == "of" && !peek().newline_before) {
+      advance();
+      t->element = type();
+      return t;
+    }
     // `stock.Row`: the row type of a stored list
     if (at(Tok::Dot) && peek(1).kind == Tok::Ident && peek(1).text == "Row" && !peek().newline_before) {
       advance();
@@ -318,10 +324,16 @@ class Parser {
     }
     expect(Tok::RParen, "to close the parameters");
     if (accept(Tok::Arrow)) f.result = type();
-    if (panic_) return;
+    // A function whose header does not parse is dropped; its name is kept so that its calls are
+    // not reported again as unknown (with a suggestion of some other name).
+    if (panic_) {
+      if (!f.name.empty()) m.unparsed_funcs.push_back(f.name);
+      return;
+    }
     if (f.kind == FuncKind::Function && f.name == "main") f.kind = FuncKind::Main;
     if (!at(Tok::LBrace)) {
       error_here("expected '{' to start the body, found " + found());
+      if (!f.name.empty()) m.unparsed_funcs.push_back(f.name);
       return;
     }
     size_t errors_before = diags_.count();
@@ -691,6 +703,9 @@ class Parser {
     no_item_literal_ = false;
     while (!at(Tok::RParen) && !at(Tok::End) && !panic_) {
       out.push_back(expression());
+      // `score desc`: a sort key's direction (the checker allows it only in sort_by)
+      if (at(Tok::Ident) && (peek().text == "desc" || peek().text == "asc") && !peek().newline_before && out.back())
+        out.back()->order = advance().text == "desc" ? Expr::Desc : Expr::Asc;
       if (!accept(Tok::Comma)) break;
     }
     no_item_literal_ = saved;

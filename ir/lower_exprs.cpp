@@ -458,6 +458,17 @@ uint32_t TreeLowerer::method(const Expr& e, int64_t dst) {
 
 uint32_t TreeLowerer::list_method(const Expr& e, Builtin b, int64_t dst) {
   const Expr& list = *e.args[0];
+  // m.clear() and m[prefix].clear() of a stored list: one instruction, the prefix's keys at C..
+  if (b == Builtin::LClear && is_slice(list) && list.kind == ExprKind::Index && is_stored(*list.args[0])) {
+    uint32_t given = static_cast<uint32_t>(list.args.size() - 1);
+    uint32_t k = keys(list, given);
+    emit(Op::ST_CLEAR, 0, list_operand(*list.args[0]), k, given, e.loc);
+    return 0;
+  }
+  if (b == Builtin::LClear && is_stored(list)) {
+    emit(Op::ST_CLEAR, 0, list_operand(list), 0, 0, e.loc);
+    return 0;
+  }
   // A slice's methods, and first()/last() of a keyed list: one search, never a walk of the rest.
   if (is_slice(list) || ((b == Builtin::LFirst || b == Builtin::LLast) && list.type->kind == TypeKind::Keyed))
     return slice_method(e, b, dst);
@@ -488,9 +499,29 @@ uint32_t TreeLowerer::list_method(const Expr& e, Builtin b, int64_t dst) {
       return d;
     }
     case Builtin::LGet: {
-      uint32_t k = keys(e, e.args.size() - 1);
+      uint32_t given = static_cast<uint32_t>(e.args.size() - 1);
+      uint32_t k = keys(e, given);
       uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type);
-      emit(stored ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);
+      if (!list.type->all_fields_default()) {
+        emit(stored ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);
+        return d;
+      }
+      // every field has a default: a missing row reads as its keys and the defaults (not stored)
+      int missing = new_block(), done = new_block();
+      emit(stored ? Op::ST_LOOKUP : Op::MAP_LOOKUP, d, l, k, missing, e.loc);
+      jump(done);
+      set_block(missing);
+      const Type* row = list.type->element;
+      for (uint32_t i = 0; i < given; ++i) move_value(row->fields[i].type, d + i, k + i);
+      for (size_t i = given; i < row->fields.size(); ++i) {
+        const FieldInfo& f = row->fields[i];
+        uint32_t slot = d + static_cast<uint32_t>(i);
+        if (f.type->kind == TypeKind::Text) emit(Op::CONST_TEXT, slot, 0, 0, text_constant(f.default_text), e.loc);
+        else if (f.type->kind == TypeKind::Num) emit(Op::CONST, slot, 0, 0, std::bit_cast<int64_t>(f.default_num), e.loc);
+        else emit(Op::CONST, slot, 0, 0, f.default_int, e.loc);
+      }
+      jump(done);
+      set_block(done);
       return d;
     }
     default: break;
@@ -504,7 +535,10 @@ uint32_t TreeLowerer::list_method(const Expr& e, Builtin b, int64_t dst) {
         (b == Builtin::LSortBy || b == Builtin::LSum || b == Builtin::LMin || b == Builtin::LMax) &&
         list.type->element->kind == TypeKind::Item) {
       uint32_t fi = new_slot(SlotKind::Int);
-      emit(Op::CONST, fi, 0, 0, e.args[i]->int_value, e.loc);
+      // a sort key is (field << 1) | descending; the other methods take the field alone
+      int64_t key = e.args[i]->int_value;
+      if (b == Builtin::LSortBy) key = (key << 1) | (e.args[i]->order == Expr::Desc ? 1 : 0);
+      emit(Op::CONST, fi, 0, 0, key, e.loc);
       args.push_back(fi);
       continue;
     }

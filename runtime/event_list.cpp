@@ -600,36 +600,60 @@ const Cell* EventList::slice_next(Walk& w, const Slice& s) const {
   return row;
 }
 
-void EventList::sort_by(uint32_t col) {
-  if (narrow_) {  // false before true: the falses, then the trues (a bool row is its value alone)
+void EventList::sort_by(const std::vector<SortKey>& keys) {
+  if (keys.empty()) return;
+  if (narrow_) {  // false before true (or true before false): a bool row is its value alone
     size_t falses = static_cast<size_t>(std::count(bytes_.begin(), bytes_.end(), uint8_t{0}));
-    std::fill(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(falses), uint8_t{0});
-    std::fill(bytes_.begin() + static_cast<std::ptrdiff_t>(falses), bytes_.end(), uint8_t{1});
+    size_t first = keys[0].descending ? bytes_.size() - falses : falses;
+    uint8_t before = keys[0].descending ? 1 : 0;
+    std::fill(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(first), before);
+    std::fill(bytes_.begin() + static_cast<std::ptrdiff_t>(first), bytes_.end(), static_cast<uint8_t>(1 - before));
     return;
   }
-  ColType t = shape_->cols[col];
-  if (width_ == 1 && t != ColType::Text && t != ColType::Num) {
+  if (width_ == 1 && shape_->cols[0] != ColType::Text && shape_->cols[0] != ColType::Num) {
     // one int-like cell a row: rows that compare equal are the same bits, so sorting the cells
     // themselves gives what the stable sort of positions below gives, without the indirection
-    std::sort(cells_.begin(), cells_.begin() + count_,
-              [](Cell x, Cell y) { return static_cast<int64_t>(x) < static_cast<int64_t>(y); });
+    if (keys[0].descending)
+      std::sort(cells_.begin(), cells_.begin() + count_,
+                [](Cell x, Cell y) { return static_cast<int64_t>(x) > static_cast<int64_t>(y); });
+    else
+      std::sort(cells_.begin(), cells_.begin() + count_,
+                [](Cell x, Cell y) { return static_cast<int64_t>(x) < static_cast<int64_t>(y); });
     return;
   }
+  // <0, 0, >0 as x sorts before, with, after y in ascending order of column t
+  auto compare = [](ColType t, Cell x, Cell y) -> int {
+    switch (t) {
+      case ColType::Text: return text_compare(reinterpret_cast<const Text*>(x), reinterpret_cast<const Text*>(y));
+      case ColType::Num: {
+        double dx = std::bit_cast<double>(x), dy = std::bit_cast<double>(y);
+        bool nx = dx != dx, ny = dy != dy;
+        if (nx || ny) return nx == ny ? 0 : nx ? 1 : -1;
+        return dx < dy ? -1 : dy < dx ? 1 : 0;
+      }
+      default: {
+        int64_t ix = static_cast<int64_t>(x), iy = static_cast<int64_t>(y);
+        return ix < iy ? -1 : iy < ix ? 1 : 0;
+      }
+    }
+  };
   std::vector<int64_t> order(static_cast<size_t>(count_));
   for (int64_t i = 0; i < count_; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    Cell x = at(a)[col], y = at(b)[col];
-    switch (t) {
-      case ColType::Text: return text_compare(reinterpret_cast<const Text*>(x), reinterpret_cast<const Text*>(y)) < 0;
-      case ColType::Num: {
-        // NaN sorts after every number, so the order is total and deterministic
-        double dx = std::bit_cast<double>(x), dy = std::bit_cast<double>(y);
-        if (dx != dx) return false;
-        if (dy != dy) return true;
-        return dx < dy;
+    const Cell* x = at(a);
+    const Cell* y = at(b);
+    for (const SortKey& k : keys) {
+      ColType t = shape_->cols[k.col];
+      int c = compare(t, x[k.col], y[k.col]);
+      if (c == 0) continue;
+      // nan sorts after every number in both directions, so the order is total and deterministic
+      if (t == ColType::Num) {
+        double dx = std::bit_cast<double>(x[k.col]), dy = std::bit_cast<double>(y[k.col]);
+        if (dx != dx || dy != dy) return c < 0;
       }
-      default: return static_cast<int64_t>(x) < static_cast<int64_t>(y);
+      return k.descending ? c > 0 : c < 0;
     }
+    return false;
   });
   std::vector<Cell> sorted(cells_.size());
   for (int64_t i = 0; i < count_; ++i) std::memcpy(&sorted[i * width_], at(order[i]), width_ * sizeof(Cell));

@@ -49,6 +49,12 @@ struct ListShape {
   int compare_keys(const Cell* a, const Cell* b, uint32_t n) const;  // first n key cells
 };
 
+// One key of EventList::sort_by: a column, and whether it sorts descending.
+struct SortKey {
+  uint32_t col = 0;
+  bool descending = false;
+};
+
 class EventList {
  public:
   explicit EventList(const ListShape* shape);
@@ -225,7 +231,9 @@ class EventList {
   static NativeLayout native_layout();
 
   // Sorting and reversing sequences (stable; texts by code point).
-  void sort_by(uint32_t col);
+  // A stable sort by the keys in order (the first compared first), each ascending or descending:
+  // rows equal in every key keep their order. Text by bytes; a nan after every number either way.
+  void sort_by(const std::vector<SortKey>& keys);
   void reverse();
   void clear();
 

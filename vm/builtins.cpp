@@ -615,9 +615,13 @@ void run_builtin(VM& vm, Slot* a, const Instr* ip, Builtin b) {
       case Builtin::LSortBy: {  // n items, each compared about log2(n) times
         uint64_t n = static_cast<uint64_t>(a[0].l->count());
         spend_work(vm, ip, 0, n * static_cast<uint64_t>(std::bit_width(n)));
-        a[0].l->sort_by(b == Builtin::LSort ? 0 : static_cast<uint32_t>(a[1].i));
-        a[0].u = 0;
-        if (b == Builtin::LSortBy) a[1].u = 0;
+        // sort_by's arguments after the list are its keys, each (field << 1) | descending
+        std::vector<rt::SortKey> keys;
+        if (b == Builtin::LSort) keys.push_back({0, false});
+        for (uint32_t i = 1; b == Builtin::LSortBy && i < nargs; ++i)
+          keys.push_back({static_cast<uint32_t>(a[i].i >> 1), (a[i].i & 1) != 0});
+        a[0].l->sort_by(keys);
+        for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
         return;
       }
       case Builtin::LSum:

@@ -480,6 +480,7 @@ EXEC(ST_ENSURE) { return store_op(vm, s, ip); }
 EXEC(ST_REMOVE) { return store_op(vm, s, ip); }
 EXEC(ST_APPEND) { return store_op(vm, s, ip); }
 EXEC(ST_POP) { return store_op(vm, s, ip); }
+EXEC(ST_CLEAR) { return store_op(vm, s, ip); }
 EXEC(ST_ITER) { return st_iter(vm, s, ip); }
 
 // ---- iterators -------------------------------------------------------------------------------

@@ -305,6 +305,31 @@ static const Instr* store_op_inner(VM& vm, Slot* s, const Instr* ip) {
     }
     case Op::ST_REMOVE: s[ip->a].i = writer(vm, ip).remove(cells(key)); return ip + 1;
     case Op::ST_APPEND: writer(vm, ip).append(cells(s + ip->a)); return ip + 1;
+    case Op::ST_CLEAR: {
+      // m.clear() and m[prefix].clear(): one row at a time, each found by one descent (a cursor
+      // does not outlive a write) and removed as ST_REMOVE removes it, so the event's rollback
+      // and the log treat it like any other removal; one step per row, spent before it goes
+      rt::ListWriter& w = writer(vm, ip);
+      if (seq) {
+        for (int64_t left = w.count(); left > 0; --left) {
+          spend_work(vm, ip, 0, 1);
+          w.pop();
+        }
+        return ip + 1;
+      }
+      uint32_t given = static_cast<uint32_t>(ip->imm);
+      std::vector<rt::Cell> row_key(kw);
+      for (;;) {
+        std::unique_ptr<rt::Cursor> c = given ? w.prefix(cells(key), given) : w.scan();
+        if (!c->valid()) break;
+        spend_work(vm, ip, 0, 1);
+        // the row's own key cells: its texts stay alive until the event commits (rollback needs them)
+        std::copy(c->row(), c->row() + kw, row_key.begin());
+        c.reset();
+        w.remove(row_key.data());
+      }
+      return ip + 1;
+    }
     case Op::ST_POP: {
       rt::ListWriter& w = writer(vm, ip);
       if (w.count() == 0) fault(ip, "pop from an empty " + stored_name(vm, li));

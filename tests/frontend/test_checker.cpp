@@ -526,3 +526,97 @@ TEST_CASE("checker: builtins with a signature in builtins.def are checked by it"
   }
   CHECK(rows > 40);
 }
+
+TEST_CASE("checker: 'outcome of T' is a type of locals, parameters and results") {
+  const char* good = R"(type Placed { id: int, total: int }
+list orders by id: int { total: int }
+event place(id: int) -> Placed { orders[id] = { total: 1 }; return { id: id, total: 1 } }
+event bump() -> seq int { return [1] }
+fn show(r: outcome of Placed) -> text { if r.ok { return "{r.value.id}" }; return r.reason }
+fn pass(r: outcome of seq int) -> outcome of seq int { return r }
+fn main() {
+  let r: outcome of Placed = place(1)
+  print(show(r))
+  print(show(place(2)))
+  let s = pass(bump())
+  print(s.value.count())
+}
+)";
+  CHECK(errors_of(good) == "");
+  const std::string bad = errors_of(R"(event one() -> int { return 1 }
+fn show(r: outcome of int) {}
+fn main() {
+  let a: outcome of text = one()
+  let b: outcome of outcome of int = one()
+  let c: outcome of list by k: int { v: int } = one()
+  let d: outcome = one()
+  show(one())
+  show(a)
+}
+)");
+  CHECK(contains(bad, "t.pure:4:28: error: 'a' is declared as outcome of text but the value is outcome of int"));
+  CHECK(contains(bad, "t.pure:5:21: error: 'outcome of' takes the type an event returns, not an outcome of int\n"));
+  CHECK(contains(bad, "hint: an event returns int, num, bool, text, an item, or a 'seq' of them"));
+  CHECK(contains(bad, "t.pure:6:26: error: 'outcome of' takes the type an event returns, not a list by k: int { v: int }"));
+  CHECK(contains(bad, "t.pure:7:20: error: 'd' is declared as outcome but the value is outcome of int"));
+  CHECK(contains(bad, "t.pure:9:8: error: argument 1 of 'show' must be outcome of int, not outcome of text"));
+  CHECK(!contains(bad, "t.pure:8:"));
+}
+
+TEST_CASE("checker: a function whose header does not parse is not reported again as unknown where it is called") {
+  // the parse error alone: no "unknown function 'show'" with a suggestion of some other name
+  const std::string e = errors_of("fn show(label: text, r: outcome off int) { print(label) }\nfn main() {\n  show(\"a\", 1)\n}\n");
+  CHECK(contains(e, "t.pure:1:33: error: expected ')' to close the parameters, found 'off'"));
+  CHECK(!contains(e, "unknown function"));
+  CHECK(!contains(e, "did you mean"));
+  // a call of a function that was never declared still is
+  CHECK(contains(errors_of("fn main() {\n  shw(1)\n}\n"), "t.pure:2:3: error: unknown function 'shw'"));
+}
+
+TEST_CASE("checker: sort_by keys, their directions and their errors") {
+  const char* head = "type P { name: text, score: int, w: num }\nfn main() {\n  let ps = [P { name: \"a\", score: 1, w: 0.5 }]\n";
+  CHECK(errors_of(std::string(head) + "  ps.sort_by(score desc, name, w asc)\n  ps.sort_by(w desc)\n}\n") == "");
+  const std::string e = errors_of(std::string(head) +
+                                  "  ps.sort_by()\n  ps.sort_by(score, score)\n  ps.sort_by(score + 1)\n  ps.sort_by(nme desc)\n"
+                                  "  print(abs(3 desc))\n  let xs = [3, 1]\n  xs.sort_by(x)\n}\n");
+  CHECK(contains(e, "t.pure:4:5: error: '.sort_by' takes the fields to sort by, e.g. '.sort_by(score desc, name)'"));
+  CHECK(contains(e, "t.pure:5:21: error: field 'score' is already a key of this sort"));
+  CHECK(contains(e, "t.pure:6:20: error: a key of '.sort_by' is the name of a field, optionally followed by 'desc'"));
+  CHECK(!contains(e, "unknown name 'score'"));
+  CHECK(contains(e, "t.pure:7:14: error: the items have no field 'nme'\n"));
+  CHECK(contains(e, "hint: did you mean 'name'?"));
+  CHECK(contains(e, "t.pure:8:13: error: 'desc' orders a key of '.sort_by' only"));
+  CHECK(contains(e, "t.pure:10:5: error: '.sort_by(field)' is for lists of items; use '.sort()'"));
+  // `desc` and `asc` stay ordinary names
+  CHECK(errors_of("fn main() {\n  let desc = 1\n  let asc = desc + 1\n  print(asc)\n}\n") == "");
+}
+
+TEST_CASE("checker: clear() and [prefix].clear() of stored lists are writes of events") {
+  const char* good = "list rows by (g: text, n: int) { v: int }\nlist s seq { v: int }\n"
+                     "event a() { rows.clear(); s.clear() }\nevent b(g: text) { rows[g].clear() }\nfn main() {}\n";
+  CHECK(errors_of(good) == "");
+  const std::string e = errors_of(R"(list rows by (g: text, n: int) { v: int }
+query q() -> int { rows.clear(); return 0 }
+fn f() { rows["a"].clear() }
+fn main() {
+  rows.clear()
+  let m = list by (a: int, b: int) { v: int }
+  m[1].clear()
+}
+)");
+  CHECK(contains(e, "t.pure:2:24: error: query 'q' changes stored list 'rows'; queries only read"));
+  CHECK(contains(e, "t.pure:3:19: error: function 'f' changes stored list 'rows'; only events change stored lists"));
+  CHECK(contains(e, "t.pure:5:7: error: main changes stored list 'rows' directly"));
+  CHECK(contains(e, "t.pure:7:7: error: a slice has no method 'clear'\n"));
+  CHECK(contains(e, "hint: 'm[prefix].clear()' is for stored lists; remove an event list's items with .remove(keys)"));
+}
+
+TEST_CASE("checker: m.get(k) is the row item, readable in queries and main") {
+  Compiled c("list counters by name: text { next: int = 1 }\nquery peek(n: text) -> int { return counters.get(n).next }\n"
+             "fn main() {\n  let row = counters.get(\"a\")\n  print(row.next)\n}\n");
+  CHECK_MESSAGE(c.ok(), c.errors());
+  CHECK(contains(errors_of("list counters by name: text { next: int = 1 }\nfn main() {\n  let n: text = counters.get(\"a\").next\n}\n"),
+                 "t.pure:3:34: error: 'n' is declared as text but the value is int"));
+  CHECK(contains(errors_of("list counters by name: text { next: int = 1 }\nfn main() {\n  print(counters.get(1))\n}\n"),
+                 "error: argument 1 of '.get' must be text, not int"));
+}

@@ -146,7 +146,7 @@ TEST_CASE("narrow lists: random operations against a std::vector<bool> model") {
         model.pop_back();
         CHECK(l.shape_version() == ++versions);
       } else if (what < 77) {  // sort: falses first (false < true)
-        l.sort_by(0);
+        l.sort_by({SortKey{0, false}});
         std::stable_sort(model.begin(), model.end(), [](bool a, bool b) { return a < b; });
       } else if (what < 82) {
         l.reverse();

@@ -70,6 +70,49 @@ fn main(args: seq text) {
 }
 '''
 
+# m.clear() and m[prefix].clear() in events (tests the replay of removals by prefix and of all rows).
+CLEARING = r'''
+list rows by (group: text, n: int) { v: int }
+list log seq { n: int }
+
+event add(count: int) {
+  for n in 0 .. count {
+    rows["{char(97 + n % 3)}", n] = { v: n }
+    log.push({ n: n })
+  }
+}
+event drop(group: text) { rows[group].clear() }
+event drop_then_fail(group: text) {
+  rows[group].clear()
+  log.clear()
+  fail "after clearing"
+}
+event reset() {
+  rows.clear()
+  log.clear()
+}
+
+fn show() -> text {
+  var o = ""
+  for r in rows { o = o + " {r.group}{r.n}" }
+  return o
+}
+
+fn main(args: seq text) {
+  if args[0] == "add" { let r = add(parse_int(args[1])) }
+  if args[0] == "drop" {
+    let f = drop_then_fail("a")
+    print("refused: {f.reason}")
+    let r = drop(args[1])
+  }
+  if args[0] == "reset" { let r = reset() }
+  if args[0] == "show" {
+    print("{rows.count()} rows, log {log.count()}:{show()}")
+    return
+  }
+  print("{rows.count()} rows, log {log.count()}")
+}
+'''
 
 def pure(data, source_path, *args, flags=(), timeout=120, env=None):
     command = [PURE_RUN] + list(flags) + ["--data", data, source_path] + list(args)
@@ -119,6 +162,28 @@ class RunData(unittest.TestCase):
         self.assertEqual(check_state(self, self.data, self.source)[0], 150)
         other = os.path.join(self.dir, "other")
         self.assertEqual(check_state(self, other, self.source)[0], 0)
+
+    def test_clearing_stored_lists_is_replayed(self):
+        # m.clear() and m[prefix].clear() are writes of their events: recovery replays them (with and
+        # without a checkpoint between), and a cleared event that failed leaves nothing behind
+        source = os.path.join(self.dir, "clear.pure")
+        with open(source, "w") as f:
+            f.write(CLEARING)
+        code, out, err = pure(self.data, source, "add", "12")
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(out, "12 rows, log 12\n")
+        code, out, err = pure(self.data, source, "drop", "b")
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(out, "refused: after clearing\n8 rows, log 12\n")
+        code, out, err = pure(self.data, source, "show", "x", flags=["--checkpoint-every", "1"])
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(out, "8 rows, log 12: a0 a3 a6 a9 c2 c5 c8 c11\n")
+        code, out, err = pure(self.data, source, "reset", "x")
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(out, "0 rows, log 0\n")
+        code, out, err = pure(self.data, source, "show", "x")
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(out, "0 rows, log 0:\n")
 
     def test_sync_and_checkpoint_options_need_data(self):
         for flags in (["--sync", "none"], ["--checkpoint-every", "5"]):
