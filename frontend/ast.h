@@ -171,12 +171,22 @@ struct ConstDecl {  // const NAME = expr: a scalar computed at compile time
   std::string text;
 };
 
+// test "name" { ... }: run only by `pure-run --test` (docs/tooling.md), never by plain pure-run or
+// pure-serve, and not part of the compiled module otherwise. Inside its body, `assert(cond)` and
+// `assert_eq(a, b)` are statements the parser spells out as an `if` and a `fail`.
+struct TestDecl {
+  Loc loc;
+  std::string name;
+  FuncDecl func;  // the body as a `main` with no parameters, named `test "name"` for stack traces
+};
+
 struct Module {
   std::vector<ConstDecl> consts;
   std::vector<ItemDecl> types;
   std::vector<ListDecl> lists;
   std::vector<FuncDecl> funcs;
   int main_index = -1;
+  std::vector<TestDecl> tests;  // in the order written; compile_frontend checks one of them at most
 };
 
 }  // namespace pure

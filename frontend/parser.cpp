@@ -48,6 +48,7 @@ class Parser {
   bool panic_ = false;
   bool no_item_literal_ = false;  // inside if/while/for headers, '{' starts the body
   bool stored_list_ = false;      // parsing a stored list's type: its fields may say `was OLD`
+  bool in_test_ = false;          // inside a test block: `assert(...)` and `assert_eq(...)` are statements
 
   // ---- tokens -------------------------------------------------------------------------------
   const Token& peek(size_t ahead = 0) const {
@@ -57,6 +58,8 @@ class Parser {
   bool at(Tok k) const { return peek().kind == k; }
   // `was`, a word only after a stored list's name or a field (on the same line), not a keyword.
   bool at_was() const { return at(Tok::Ident) && peek().text == "was" && !peek().newline_before; }
+  // `test "name"` at module level: `test` is a word there, not a keyword (a name elsewhere).
+  bool at_test() const { return at(Tok::Ident) && peek().text == "test" && peek(1).kind == Tok::Str; }
   const Token& advance() {
     const Token& t = peek();
     if (pos_ < toks_.size() - 1) ++pos_;
@@ -116,7 +119,7 @@ class Parser {
     while (!at(Tok::End)) {
       const Token& t = peek();
       if (t.newline_before && (t.kind == Tok::KwFn || t.kind == Tok::KwEvent || t.kind == Tok::KwQuery ||
-                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst))
+                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test()))
         break;
       advance();
     }
@@ -149,6 +152,10 @@ class Parser {
         case Tok::KwQuery: function(m, FuncKind::Query); break;
         case Tok::KwConst: const_declaration(m); break;
         default:
+          if (at_test()) {
+            test_declaration(m);
+            break;
+          }
           if (at(Tok::KwLet) || at(Tok::KwVar))
             error_here("statements belong inside a function", "put them in 'fn main() { ... }'");
           else
@@ -161,6 +168,38 @@ class Parser {
     }
     if (panic_) sync_declaration();
     (void)loc;
+  }
+
+  // test "name" { ... }: a body like main's, kept apart from the module (see TestDecl).
+  void test_declaration(Module& m) {
+    TestDecl t;
+    t.loc = advance().loc;
+    const Token& name = advance();
+    t.name = name.text;
+    if (t.name.empty() || t.name.find_first_of("{}\\\n\r\t") != std::string::npos) {
+      error_at(name.loc, "a test's name is plain text: no escapes, braces or line breaks",
+               "e.g. 'test \"a transfer moves the money\" { ... }'");
+      return;
+    }
+    for (const TestDecl& other : m.tests)
+      if (other.name == t.name) {
+        error_at(name.loc, "a test named \"" + t.name + "\" is already declared on line " + std::to_string(other.loc.line),
+                 "give each test its own name");
+        return;
+      }
+    if (!at(Tok::LBrace)) {
+      error_here("expected '{' to start the test's body, found " + found());
+      return;
+    }
+    t.func.kind = FuncKind::Main;
+    t.func.loc = t.loc;
+    t.func.name = "test \"" + t.name + "\"";
+    size_t errors_before = diags_.count();
+    in_test_ = true;
+    t.func.body = block(/*nested=*/false);
+    in_test_ = false;
+    t.func.body_has_errors = diags_.count() > errors_before;
+    m.tests.push_back(std::move(t));
   }
 
   void const_declaration(Module& m) {
@@ -460,8 +499,12 @@ class Parser {
 
   StmtPtr expression_statement() {
     Loc loc = peek().loc;
+    size_t start = pos_;
     ExprPtr e = expression();
     Tok k = peek().kind;
+    if (in_test_ && !panic_ && e->kind == ExprKind::Call && (e->text == "assert" || e->text == "assert_eq") &&
+        start + 1 < pos_ && toks_[start + 1].kind == Tok::LParen && toks_[pos_ - 1].kind == Tok::RParen)
+      return assertion(std::move(e), toks_[start + 1].loc.offset + 1, toks_[pos_ - 1].loc.offset);
     if (k == Tok::Eq || k == Tok::PlusEq || k == Tok::MinusEq || k == Tok::StarEq || k == Tok::SlashEq ||
         k == Tok::PercentEq) {
       auto s = std::make_unique<Stmt>(StmtKind::Assign, advance().loc);
@@ -473,6 +516,76 @@ class Parser {
     auto s = std::make_unique<Stmt>(StmtKind::ExprStmt, loc);
     s->expr = std::move(e);
     return s;
+  }
+
+  // ---- assertions (test blocks only) --------------------------------------------------------
+  // `assert(c)` is `if c {} else { fail "assert(c)" }`; `assert_eq(a, b)` evaluates each
+  // side once into a local (a literal stays a literal, so that `assert_eq(total, 100)` compares a
+  // num with 100.0) and fails with both values printed. The fail is located at the call, so the
+  // runtime error names the assertion's line. The locals' names hold a '.', which no name can.
+  StmtPtr assertion(ExprPtr call, uint32_t args_begin, uint32_t args_end) {
+    Loc loc = call->loc;
+    std::string written = call->text + "(" + src_.text().substr(args_begin, args_end - args_begin) + ")";
+    size_t want = call->text == "assert" ? 1 : 2;
+    if (call->args.size() != want) {
+      diags_.error(loc, call->text + " takes " + (want == 1 ? "one argument, a bool" : "two arguments, the values to compare") +
+                            ", not " + std::to_string(call->args.size()),
+                   want == 1 ? "assert(balance > 0)" : "assert_eq(balance(1), 100)");
+      return nullptr;
+    }
+    auto text = [&](std::string t) {
+      auto e = std::make_unique<Expr>(ExprKind::Text, loc);
+      e->text = std::move(t);
+      return e;
+    };
+    auto fail = std::make_unique<Stmt>(StmtKind::Fail, loc);
+    if (want == 1) {
+      fail->expr = text(written);
+      auto s = std::make_unique<Stmt>(StmtKind::If, loc);
+      s->expr = std::move(call->args[0]);
+      s->else_body.push_back(std::move(fail));
+      return s;
+    }
+    auto block = std::make_unique<Stmt>(StmtKind::Block, loc);
+    ExprPtr side[2];
+    for (int i = 0; i < 2; ++i) {
+      ExprPtr& arg = call->args[i];
+      if (arg->kind == ExprKind::Int || arg->kind == ExprKind::Num || arg->kind == ExprKind::Bool || arg->kind == ExprKind::Text) {
+        side[i] = std::move(arg);
+        continue;
+      }
+      auto let = std::make_unique<Stmt>(StmtKind::Let, arg->loc);
+      let->name = i == 0 ? "assert_eq.left" : "assert_eq.right";
+      side[i] = std::make_unique<Expr>(ExprKind::Name, arg->loc);
+      side[i]->text = let->name;
+      let->expr = std::move(arg);
+      block->body.push_back(std::move(let));
+    }
+    auto copy = [](const Expr& e) {
+      auto c = std::make_unique<Expr>(e.kind, e.loc);
+      c->int_value = e.int_value;
+      c->num_value = e.num_value;
+      c->text = e.text;
+      return c;
+    };
+    auto message = std::make_unique<Expr>(ExprKind::Interp, loc);
+    message->args.push_back(text(written + ": left is "));
+    message->args.push_back(copy(*side[0]));
+    message->args.push_back(text(", right is "));
+    message->args.push_back(copy(*side[1]));
+    fail->expr = std::move(message);
+    // `left != right`; the checker compares items and lists by their printed form (Expr::text
+    // "assert_eq" marks the comparison), since `!=` takes scalars only.
+    auto differ = std::make_unique<Expr>(ExprKind::Binary, loc);
+    differ->op = static_cast<int>(Tok::NotEq);
+    differ->text = "assert_eq";
+    differ->args.push_back(std::move(side[0]));
+    differ->args.push_back(std::move(side[1]));
+    auto s = std::make_unique<Stmt>(StmtKind::If, loc);
+    s->expr = std::move(differ);
+    s->body.push_back(std::move(fail));
+    block->body.push_back(std::move(s));
+    return block;
   }
 
   // ---- expressions --------------------------------------------------------------------------
