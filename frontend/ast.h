@@ -155,6 +155,7 @@ struct ItemDecl {  // type Name { fields } or type Name = T
   std::string name;
   TypeExprPtr type;       // Keyed with no keys for an item; or any type for an alias
   bool is_alias = false;
+  bool has_errors = false;  // a syntax error inside it: the checker gives its name the error type
   const Type* resolved = nullptr;
 };
 

@@ -56,6 +56,7 @@ const Type* Checker::check_expr_inner(Expr& e, const Type* expected) {
 }
 
 const Type* Checker::check_name(Expr& e) {
+  if (e.text.empty()) return tt_.error();  // the parser's stand-in for an expression it reported (parser.cpp)
   int local = lookup_local(e.text);
   if (local >= 0) {
     e.name_kind = NameKind::Local;
@@ -247,6 +248,7 @@ const Type* Checker::check_item_literal(Expr& e, const Type* expected) {
     }
     if (it == type_names_.end() || it->second->kind != TypeKind::Item) {
       for (ExprPtr& a : e.args) check_expr(*a, nullptr);
+      if (it != type_names_.end() && is_error(it->second)) return tt_.error();  // its declaration's error is reported
       std::vector<std::string> items;
       for (auto& [n, t] : type_names_)
         if (t->kind == TypeKind::Item) items.push_back(n);

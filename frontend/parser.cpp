@@ -49,6 +49,7 @@ class Parser {
   bool no_item_literal_ = false;  // inside if/while/for headers, '{' starts the body
   bool stored_list_ = false;      // parsing a stored list's type: its fields may say `was OLD`
   bool in_test_ = false;          // inside a test block: `assert(...)` and `assert_eq(...)` are statements
+  bool unclosed_ = false;         // a block's '{' was reported unclosed: every open block ends here
 
   // ---- tokens -------------------------------------------------------------------------------
   const Token& peek(size_t ahead = 0) const {
@@ -128,6 +129,10 @@ class Parser {
 
   // Skip to the end of the current statement: a new line, ';' or the closing '}'.
   void sync_statement() {
+    if (peek().newline_before) {  // the error ended the statement's line: the next one starts here
+      panic_ = false;
+      return;
+    }
     int braces = 0;
     while (!at(Tok::End)) {
       if (braces == 0 && (at(Tok::RBrace) || at(Tok::Semicolon))) break;
@@ -160,7 +165,10 @@ class Parser {
             error_here("statements belong inside a function", "put them in 'fn main() { ... }'");
           else
             error_here("expected a declaration ('fn', 'event', 'query', 'type', 'list' or 'const'), found " + found());
-          sync_declaration();
+          // `while type Line {`: one stray token before a declaration keyword; the declaration parses.
+          advance();
+          if (starts_declaration()) panic_ = false;
+          else sync_declaration();
           return;
       }
     } catch (CompileAbort&) {
@@ -199,6 +207,7 @@ class Parser {
     t.func.body = block(/*nested=*/false);
     in_test_ = false;
     t.func.body_has_errors = diags_.count() > errors_before;
+    unclosed_ = false;
     m.tests.push_back(std::move(t));
   }
 
@@ -228,7 +237,8 @@ class Parser {
       expect(Tok::LBrace, "to start the fields of the item type");
       field_list(d.type->fields, true);
     }
-    m.types.push_back(std::move(d));
+    d.has_errors = panic_;
+    if (!d.name.empty()) m.types.push_back(std::move(d));
   }
 
   void list_declaration(Module& m) {
@@ -357,15 +367,21 @@ class Parser {
     }
     expect(Tok::RParen, "to close the parameters");
     if (accept(Tok::Arrow)) f.result = type();
-    if (panic_) return;
     if (f.kind == FuncKind::Function && f.name == "main") f.kind = FuncKind::Main;
-    if (!at(Tok::LBrace)) {
-      error_here("expected '{' to start the body, found " + found());
+    if (!panic_ && !at(Tok::LBrace)) error_here("expected '{' to start the body, found " + found());
+    if (panic_) {
+      // A header with a syntax error still declares the function (its body is skipped), so that
+      // its calls report nothing more than the one error.
+      f.body_has_errors = true;
+      if (f.name.empty()) return;
+      if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
+      m.funcs.push_back(std::move(f));
       return;
     }
     size_t errors_before = diags_.count();
     f.body = block(/*nested=*/false);
     f.body_has_errors = diags_.count() > errors_before;
+    unclosed_ = false;
     if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
     m.funcs.push_back(std::move(f));
   }
@@ -379,18 +395,51 @@ class Parser {
     }
   }
 
+  // At a token that starts a declaration and never a statement (`list by` is a type in a statement).
+  bool starts_declaration() const {
+    switch (peek().kind) {
+      case Tok::KwFn: case Tok::KwEvent: case Tok::KwQuery: case Tok::KwType: case Tok::KwConst: return true;
+      case Tok::KwList: return peek(1).kind != Tok::KwBy;
+      default: return at_test();
+    }
+  }
+
   // A `{ ... }` of statements; a function's own body is not a nesting level, blocks inside it are.
   std::vector<StmtPtr> block(bool nested = true) {
     std::optional<DepthGuard> guard;
     if (nested) guard.emplace(*this, peek().loc);
     std::vector<StmtPtr> out;
-    expect(Tok::LBrace, "to start a block");
+    Loc open = peek().loc;
+    if (!at(Tok::LBrace)) {  // the statement's sync skips what follows, a '{ ... }' as one
+      expect(Tok::LBrace, "to start a block");
+      return out;
+    }
+    advance();
     while (!at(Tok::RBrace) && !at(Tok::End)) {
+      if (peek().newline_before && starts_declaration()) {
+        // A declaration at the start of a line: this block's '}' is missing. Reported once, at the
+        // '{', and every open block ends here so that the declaration parses as one.
+        diags_.error(open, std::string("this '{' is not closed before the ") + tok_name(peek().kind) + " on line " +
+                               std::to_string(peek().loc.line),
+                     "add '}' where the block ends");
+        unclosed_ = true;
+        panic_ = false;
+        return out;
+      }
       size_t before = pos_;
       StmtPtr s = statement();
+      if (unclosed_) {
+        if (s) out.push_back(std::move(s));
+        return out;
+      }
       if (panic_) sync_statement();
       if (s) out.push_back(std::move(s));
       if (pos_ == before) advance();
+    }
+    if (at(Tok::End) && !panic_) {
+      diags_.error(open, "this '{' is not closed before the end of the file", "add '}' where the block ends");
+      unclosed_ = true;
+      return out;
     }
     expect(Tok::RBrace, "to close the block");
     return out;
@@ -406,7 +455,7 @@ class Parser {
       case Tok::KwWhile: {
         advance();
         s = std::make_unique<Stmt>(StmtKind::While, loc);
-        s->expr = header_expression();
+        s->expr = condition();
         s->body = block();
         break;
       }
@@ -437,12 +486,19 @@ class Parser {
         [[fallthrough]];
       default: s = expression_statement(); break;
     }
+    bool bad = panic_;
     if (!panic_ && !at(Tok::RBrace) && !at(Tok::End) && !accept(Tok::Semicolon) && !peek().newline_before) {
       error_here("expected a new line or ';' after the statement, found " + found());
+      bad = true;
       // `let y = x + 1 return y`: the keyword starts the next statement; parse it as one rather
       // than skip it, so that later errors (a missing return, an unknown name) stay true.
       if (starts_statement(peek().kind)) panic_ = false;
     }
+    // A `let` with a syntax error still declares its name, with no value: the checker gives it the
+    // error type, so that its uses report nothing more (`let xs = seq Point` mistyped).
+    if (bad && s && s->kind == StmtKind::Let) s->expr = nullptr;
+    // An expression or assignment with a syntax error is left out (not "value is not used").
+    if (bad && s && (s->kind == StmtKind::ExprStmt || s->kind == StmtKind::Assign)) return nullptr;
     return s;
   }
 
@@ -464,7 +520,7 @@ class Parser {
 
   StmtPtr if_statement() {
     auto s = std::make_unique<Stmt>(StmtKind::If, advance().loc);
-    s->expr = header_expression();
+    s->expr = condition();
     s->body = block();
     if (accept(Tok::KwElse)) {
       if (at(Tok::KwIf)) {
@@ -487,6 +543,33 @@ class Parser {
     if (accept(Tok::DotDot)) s->range_end = header_expression();
     s->body = block();
     return s;
+  }
+
+  // The condition of an `if` or `while`: `if x = 1` is reported once, as the `==` it almost
+  // certainly means, and parsed as that comparison so that nothing else is reported.
+  ExprPtr condition() {
+    bool saved = no_item_literal_;
+    no_item_literal_ = true;
+    ExprPtr e = equals_typo(expression());
+    no_item_literal_ = saved;
+    return e;
+  }
+
+  // After a value where '=' cannot follow (a condition, a call's argument, a parenthesis).
+  ExprPtr equals_typo(ExprPtr left) {
+    if (!at(Tok::Eq) || panic_) return left;
+    Loc loc = advance().loc;
+    diags_.error(loc, "'=' assigns a value and cannot compare", "did you mean '=='?");
+    ExprPtr e = binary(std::move(left), loc, Tok::EqEq, bit_or());
+    while (at(Tok::KwAnd)) {
+      Loc l = advance().loc;
+      e = binary(std::move(e), l, Tok::KwAnd, not_expr());
+    }
+    while (at(Tok::KwOr)) {
+      Loc l = advance().loc;
+      e = binary(std::move(e), l, Tok::KwOr, and_expr());
+    }
+    return e;
   }
 
   ExprPtr header_expression() {
@@ -803,7 +886,7 @@ class Parser {
     bool saved = no_item_literal_;
     no_item_literal_ = false;
     while (!at(Tok::RParen) && !at(Tok::End) && !panic_) {
-      out.push_back(expression());
+      out.push_back(equals_typo(expression()));
       if (!accept(Tok::Comma)) break;
     }
     no_item_literal_ = saved;
@@ -856,7 +939,7 @@ class Parser {
         advance();
         bool saved = no_item_literal_;
         no_item_literal_ = false;
-        ExprPtr e = expression();
+        ExprPtr e = equals_typo(expression());
         no_item_literal_ = saved;
         expect(Tok::RParen, "to close the parenthesis");
         return e;
@@ -889,7 +972,7 @@ class Parser {
     }
     if (t.kind == Tok::End) error_here("expected an expression, found the end of the file");
     else error_here("expected an expression, found " + found());
-    return std::make_unique<Expr>(ExprKind::Int, loc);
+    return broken(loc);
   }
 
   // At 'if' where a value is expected: `if COND { EXPR } else { EXPR }`, or `else if ...`. Each
@@ -897,7 +980,7 @@ class Parser {
   ExprPtr conditional() {
     DepthGuard guard(*this, peek().loc);
     auto e = std::make_unique<Expr>(ExprKind::Cond, advance().loc);
-    e->args.push_back(header_expression());
+    e->args.push_back(condition());
     e->args.push_back(branch("after the 'if' condition"));
     if (!at(Tok::KwElse)) {
       error_at(e->loc, "an 'if' used as a value needs an 'else' branch", "write 'if c { a } else { b }'");
@@ -945,6 +1028,10 @@ class Parser {
     return v;
   }
 
+  // What stands for an expression with a syntax error: a name without a name, which the checker
+  // types as an error and never reports, so one typo gives one error.
+  static ExprPtr broken(Loc loc) { return std::make_unique<Expr>(ExprKind::Name, loc); }
+
   // At '{': `{ name: expr, ... }`.
   ExprPtr item_literal(Loc loc) {
     DepthGuard guard(*this, peek().loc);
@@ -960,7 +1047,22 @@ class Parser {
         error_here("expected ',' or '}' in the item, found " + found());
     }
     no_item_literal_ = saved;
+    if (panic_) {
+      // Skip to the item's own '}' (not past a declaration), so that the block around it, whose
+      // '}' would otherwise end it here, goes on after the item.
+      int braces = 0;
+      while (!at(Tok::End) && !(peek().newline_before && starts_declaration())) {
+        if (at(Tok::LBrace)) ++braces;
+        if (at(Tok::RBrace) && braces-- == 0) {
+          advance();
+          break;
+        }
+        advance();
+      }
+      return broken(loc);
+    }
     expect(Tok::RBrace, "to close the item");
+    if (panic_) return broken(loc);  // not "field 'x' is missing" for the fields after the error
     return e;
   }
 
