@@ -24,6 +24,12 @@ struct CheckedModule {
 // becomes the module's main, in place of its own main; the other tests stay out.
 CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test = -1);
 
+// The canonical layout of a module's source (`pure-run --fmt`; docs/tooling.md): the same tokens
+// and line breaks, with indentation, spaces and blank lines decided, every comment kept. Formatting
+// its own result changes nothing. False, with the errors in diags, when the source has a syntax
+// error (it is not formatted).
+bool format_source(const Source& source, Diagnostics& diags, std::string* out);
+
 // The syntax tree as indented text (for `pure-run --dump-ast`).
 std::string dump_ast(const Module& module);
 

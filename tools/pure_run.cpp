@@ -71,6 +71,58 @@ std::string read_all_stdin() {
   return data;
 }
 
+// `pure-run --fmt FILE...`: each file in the canonical layout (frontend.h, format_source),
+// rewritten in place only when it changes (a new file renamed over the old one, so a failure
+// leaves the old one whole). With --check nothing is written: the files that would change are
+// listed on stdout. Exit code 0 when every file is (or now is) formatted; 1 when one has a syntax
+// error (printed, the file left as it is) or, with --check, would change; 2 when one cannot be
+// read or written.
+int format_files(const std::vector<std::string>& files, bool check) {
+  int code = kExitOk;
+  auto worst = [&code](int c) {
+    if (c == kExitUsage || code == kExitOk) code = c;
+  };
+  for (const std::string& path : files) {
+    std::string text, why;
+    if (!read_file(path, text, why)) {
+      std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
+      worst(kExitUsage);
+      continue;
+    }
+    pure::Source source(path, text);
+    pure::Diagnostics diags(source);
+    std::string formatted;
+    if (!pure::format_source(source, diags, &formatted)) {
+      std::fputs(diags.render().c_str(), stderr);
+      worst(kExitCompile);
+      continue;
+    }
+    if (formatted == text) continue;
+    if (check) {
+      std::printf("%s\n", path.c_str());
+      worst(kExitCompile);
+      continue;
+    }
+    std::string temp = path + ".pure-fmt.tmp";
+    std::error_code ec;
+    {
+      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+      out << formatted;
+      out.close();
+      if (!out) ec = std::make_error_code(std::errc::io_error);
+    }
+    if (!ec) std::filesystem::permissions(temp, std::filesystem::status(path).permissions(), ec);
+    if (!ec) std::filesystem::rename(temp, path, ec);
+    if (ec) {
+      std::filesystem::remove(temp);
+      std::fprintf(stderr, "pure-run: cannot write '%s': %s (the file is unchanged)\n", path.c_str(), ec.message().c_str());
+      worst(kExitUsage);
+    }
+  }
+  std::fflush(stdout);
+  return code;
+}
+
 // `pure-run --test FILE`: each test block of the module runs as main of its own compile, against
 // a fresh state (empty stored lists), in the order written. A test passes when it ends without a
 // runtime error; a failed assert is a `fail` at its line (frontend/parser.cpp, assertion), printed
@@ -146,6 +198,10 @@ int main(int argc, char** argv) {
   app.add_flag("--dump-ast", dump_ast, "print the checked syntax tree");
   app.add_flag("--dump-ir", dump_ir, "print the control-flow graph with its loops");
   app.add_flag("--dump-bytecode", dump_bytecode, "print the bytecode");
+  bool fmt_mode = false;
+  app.add_flag("--fmt", fmt_mode,
+               "format FILE and every file after it in place (one canonical layout, comments kept); with --check, "
+               "write nothing, list the files that would change and exit 1 if any (docs/tooling.md)");
   bool test_mode = false;
   app.add_flag("--test", test_mode,
                "run the module's test blocks (test \"name\" { ... }) instead of main, each against empty stored "
@@ -243,6 +299,15 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
+  if (fmt_mode) {
+    if (test_mode || dump_ast || dump_ir || dump_bytecode || !data_dir.empty()) {
+      std::fprintf(stderr, "pure-run: --fmt formats files: it takes only --check\n");
+      return kExitUsage;
+    }
+    std::vector<std::string> files{path};
+    files.insert(files.end(), args.begin(), args.end());
+    return format_files(files, check_only);
+  }
   uint64_t max_steps = 0, max_memory = 0;
   parse_budget(max_steps_text, false, max_steps);  // both checked by the validators above
   if (max_memory_text.empty())
