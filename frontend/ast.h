@@ -157,6 +157,7 @@ struct ItemDecl {  // type Name { fields } or type Name = T
   std::string name;
   TypeExprPtr type;       // Keyed with no keys for an item; or any type for an alias
   bool is_alias = false;
+  bool has_errors = false;  // a syntax error inside it: the checker gives its name the error type
   const Type* resolved = nullptr;
 };
 
@@ -173,6 +174,15 @@ struct ConstDecl {  // const NAME = expr: a scalar computed at compile time
   std::string text;
 };
 
+// test "name" { ... }: run only by `pure-run --test` (docs/tooling.md), never by plain pure-run or
+// pure-serve, and not part of the compiled module otherwise. Inside its body, `assert(cond)` and
+// `assert_eq(a, b)` are statements the parser spells out as an `if` and a `fail`.
+struct TestDecl {
+  Loc loc;
+  std::string name;
+  FuncDecl func;  // the body as a `main` with no parameters, named `test "name"` for stack traces
+};
+
 struct Module {
   std::vector<ConstDecl> consts;
   std::vector<ItemDecl> types;
@@ -180,6 +190,7 @@ struct Module {
   std::vector<FuncDecl> funcs;
   std::vector<std::string> unparsed_funcs;  // functions whose header did not parse (not in funcs)
   int main_index = -1;
+  std::vector<TestDecl> tests;  // in the order written; compile_frontend checks one of them at most
 };
 
 }  // namespace pure

@@ -44,6 +44,10 @@ void Checker::declare_types() {
       error(d.loc, "type '" + d.name + "' is declared twice");
       continue;
     }
+    if (d.has_errors) {  // its syntax error is reported; uses of it report nothing more
+      type_names_[d.name] = tt_.error();
+      continue;
+    }
     if (!d.is_alias) {
       Type* item = tt_.new_item(d.name);
       d.resolved = item;
@@ -51,7 +55,7 @@ void Checker::declare_types() {
     }
   }
   for (ItemDecl& d : m_.types) {
-    if (!d.is_alias || !d.type) continue;
+    if (!d.is_alias || !d.type || d.has_errors) continue;
     d.resolved = resolve_type(d.type.get());
     if (!type_names_.count(d.name)) type_names_[d.name] = d.resolved;
   }

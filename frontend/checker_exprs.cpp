@@ -63,6 +63,7 @@ const Type* Checker::check_expr_inner(Expr& e, const Type* expected) {
 }
 
 const Type* Checker::check_name(Expr& e) {
+  if (e.text.empty()) return tt_.error();  // the parser's stand-in for an expression it reported (parser.cpp)
   int local = lookup_local(e.text);
   if (local >= 0) {
     e.name_kind = NameKind::Local;
@@ -147,6 +148,7 @@ const Type* Checker::check_binary(Expr& e, const Type* expected) {
   const Type* ta = a.type;
   const Type* tb = b.type;
   if (is_error(ta) || is_error(tb)) return arithmetic ? (is_error(ta) ? tb : ta) : tt_.bool_type();
+  if (op == Tok::NotEq && e.text == "assert_eq") return check_assert_eq(e);
   std::string sym = tok_name(op);
   if (ta != tb) {
     std::string hint_text;
@@ -169,6 +171,29 @@ const Type* Checker::check_binary(Expr& e, const Type* expected) {
     if (!ta->is_scalar()) error(e.loc, "cannot compare " + type_name(ta) + " values with " + sym, "compare their fields");
   } else if (!is_numeric(ta) && ta->kind != TypeKind::Text) {
     error(e.loc, "cannot order " + type_name(ta) + " values with " + sym);
+  }
+  return tt_.bool_type();
+}
+
+// The comparison inside a test's `assert_eq(a, b)` (frontend/parser.cpp, assertion), its sides
+// checked: one type on both sides; scalars compare with `!=`, items and lists by their printed
+// form (`text(a) != text(b)`, the form the failure message shows), since `!=` takes scalars only.
+const Type* Checker::check_assert_eq(Expr& e) {
+  const Type* ta = e.args[0]->type;
+  const Type* tb = e.args[1]->type;
+  if (ta != tb) {
+    error(e.loc, "assert_eq compares two values of one type, not " + type_name(ta) + " and " + type_name(tb),
+          is_numeric(ta) && is_numeric(tb) ? "convert one side with num(...) or int(...)" : "");
+    return tt_.bool_type();
+  }
+  if (!ta->is_scalar()) {
+    for (ExprPtr& side : e.args) {
+      auto call = std::make_unique<Expr>(ExprKind::Call, side->loc);
+      call->text = "text";
+      call->args.push_back(std::move(side));
+      side = std::move(call);
+      check_expr(*side, nullptr);
+    }
   }
   return tt_.bool_type();
 }
@@ -230,6 +255,7 @@ const Type* Checker::check_item_literal(Expr& e, const Type* expected) {
     }
     if (it == type_names_.end() || it->second->kind != TypeKind::Item) {
       for (ExprPtr& a : e.args) check_expr(*a, nullptr);
+      if (it != type_names_.end() && is_error(it->second)) return tt_.error();  // its declaration's error is reported
       std::vector<std::string> items;
       for (auto& [n, t] : type_names_)
         if (t->kind == TypeKind::Item) items.push_back(n);

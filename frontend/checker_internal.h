@@ -169,6 +169,7 @@ class Checker {
   const Type* check_unary(Expr& e, const Type* expected);
   void unify_literals(Expr& a, Expr& b);
   const Type* check_binary(Expr& e, const Type* expected);
+  const Type* check_assert_eq(Expr& e);  // a test's assert_eq (parser.cpp, assertion)
   const Type* check_conditional(Expr& e, const Type* expected);
   static bool is_bitwise(Tok op);
   const Type* check_bitwise(Expr& e);

@@ -31,7 +31,7 @@ static int64_t first_invalid_utf8(const std::string& s) {
   return -1;
 }
 
-CheckedModule compile_frontend(const Source& source, Diagnostics& diags) {
+CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test) {
   CheckedModule result;
   if (int64_t bad = first_invalid_utf8(source.text()); bad >= 0) {
     diags.error(source.loc_at(static_cast<uint32_t>(bad)), "the file is not valid UTF-8 here",
@@ -39,6 +39,12 @@ CheckedModule compile_frontend(const Source& source, Diagnostics& diags) {
     return result;
   }
   result.module = parse_module(source, diags);
+  Module& m = result.module;
+  if (run_test >= 0 && static_cast<size_t>(run_test) < m.tests.size()) {
+    if (m.main_index >= 0) m.funcs.erase(m.funcs.begin() + m.main_index);
+    m.main_index = static_cast<int>(m.funcs.size());
+    m.funcs.push_back(std::move(m.tests[static_cast<size_t>(run_test)].func));
+  }
   check_module(result.module, *result.types, diags);
   return result;
 }

@@ -84,6 +84,7 @@ class Lexer {
     while (true) {
       newline = skip_space_and_comments() || newline;
       Token t = next();
+      t.end = t.kind == Tok::End ? t.loc.offset : pos_;
       t.newline_before = newline;
       newline = false;
       out.push_back(std::move(t));

@@ -48,6 +48,8 @@ class Parser {
   bool panic_ = false;
   bool no_item_literal_ = false;  // inside if/while/for headers, '{' starts the body
   bool stored_list_ = false;      // parsing a stored list's type: its fields may say `was OLD`
+  bool in_test_ = false;          // inside a test block: `assert(...)` and `assert_eq(...)` are statements
+  bool unclosed_ = false;         // a block's '{' was reported unclosed: every open block ends here
 
   // ---- tokens -------------------------------------------------------------------------------
   const Token& peek(size_t ahead = 0) const {
@@ -57,6 +59,8 @@ class Parser {
   bool at(Tok k) const { return peek().kind == k; }
   // `was`, a word only after a stored list's name or a field (on the same line), not a keyword.
   bool at_was() const { return at(Tok::Ident) && peek().text == "was" && !peek().newline_before; }
+  // `test "name"` at module level: `test` is a word there, not a keyword (a name elsewhere).
+  bool at_test() const { return at(Tok::Ident) && peek().text == "test" && peek(1).kind == Tok::Str; }
   const Token& advance() {
     const Token& t = peek();
     if (pos_ < toks_.size() - 1) ++pos_;
@@ -116,7 +120,7 @@ class Parser {
     while (!at(Tok::End)) {
       const Token& t = peek();
       if (t.newline_before && (t.kind == Tok::KwFn || t.kind == Tok::KwEvent || t.kind == Tok::KwQuery ||
-                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst))
+                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test()))
         break;
       advance();
     }
@@ -125,6 +129,10 @@ class Parser {
 
   // Skip to the end of the current statement: a new line, ';' or the closing '}'.
   void sync_statement() {
+    if (peek().newline_before) {  // the error ended the statement's line: the next one starts here
+      panic_ = false;
+      return;
+    }
     int braces = 0;
     while (!at(Tok::End)) {
       if (braces == 0 && (at(Tok::RBrace) || at(Tok::Semicolon))) break;
@@ -149,11 +157,18 @@ class Parser {
         case Tok::KwQuery: function(m, FuncKind::Query); break;
         case Tok::KwConst: const_declaration(m); break;
         default:
+          if (at_test()) {
+            test_declaration(m);
+            break;
+          }
           if (at(Tok::KwLet) || at(Tok::KwVar))
             error_here("statements belong inside a function", "put them in 'fn main() { ... }'");
           else
             error_here("expected a declaration ('fn', 'event', 'query', 'type', 'list' or 'const'), found " + found());
-          sync_declaration();
+          // `while type Line {`: one stray token before a declaration keyword; the declaration parses.
+          advance();
+          if (starts_declaration()) panic_ = false;
+          else sync_declaration();
           return;
       }
     } catch (CompileAbort&) {
@@ -161,6 +176,39 @@ class Parser {
     }
     if (panic_) sync_declaration();
     (void)loc;
+  }
+
+  // test "name" { ... }: a body like main's, kept apart from the module (see TestDecl).
+  void test_declaration(Module& m) {
+    TestDecl t;
+    t.loc = advance().loc;
+    const Token& name = advance();
+    t.name = name.text;
+    if (t.name.empty() || t.name.find_first_of("{}\\\n\r\t") != std::string::npos) {
+      error_at(name.loc, "a test's name is plain text: no escapes, braces or line breaks",
+               "e.g. 'test \"a transfer moves the money\" { ... }'");
+      return;
+    }
+    for (const TestDecl& other : m.tests)
+      if (other.name == t.name) {
+        error_at(name.loc, "a test named \"" + t.name + "\" is already declared on line " + std::to_string(other.loc.line),
+                 "give each test its own name");
+        return;
+      }
+    if (!at(Tok::LBrace)) {
+      error_here("expected '{' to start the test's body, found " + found());
+      return;
+    }
+    t.func.kind = FuncKind::Main;
+    t.func.loc = t.loc;
+    t.func.name = "test \"" + t.name + "\"";
+    size_t errors_before = diags_.count();
+    in_test_ = true;
+    t.func.body = block(/*nested=*/false);
+    in_test_ = false;
+    t.func.body_has_errors = diags_.count() > errors_before;
+    unclosed_ = false;
+    m.tests.push_back(std::move(t));
   }
 
   void const_declaration(Module& m) {
@@ -189,7 +237,8 @@ class Parser {
       expect(Tok::LBrace, "to start the fields of the item type");
       field_list(d.type->fields, true);
     }
-    m.types.push_back(std::move(d));
+    d.has_errors = panic_;
+    if (!d.name.empty()) m.types.push_back(std::move(d));
   }
 
   void list_declaration(Module& m) {
@@ -324,21 +373,21 @@ class Parser {
     }
     expect(Tok::RParen, "to close the parameters");
     if (accept(Tok::Arrow)) f.result = type();
-    // A function whose header does not parse is dropped; its name is kept so that its calls are
-    // not reported again as unknown (with a suggestion of some other name).
-    if (panic_) {
-      if (!f.name.empty()) m.unparsed_funcs.push_back(f.name);
-      return;
-    }
     if (f.kind == FuncKind::Function && f.name == "main") f.kind = FuncKind::Main;
-    if (!at(Tok::LBrace)) {
-      error_here("expected '{' to start the body, found " + found());
-      if (!f.name.empty()) m.unparsed_funcs.push_back(f.name);
+    if (!panic_ && !at(Tok::LBrace)) error_here("expected '{' to start the body, found " + found());
+    if (panic_) {
+      // A header with a syntax error still declares the function (its body is skipped), so that
+      // its calls report nothing more than the one error.
+      f.body_has_errors = true;
+      if (f.name.empty()) return;
+      if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
+      m.funcs.push_back(std::move(f));
       return;
     }
     size_t errors_before = diags_.count();
     f.body = block(/*nested=*/false);
     f.body_has_errors = diags_.count() > errors_before;
+    unclosed_ = false;
     if (f.kind == FuncKind::Main) m.main_index = static_cast<int>(m.funcs.size());
     m.funcs.push_back(std::move(f));
   }
@@ -352,18 +401,51 @@ class Parser {
     }
   }
 
+  // At a token that starts a declaration and never a statement (`list by` is a type in a statement).
+  bool starts_declaration() const {
+    switch (peek().kind) {
+      case Tok::KwFn: case Tok::KwEvent: case Tok::KwQuery: case Tok::KwType: case Tok::KwConst: return true;
+      case Tok::KwList: return peek(1).kind != Tok::KwBy;
+      default: return at_test();
+    }
+  }
+
   // A `{ ... }` of statements; a function's own body is not a nesting level, blocks inside it are.
   std::vector<StmtPtr> block(bool nested = true) {
     std::optional<DepthGuard> guard;
     if (nested) guard.emplace(*this, peek().loc);
     std::vector<StmtPtr> out;
-    expect(Tok::LBrace, "to start a block");
+    Loc open = peek().loc;
+    if (!at(Tok::LBrace)) {  // the statement's sync skips what follows, a '{ ... }' as one
+      expect(Tok::LBrace, "to start a block");
+      return out;
+    }
+    advance();
     while (!at(Tok::RBrace) && !at(Tok::End)) {
+      if (peek().newline_before && starts_declaration()) {
+        // A declaration at the start of a line: this block's '}' is missing. Reported once, at the
+        // '{', and every open block ends here so that the declaration parses as one.
+        diags_.error(open, std::string("this '{' is not closed before the ") + tok_name(peek().kind) + " on line " +
+                               std::to_string(peek().loc.line),
+                     "add '}' where the block ends");
+        unclosed_ = true;
+        panic_ = false;
+        return out;
+      }
       size_t before = pos_;
       StmtPtr s = statement();
+      if (unclosed_) {
+        if (s) out.push_back(std::move(s));
+        return out;
+      }
       if (panic_) sync_statement();
       if (s) out.push_back(std::move(s));
       if (pos_ == before) advance();
+    }
+    if (at(Tok::End) && !panic_) {
+      diags_.error(open, "this '{' is not closed before the end of the file", "add '}' where the block ends");
+      unclosed_ = true;
+      return out;
     }
     expect(Tok::RBrace, "to close the block");
     return out;
@@ -379,7 +461,7 @@ class Parser {
       case Tok::KwWhile: {
         advance();
         s = std::make_unique<Stmt>(StmtKind::While, loc);
-        s->expr = header_expression();
+        s->expr = condition();
         s->body = block();
         break;
       }
@@ -410,12 +492,19 @@ class Parser {
         [[fallthrough]];
       default: s = expression_statement(); break;
     }
+    bool bad = panic_;
     if (!panic_ && !at(Tok::RBrace) && !at(Tok::End) && !accept(Tok::Semicolon) && !peek().newline_before) {
       error_here("expected a new line or ';' after the statement, found " + found());
+      bad = true;
       // `let y = x + 1 return y`: the keyword starts the next statement; parse it as one rather
       // than skip it, so that later errors (a missing return, an unknown name) stay true.
       if (starts_statement(peek().kind)) panic_ = false;
     }
+    // A `let` with a syntax error still declares its name, with no value: the checker gives it the
+    // error type, so that its uses report nothing more (`let xs = seq Point` mistyped).
+    if (bad && s && s->kind == StmtKind::Let) s->expr = nullptr;
+    // An expression or assignment with a syntax error is left out (not "value is not used").
+    if (bad && s && (s->kind == StmtKind::ExprStmt || s->kind == StmtKind::Assign)) return nullptr;
     return s;
   }
 
@@ -437,7 +526,7 @@ class Parser {
 
   StmtPtr if_statement() {
     auto s = std::make_unique<Stmt>(StmtKind::If, advance().loc);
-    s->expr = header_expression();
+    s->expr = condition();
     s->body = block();
     if (accept(Tok::KwElse)) {
       if (at(Tok::KwIf)) {
@@ -462,6 +551,33 @@ class Parser {
     return s;
   }
 
+  // The condition of an `if` or `while`: `if x = 1` is reported once, as the `==` it almost
+  // certainly means, and parsed as that comparison so that nothing else is reported.
+  ExprPtr condition() {
+    bool saved = no_item_literal_;
+    no_item_literal_ = true;
+    ExprPtr e = equals_typo(expression());
+    no_item_literal_ = saved;
+    return e;
+  }
+
+  // After a value where '=' cannot follow (a condition, a call's argument, a parenthesis).
+  ExprPtr equals_typo(ExprPtr left) {
+    if (!at(Tok::Eq) || panic_) return left;
+    Loc loc = advance().loc;
+    diags_.error(loc, "'=' assigns a value and cannot compare", "did you mean '=='?");
+    ExprPtr e = binary(std::move(left), loc, Tok::EqEq, bit_or());
+    while (at(Tok::KwAnd)) {
+      Loc l = advance().loc;
+      e = binary(std::move(e), l, Tok::KwAnd, not_expr());
+    }
+    while (at(Tok::KwOr)) {
+      Loc l = advance().loc;
+      e = binary(std::move(e), l, Tok::KwOr, and_expr());
+    }
+    return e;
+  }
+
   ExprPtr header_expression() {
     bool saved = no_item_literal_;
     no_item_literal_ = true;
@@ -472,8 +588,12 @@ class Parser {
 
   StmtPtr expression_statement() {
     Loc loc = peek().loc;
+    size_t start = pos_;
     ExprPtr e = expression();
     Tok k = peek().kind;
+    if (in_test_ && !panic_ && e->kind == ExprKind::Call && (e->text == "assert" || e->text == "assert_eq") &&
+        start + 1 < pos_ && toks_[start + 1].kind == Tok::LParen && toks_[pos_ - 1].kind == Tok::RParen)
+      return assertion(std::move(e), toks_[start + 1].loc.offset + 1, toks_[pos_ - 1].loc.offset);
     if (k == Tok::Eq || k == Tok::PlusEq || k == Tok::MinusEq || k == Tok::StarEq || k == Tok::SlashEq ||
         k == Tok::PercentEq) {
       auto s = std::make_unique<Stmt>(StmtKind::Assign, advance().loc);
@@ -485,6 +605,76 @@ class Parser {
     auto s = std::make_unique<Stmt>(StmtKind::ExprStmt, loc);
     s->expr = std::move(e);
     return s;
+  }
+
+  // ---- assertions (test blocks only) --------------------------------------------------------
+  // `assert(c)` is `if c {} else { fail "assert(c)" }`; `assert_eq(a, b)` evaluates each
+  // side once into a local (a literal stays a literal, so that `assert_eq(total, 100)` compares a
+  // num with 100.0) and fails with both values printed. The fail is located at the call, so the
+  // runtime error names the assertion's line. The locals' names hold a '.', which no name can.
+  StmtPtr assertion(ExprPtr call, uint32_t args_begin, uint32_t args_end) {
+    Loc loc = call->loc;
+    std::string written = call->text + "(" + src_.text().substr(args_begin, args_end - args_begin) + ")";
+    size_t want = call->text == "assert" ? 1 : 2;
+    if (call->args.size() != want) {
+      diags_.error(loc, call->text + " takes " + (want == 1 ? "one argument, a bool" : "two arguments, the values to compare") +
+                            ", not " + std::to_string(call->args.size()),
+                   want == 1 ? "assert(balance > 0)" : "assert_eq(balance(1), 100)");
+      return nullptr;
+    }
+    auto text = [&](std::string t) {
+      auto e = std::make_unique<Expr>(ExprKind::Text, loc);
+      e->text = std::move(t);
+      return e;
+    };
+    auto fail = std::make_unique<Stmt>(StmtKind::Fail, loc);
+    if (want == 1) {
+      fail->expr = text(written);
+      auto s = std::make_unique<Stmt>(StmtKind::If, loc);
+      s->expr = std::move(call->args[0]);
+      s->else_body.push_back(std::move(fail));
+      return s;
+    }
+    auto block = std::make_unique<Stmt>(StmtKind::Block, loc);
+    ExprPtr side[2];
+    for (int i = 0; i < 2; ++i) {
+      ExprPtr& arg = call->args[i];
+      if (arg->kind == ExprKind::Int || arg->kind == ExprKind::Num || arg->kind == ExprKind::Bool || arg->kind == ExprKind::Text) {
+        side[i] = std::move(arg);
+        continue;
+      }
+      auto let = std::make_unique<Stmt>(StmtKind::Let, arg->loc);
+      let->name = i == 0 ? "assert_eq.left" : "assert_eq.right";
+      side[i] = std::make_unique<Expr>(ExprKind::Name, arg->loc);
+      side[i]->text = let->name;
+      let->expr = std::move(arg);
+      block->body.push_back(std::move(let));
+    }
+    auto copy = [](const Expr& e) {
+      auto c = std::make_unique<Expr>(e.kind, e.loc);
+      c->int_value = e.int_value;
+      c->num_value = e.num_value;
+      c->text = e.text;
+      return c;
+    };
+    auto message = std::make_unique<Expr>(ExprKind::Interp, loc);
+    message->args.push_back(text(written + ": left is "));
+    message->args.push_back(copy(*side[0]));
+    message->args.push_back(text(", right is "));
+    message->args.push_back(copy(*side[1]));
+    fail->expr = std::move(message);
+    // `left != right`; the checker compares items and lists by their printed form (Expr::text
+    // "assert_eq" marks the comparison), since `!=` takes scalars only.
+    auto differ = std::make_unique<Expr>(ExprKind::Binary, loc);
+    differ->op = static_cast<int>(Tok::NotEq);
+    differ->text = "assert_eq";
+    differ->args.push_back(std::move(side[0]));
+    differ->args.push_back(std::move(side[1]));
+    auto s = std::make_unique<Stmt>(StmtKind::If, loc);
+    s->expr = std::move(differ);
+    s->body.push_back(std::move(fail));
+    block->body.push_back(std::move(s));
+    return block;
   }
 
   // ---- expressions --------------------------------------------------------------------------
@@ -702,7 +892,7 @@ class Parser {
     bool saved = no_item_literal_;
     no_item_literal_ = false;
     while (!at(Tok::RParen) && !at(Tok::End) && !panic_) {
-      out.push_back(expression());
+      out.push_back(equals_typo(expression()));
       // `score desc`: a sort key's direction (the checker allows it only in sort_by)
       if (at(Tok::Ident) && (peek().text == "desc" || peek().text == "asc") && !peek().newline_before && out.back())
         out.back()->order = advance().text == "desc" ? Expr::Desc : Expr::Asc;
@@ -758,7 +948,7 @@ class Parser {
         advance();
         bool saved = no_item_literal_;
         no_item_literal_ = false;
-        ExprPtr e = expression();
+        ExprPtr e = equals_typo(expression());
         no_item_literal_ = saved;
         expect(Tok::RParen, "to close the parenthesis");
         return e;
@@ -791,7 +981,7 @@ class Parser {
     }
     if (t.kind == Tok::End) error_here("expected an expression, found the end of the file");
     else error_here("expected an expression, found " + found());
-    return std::make_unique<Expr>(ExprKind::Int, loc);
+    return broken(loc);
   }
 
   // At 'if' where a value is expected: `if COND { EXPR } else { EXPR }`, or `else if ...`. Each
@@ -799,7 +989,7 @@ class Parser {
   ExprPtr conditional() {
     DepthGuard guard(*this, peek().loc);
     auto e = std::make_unique<Expr>(ExprKind::Cond, advance().loc);
-    e->args.push_back(header_expression());
+    e->args.push_back(condition());
     e->args.push_back(branch("after the 'if' condition"));
     if (!at(Tok::KwElse)) {
       error_at(e->loc, "an 'if' used as a value needs an 'else' branch", "write 'if c { a } else { b }'");
@@ -847,6 +1037,10 @@ class Parser {
     return v;
   }
 
+  // What stands for an expression with a syntax error: a name without a name, which the checker
+  // types as an error and never reports, so one typo gives one error.
+  static ExprPtr broken(Loc loc) { return std::make_unique<Expr>(ExprKind::Name, loc); }
+
   // At '{': `{ name: expr, ... }`.
   ExprPtr item_literal(Loc loc) {
     DepthGuard guard(*this, peek().loc);
@@ -863,7 +1057,22 @@ class Parser {
         error_here("expected ',' or '}' in the item, found " + found());
     }
     no_item_literal_ = saved;
+    if (panic_) {
+      // Skip to the item's own '}' (not past a declaration), so that the block around it, whose
+      // '}' would otherwise end it here, goes on after the item.
+      int braces = 0;
+      while (!at(Tok::End) && !(peek().newline_before && starts_declaration())) {
+        if (at(Tok::LBrace)) ++braces;
+        if (at(Tok::RBrace) && braces-- == 0) {
+          advance();
+          break;
+        }
+        advance();
+      }
+      return broken(loc);
+    }
     expect(Tok::RBrace, "to close the item");
+    if (panic_) return broken(loc);  // not "field 'x' is missing" for the fields after the error
     return e;
   }
 

@@ -35,6 +35,7 @@ struct Token {
   int64_t int_value = 0;
   double num_value = 0;
   bool newline_before = false;  // a line break separates it from the previous token
+  uint32_t end = 0;             // offset just past its last byte (the formatter copies tokens verbatim)
 };
 
 }  // namespace pure

@@ -17,7 +17,7 @@ std::unique_ptr<vm::Program> compile_to(const std::string& path, std::string tex
                                         std::string* errors) {
   Source source(path, std::move(text));
   Diagnostics diags(source);
-  CheckedModule checked = compile_frontend(source, diags);
+  CheckedModule checked = compile_frontend(source, diags, steps.run_test);
   if (diags.any()) {
     *errors = diags.render();
     return nullptr;

@@ -18,6 +18,7 @@ namespace pure::tools {
 struct CompileSteps {
   std::function<void(const CheckedModule&)> checked;  // after the frontend, when it found no error
   std::function<void(const ir::Program&)> lowered;    // after lowering, when no limit was reached
+  int run_test = -1;  // pure-run --test: compile the module's test of this index as its main
 };
 
 // Compiles `text` as the module at `path`. The first stage that fails writes its errors to stderr

@@ -71,6 +71,118 @@ std::string read_all_stdin() {
   return data;
 }
 
+// `pure-run --fmt FILE...`: each file in the canonical layout (frontend.h, format_source),
+// rewritten in place only when it changes (a new file renamed over the old one, so a failure
+// leaves the old one whole). With --check nothing is written: the files that would change are
+// listed on stdout. Exit code 0 when every file is (or now is) formatted; 1 when one has a syntax
+// error (printed, the file left as it is) or, with --check, would change; 2 when one cannot be
+// read or written.
+int format_files(const std::vector<std::string>& files, bool check) {
+  int code = kExitOk;
+  auto worst = [&code](int c) {
+    if (c == kExitUsage || code == kExitOk) code = c;
+  };
+  for (const std::string& path : files) {
+    std::string text, why;
+    if (!read_file(path, text, why)) {
+      std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
+      worst(kExitUsage);
+      continue;
+    }
+    pure::Source source(path, text);
+    pure::Diagnostics diags(source);
+    std::string formatted;
+    if (!pure::format_source(source, diags, &formatted)) {
+      std::fputs(diags.render().c_str(), stderr);
+      worst(kExitCompile);
+      continue;
+    }
+    if (formatted == text) continue;
+    if (check) {
+      std::printf("%s\n", path.c_str());
+      worst(kExitCompile);
+      continue;
+    }
+    std::string temp = path + ".pure-fmt.tmp";
+    std::error_code ec;
+    {
+      std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+      out << formatted;
+      out.close();
+      if (!out) ec = std::make_error_code(std::errc::io_error);
+    }
+    if (!ec) std::filesystem::permissions(temp, std::filesystem::status(path).permissions(), ec);
+    if (!ec) std::filesystem::rename(temp, path, ec);
+    if (ec) {
+      std::filesystem::remove(temp);
+      std::fprintf(stderr, "pure-run: cannot write '%s': %s (the file is unchanged)\n", path.c_str(), ec.message().c_str());
+      worst(kExitUsage);
+    }
+  }
+  std::fflush(stdout);
+  return code;
+}
+
+// `pure-run --test FILE`: each test block of the module runs as main of its own compile, against
+// a fresh state (empty stored lists), in the order written. A test passes when it ends without a
+// runtime error; a failed assert is a `fail` at its line (frontend/parser.cpp, assertion), printed
+// as a runtime error is. Output: the tests' own prints, one `ok NAME` or `FAIL NAME` line per test
+// on stdout (the failure's message on stderr), then `N passed, N failed`. Exit code 0 when every
+// test passed, 1 when the module or a test does not compile, 3 when a test failed.
+int run_tests(const std::string& path, const std::string& text, const pure::vm::RunOptions& base,
+              const pure::jit::EnvSettings& jit_env) {
+  std::vector<std::string> names;
+  pure::tools::CompileSteps whole;  // the module as it runs without --test: its errors come first
+  whole.checked = [&names](const pure::CheckedModule& checked) {
+    for (const pure::TestDecl& t : checked.module.tests) names.push_back(t.name);
+  };
+  if (!pure::tools::compile_or_report(path, text, whole)) return kExitCompile;
+  std::vector<std::unique_ptr<pure::vm::Program>> programs;
+  for (size_t i = 0; i < names.size(); ++i) {
+    pure::tools::CompileSteps steps;
+    steps.run_test = static_cast<int>(i);
+    programs.push_back(pure::tools::compile_or_report(path, text, steps));
+    if (!programs.back()) return kExitCompile;
+  }
+  size_t passed = 0, failed = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    pure::vm::Program& program = *programs[i];
+    pure::vm::RunOptions options = base;
+    options.read_input = [] { return std::string(); };  // a test reads no standard input
+#ifdef PURE_HAVE_JIT
+    std::unique_ptr<pure::jit::Jit> jit;
+    if (jit_env.use_jit) {
+      jit = std::make_unique<pure::jit::Jit>(pure::jit::native_backend(), jit_env.options);
+      options.tier = jit.get();
+    }
+#else
+    (void)jit_env;
+#endif
+    std::unique_ptr<pure::rt::Store> store = pure::rt::make_store(program.stored);  // fresh for each test
+    std::optional<pure::vm::RuntimeError> failure = pure::vm::run_main(program, *store, options);
+    std::fflush(stdout);
+#ifdef PURE_HAVE_JIT
+    if (jit) {  // the next test is another program: this one's compiles end here (waited for)
+      jit->cancel();
+      jit->stop();
+    }
+#endif
+    if (failure) {
+      ++failed;
+      std::printf("FAIL %s\n", names[i].c_str());
+      std::fflush(stdout);
+      std::fputs(failure->render(path).c_str(), stderr);
+      std::fflush(stderr);
+    } else {
+      ++passed;
+      std::printf("ok %s\n", names[i].c_str());
+    }
+  }
+  std::printf("%zu passed, %zu failed\n", passed, failed);
+  std::fflush(stdout);
+  return failed ? kExitRuntime : kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,6 +198,15 @@ int main(int argc, char** argv) {
   app.add_flag("--dump-ast", dump_ast, "print the checked syntax tree");
   app.add_flag("--dump-ir", dump_ir, "print the control-flow graph with its loops");
   app.add_flag("--dump-bytecode", dump_bytecode, "print the bytecode");
+  bool fmt_mode = false;
+  app.add_flag("--fmt", fmt_mode,
+               "format FILE and every file after it in place (one canonical layout, comments kept); with --check, "
+               "write nothing, list the files that would change and exit 1 if any (docs/tooling.md)");
+  bool test_mode = false;
+  app.add_flag("--test", test_mode,
+               "run the module's test blocks (test \"name\" { ... }) instead of main, each against empty stored "
+               "lists; prints 'ok NAME' or 'FAIL NAME' per test and 'N passed, N failed'; exit code 3 when a test "
+               "failed (docs/tooling.md)");
   // Budgets are taken as text and read here: decimal only, out-of-range values refused.
   auto budget = [](bool size) {
     return CLI::Validator(
@@ -178,6 +299,15 @@ int main(int argc, char** argv) {
     return code == 0 ? kExitOk : kExitUsage;
   }
 
+  if (fmt_mode) {
+    if (test_mode || dump_ast || dump_ir || dump_bytecode || !data_dir.empty()) {
+      std::fprintf(stderr, "pure-run: --fmt formats files: it takes only --check\n");
+      return kExitUsage;
+    }
+    std::vector<std::string> files{path};
+    files.insert(files.end(), args.begin(), args.end());
+    return format_files(files, check_only);
+  }
   uint64_t max_steps = 0, max_memory = 0;
   parse_budget(max_steps_text, false, max_steps);  // both checked by the validators above
   if (max_memory_text.empty())
@@ -201,17 +331,38 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
     return kExitUsage;
   }
+  if (test_mode) {
+    if (check_only || dump_ast || dump_ir || dump_bytecode || !data_dir.empty() || !args.empty()) {
+      std::fprintf(stderr, "pure-run: --test runs the test blocks alone: it takes no --check, --dump-*, --data or "
+                           "arguments for main\n");
+      return kExitUsage;
+    }
+    pure::vm::RunOptions options;
+    options.max_steps = max_steps;
+    options.max_memory = max_memory;
+    options.flush_lines = isatty(STDOUT_FILENO) == 1;
+    return run_tests(path, text, options, jit_env);
+  }
   pure::tools::CompileSteps steps;
-  if (dump_ast)
-    steps.checked = [](const pure::CheckedModule& checked) { std::fputs(pure::dump_ast(checked.module).c_str(), stdout); };
   pure::host::SchemaSpec schema;  // the stored lists, for --data's versions
   steps.lowered = [dump_ir, &schema](const pure::ir::Program& ir) {
     if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
     schema = pure::tools::schema_spec(ir);
   };
+  size_t test_count = 0;  // --check also checks the test blocks, each as `--test` compiles it
+  steps.checked = [dump_ast, &test_count](const pure::CheckedModule& checked) {
+    if (dump_ast) std::fputs(pure::dump_ast(checked.module).c_str(), stdout);
+    test_count = checked.module.tests.size();
+  };
   std::string source = text;
-  std::unique_ptr<pure::vm::Program> program = pure::tools::compile_or_report(path, std::move(text), steps);
+  std::unique_ptr<pure::vm::Program> program = pure::tools::compile_or_report(path, text, steps);
   if (!program) return kExitCompile;
+  if (check_only)
+    for (size_t i = 0; i < test_count; ++i) {
+      pure::tools::CompileSteps test_steps;
+      test_steps.run_test = static_cast<int>(i);
+      if (!pure::tools::compile_or_report(path, text, test_steps)) return kExitCompile;
+    }
   if (dump_bytecode) std::fputs(pure::vm::dump_bytecode(*program).c_str(), stdout);
   if (check_only || dump_ast || dump_ir || dump_bytecode) return kExitOk;
   if (program->main < 0) {

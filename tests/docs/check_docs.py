@@ -34,7 +34,8 @@ def check_file(pure_run, md_path, work):
         has_main = re.search(r"^fn main\(", source, re.M)
         with open(os.path.join(work, "example.pure"), "w", encoding="utf-8") as f:
             f.write(source)
-        command = [pure_run] + opts.get("flags", "").split() + ([] if has_main else ["--check"]) + ["example.pure"] + opts.get("args", "").split()
+        flags = opts.get("flags", "").split()
+        command = [pure_run] + flags + ([] if has_main or "--test" in flags else ["--check"]) + ["example.pure"] + opts.get("args", "").split()
         stdin = opts.get("stdin", "").strip().replace("\\n", "\n").encode()
         run = subprocess.run(command, cwd=work, input=stdin, capture_output=True, timeout=60)
         out, err, code = run.stdout.decode(), run.stderr.decode(), run.returncode

@@ -320,3 +320,59 @@ TEST_CASE("parser: 'if' as a value, with else-if chains and one expression per b
   CHECK(p.errors().find("expected an expression, found '}'") != std::string::npos);  // line 3 is still read
   CHECK(p.errors().find("expected a declaration") == std::string::npos);
 }
+
+// One typo, one error (issue 38 item 6; scripts/parse_recovery.py measures it over the examples).
+TEST_CASE("parser: '=' in a condition is one error, 'did you mean ==?', and reads as '=='") {
+  for (const char* text : {"fn f(x: int) -> int {\n  if x = 1 { return 2 }\n  return 0\n}\n",
+                           "fn f(x: int) -> int {\n  while x = 1 and x > 0 { return 2 }\n  return 0\n}\n",
+                           "fn f(x: int) -> int {\n  return if x = 1 { 2 } else { 0 }\n}\n",
+                           "fn f(x: int) -> bool {\n  return (x = 1)\n}\n"}) {
+    test::Compiled c(text);
+    INFO(text);
+    REQUIRE(c.list().size() == 1);
+    CHECK(c.list()[0].message == "'=' assigns a value and cannot compare");
+    CHECK(c.list()[0].hint == "did you mean '=='?");
+    CHECK(c.list()[0].loc.line == 2);
+  }
+  Parsed p("fn f(x: int, y: bool) { if x = 1 and y { return } }\n");
+  REQUIRE(p.module.funcs.size() == 1);
+  CHECK(test::sexpr(*p.module.funcs[0].body[0]->expr) == "('and' ('==' x 1) y)");
+}
+
+TEST_CASE("parser: a missing '}' is reported once, where the block began") {
+  test::Compiled c(
+      "fn g(y: int) -> int {\n"
+      "  if y > 0 {\n"
+      "    return 1\n"
+      "  return 2\n"
+      "}\n"
+      "fn main() {\n"
+      "  print(g(1))\n"
+      "}\n");
+  REQUIRE(c.list().size() == 1);
+  CHECK(c.list()[0].loc.line == 1);
+  CHECK(c.list()[0].loc.col == 21);
+  CHECK(c.list()[0].message == "this '{' is not closed before the 'fn' on line 6");
+  test::Compiled end("fn main() {\n  while true {\n    print(1)\n");
+  REQUIRE(end.list().size() == 1);
+  CHECK(end.list()[0].loc.line == 2);
+  CHECK(end.list()[0].message == "this '{' is not closed before the end of the file");
+}
+
+TEST_CASE("parser: a declaration or statement with a syntax error causes no errors after it") {
+  for (const char* text : {
+           // a broken item type: not "'P' has no field 'x'" at each use
+           "type P { x: int y: int }\nfn main() {\n  let p = P { x: 1, y: 2 }\n  print(p.x + p.y)\n}\n",
+           // a broken function header: not "unknown function 'f'" at each call
+           "fn f(n: int) -> int list { return n }\nfn main() {\n  print(f(1))\n  print(f(2))\n}\n",
+           // a broken let: not a type error at each use of 'xs'
+           "fn main() {\n  let xs = \"t\" int\n  xs.push(1)\n  print(xs[0])\n}\n",
+           // a broken item literal: not "field 'y' is missing"
+           "type P { x: int, y: int }\nfn main() {\n  let p = P { x: 1, -> 2 }\n  print(p.y)\n}\n",
+           // a stray token before a declaration: the declaration still counts
+           "fn main() { print(area(2)) }\nwhile fn area(n: int) -> int { return n * n }\n"}) {
+    test::Compiled c(text);
+    INFO(text << c.errors());
+    CHECK(c.list().size() == 1);
+  }
+}

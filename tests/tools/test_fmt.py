@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""tests/tools/test_fmt.py — `pure-run --fmt` (docs/tooling.md, "The formatter").
+
+Usage: test_fmt.py PURE_RUN EXAMPLES_DIR [--check-repo]   (standard library only)
+
+Without --check-repo: every example is formatted in a temporary folder, and
+- a file with a syntax error is refused (exit 1) and left byte for byte as it was;
+- formatting is idempotent: `--fmt --check` on the result lists nothing and exits 0;
+- formatting is canonical: the same file with its indentation removed, trailing spaces and extra
+  blank lines added, formats to the same bytes;
+- every comment is kept, and the formatted program prints the same bytes (stdout and exit code,
+  with the example's .flags, .args and .in) as the original;
+plus --check's listing and exit codes, and a file that cannot be read.
+With --check-repo: `pure-run --fmt --check` over every example that parses must exit 0 (ctest
+fmt.examples: the repository's examples stay formatted).
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+PURE_RUN = ""
+EXAMPLES = ""
+COMMENT = re.compile(r"//[^\n]*")
+
+
+def read(path, mode="r"):
+    with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        return f.read()
+
+
+def run(args, cwd, stdin=b""):
+    done = subprocess.run([PURE_RUN] + args, cwd=cwd, input=stdin, capture_output=True, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+def lines_of(path):
+    if not os.path.exists(path):
+        return []
+    text = read(path)
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+
+
+def examples():
+    return sorted(n[:-5] for n in os.listdir(EXAMPLES) if n.endswith(".pure"))
+
+
+def scrambled(text):
+    """The same tokens and line breaks, laid out badly: no indentation, trailing spaces, extra blank lines."""
+    out = []
+    for line in text.split("\n"):
+        out.append(line.lstrip(" ") + ("   " if line.strip() else ""))
+        if line.strip() == "":
+            out.append("")
+    return "\n\n\n" + "\n".join(out) + "\n\n"
+
+
+class Formatter(unittest.TestCase):
+    def test_every_example(self):
+        checked = 0
+        for name in examples():
+            with self.subTest(example=name), tempfile.TemporaryDirectory() as tmp:
+                source = read(os.path.join(EXAMPLES, name + ".pure"))
+                path = os.path.join(tmp, name + ".pure")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(source)
+                code, out, err = run(["--fmt", name + ".pure"], tmp)
+                if code == 1:  # a syntax error: refused, the file untouched
+                    self.assertIn(b": error: ", err)
+                    self.assertEqual(read(path), source)
+                    continue
+                self.assertEqual((code, out, err), (0, b"", b""))
+                formatted = read(path)
+                self.assertEqual(run(["--fmt", "--check", name + ".pure"], tmp), (0, b"", b""), "not idempotent")
+                self.assertEqual(COMMENT.findall(formatted), [c.rstrip() for c in COMMENT.findall(source)])
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(scrambled(source))
+                self.assertEqual(run(["--fmt", name + ".pure"], tmp)[0], 0)
+                self.assertEqual(read(path), formatted, "not canonical")
+                if os.path.exists(os.path.join(EXAMPLES, name + ".runs")):
+                    continue  # runs against a data directory: its own test runs it
+                flags = lines_of(os.path.join(EXAMPLES, name + ".flags"))
+                args = lines_of(os.path.join(EXAMPLES, name + ".args"))
+                stdin = read(os.path.join(EXAMPLES, name + ".in"), "rb") if os.path.exists(
+                    os.path.join(EXAMPLES, name + ".in")) else b""
+                original = run(flags + [os.path.join(EXAMPLES, name + ".pure")] + args, EXAMPLES, stdin)
+                after = run(flags + [path] + args, EXAMPLES, stdin)
+                self.assertEqual(original[:2], after[:2], "the formatted program prints other bytes")
+                checked += 1
+        self.assertGreater(checked, 40)
+
+    def test_layout(self):
+        source = ("fn  f( x:int,y : int )->int{\n"
+                  "// why\n"
+                  "if x==y{return -x}   // same\n"
+                  "\n\n\n"
+                  "let xs=[ 1,2 ,3 ]\n"
+                  "return xs[ 0 ]+x *\n"
+                  "y\n"
+                  "}\n")
+        want = ("fn f(x: int, y: int) -> int {\n"
+                "  // why\n"
+                "  if x == y { return -x }  // same\n"
+                "\n"
+                "  let xs = [1, 2, 3]\n"
+                "  return xs[0] + x *\n"
+                "    y\n"
+                "}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "a.pure"), "w") as f:
+                f.write(source)
+            self.assertEqual(run(["--fmt", "a.pure"], tmp), (0, b"", b""))
+            self.assertEqual(read(os.path.join(tmp, "a.pure")), want)
+
+    def test_check_lists_and_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            files = {"good.pure": "fn main() {\n  print(1)\n}\n", "bad.pure": "fn main() {\nprint(1)\n}\n",
+                     "broken.pure": "fn main() {\n  print(1\n}\n"}
+            for n, t in files.items():
+                with open(os.path.join(tmp, n), "w") as f:
+                    f.write(t)
+            self.assertEqual(run(["--fmt", "--check", "good.pure"], tmp), (0, b"", b""))
+            code, out, err = run(["--fmt", "--check", "good.pure", "bad.pure"], tmp)
+            self.assertEqual((code, out, err), (1, b"bad.pure\n", b""))
+            code, out, err = run(["--fmt", "broken.pure", "bad.pure"], tmp)
+            self.assertEqual(code, 1)
+            self.assertTrue(err.startswith(b"broken.pure:3:1: error: "), err)
+            for n, t in files.items():  # broken.pure untouched; bad.pure formatted
+                want = files["good.pure"] if n == "bad.pure" else t
+                self.assertEqual(read(os.path.join(tmp, n)), want)
+            self.assertEqual(run(["--fmt", "missing.pure"], tmp)[0], 2)
+            self.assertEqual(run(["--fmt", "--test", "good.pure"], tmp)[0], 2)
+            self.assertEqual(sorted(os.listdir(tmp)), sorted(files))  # no temporary file left
+
+
+def check_repo():
+    # every example but those with a syntax error (the formatter refuses them, printing it)
+    names = [n for n in examples() if b": error: " not in run(["--fmt", "--check", n + ".pure"], EXAMPLES)[2]]
+    code, out, err = run(["--fmt", "--check"] + [n + ".pure" for n in names], EXAMPLES)
+    if code != 0:
+        sys.stdout.write("not formatted (run pure-run --fmt on them):\n" + out.decode() + err.decode())
+        return 1
+    print(f"{len(names)} examples formatted")
+    return 0
+
+
+if __name__ == "__main__":
+    PURE_RUN = os.path.abspath(sys.argv[1])
+    EXAMPLES = os.path.abspath(sys.argv[2])
+    if "--check-repo" in sys.argv[3:]:
+        sys.exit(check_repo())
+    unittest.main(argv=sys.argv[:1])
