@@ -62,4 +62,11 @@ inline constexpr uint64_t kMemoryBudgetUnknown = uint64_t{4} << 30;   // when th
 // below what building it could cost the server.
 inline constexpr uint64_t kReplyBytes = uint64_t{64} << 20;
 
+// History (docs/history.md). Each checkpoint is a whole copy of the state: kept for every
+// checkpoint of a week's retention they would take hundreds of copies. Besides the newest,
+// retention keeps the oldest checkpoint the retained log can be replayed from (without it the
+// oldest history could not be read as of a point) and at most this many of the newest others
+// (reads as of a recent point replay from near it); the rest go at the next checkpoint.
+inline constexpr size_t kHistoryCheckpoints = 3;
+
 }  // namespace pure::limits
