@@ -23,6 +23,7 @@ Status read_history(FileSystem& fs, const std::string& dir, uint64_t module_iden
   if (!segments.empty()) out->oldest = segments.front().first;
   std::string bytes;
   uint64_t previous = 0;  // the last record's sequence (0: none read yet)
+  uint64_t scanned = 0;   // bytes of segments read
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& [first, name] = segments[i];
     const bool last = i + 1 == segments.size();
@@ -32,6 +33,10 @@ Status read_history(FileSystem& fs, const std::string& dir, uint64_t module_iden
       continue;
     }
     if (first > last_wanted) break;
+    if (scanned >= filter.max_scan_bytes && previous > filter.after) {
+      out->next_after = previous;  // the scan's bound: the next page goes on from here
+      return {};
+    }
     std::string path = join_path(dir, name);
     Status read = read_file(fs, path, &bytes);
     if (!read.ok()) {
@@ -39,6 +44,7 @@ Status read_history(FileSystem& fs, const std::string& dir, uint64_t module_iden
       if (fs.list_dir(dir, &now).ok() && std::find(now.begin(), now.end(), name) == now.end()) continue;  // retired
       return read;
     }
+    scanned += bytes.size();
     SegmentHeader header;
     if (std::string problem = decode_segment_header(bytes, &header); !problem.empty()) {
       if (last && bytes.size() <= kSegmentHeaderBytes) break;  // being created

@@ -26,6 +26,7 @@ struct HistoryFilter {
   uint64_t since_ms = 0;            // only commit times at or after this (unknown times are not)
   std::optional<uint32_t> event;    // only this event index
   size_t limit = 100;               // at most this many records
+  uint64_t max_scan_bytes = UINT64_MAX;  // stop after reading segments of this many bytes (next_after says where)
 };
 
 struct HistoryPage {

@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
       },
       "RETAIN");
   app.add_option("--retain", retain_text,
-                 "with --data: the history a checkpoint keeps (log segments it covers, older checkpoints), read by "
-                 "--events: an age (7d, 12h), a size (2GiB, 500MiB), both (7d,2GiB: whichever bound comes first), "
+                 "with --data: the history a checkpoint keeps (log segments it covers, older checkpoints; pure-serve's "
+                 "audit trail reads it): an age (7d, 12h), a size (2GiB, 500MiB), both (7d,2GiB: whichever bound comes first), "
                  "all, or none (default 7d; docs/history.md)")
       ->check(retain_check)
       ->needs(data_option);
