@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
     std::string a = argv[split];
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
-    if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every") &&
+    if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every" ||
+         a == "--retain") &&
         split < argc)
       ++split;
   }
