@@ -70,4 +70,18 @@ inline constexpr uint64_t kMemoryBudgetUnknown = uint64_t{4} << 30;   // when th
 // below what building it could cost the server.
 inline constexpr uint64_t kReplyBytes = uint64_t{64} << 20;
 
+// History (docs/history.md). Each checkpoint is a whole copy of the state: kept for every
+// checkpoint of a week's retention they would take hundreds of copies. Besides the newest,
+// retention keeps the oldest checkpoint the retained log can be replayed from (without it the
+// oldest history could not be read as of a point) and at most this many of the newest others
+// (reads as of a recent point replay from near it); the rest go at the next checkpoint.
+inline constexpr size_t kHistoryCheckpoints = 3;
+// GET /v1/NAME/events: records per page (the default page is 100). A page of 1000 records of
+// small arguments is well under a megabyte of JSON.
+inline constexpr size_t kHistoryPageRecords = 1000;
+// Log bytes one page request reads at most: a filter (event=, since=) that matches little would
+// otherwise read the whole retained history for one request. Past it the page ends early with a
+// cursor (next_after) where the scan stopped.
+inline constexpr uint64_t kHistoryScanBytes = uint64_t{256} << 20;
+
 }  // namespace pure::limits

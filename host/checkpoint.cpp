@@ -290,21 +290,23 @@ Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_
   if (log)
     if (Status s = log->record_checkpoint(through); !s.ok()) return s;
 
-  // The new checkpoint is durable: older checkpoints and the segments it covers can go.
-  std::vector<std::string> names;
-  if (Status s = fs.list_dir(dir, &names); !s.ok()) return s;
-  bool removed = false;
-  for (const std::string& name : names) {
-    auto seq = parse_checkpoint_name(name);
-    if (seq && *seq < through) {
-      if (Status s = fs.unlink(join_path(dir, name)); !s.ok()) return s;
-      removed = true;
+  // The new checkpoint is durable: the history it covers is kept as the log's retention says.
+  if (log) {
+    if (Status s = log->retire_history(through); !s.ok()) return s;
+  } else {
+    std::vector<std::string> names;
+    if (Status s = fs.list_dir(dir, &names); !s.ok()) return s;
+    bool removed = false;
+    for (const std::string& name : names) {
+      auto seq = parse_checkpoint_name(name);
+      if (seq && *seq < through) {
+        if (Status s = fs.unlink(join_path(dir, name)); !s.ok()) return s;
+        removed = true;
+      }
     }
+    if (removed)
+      if (Status s = fs.sync_dir(dir); !s.ok()) return s;
   }
-  if (removed)
-    if (Status s = fs.sync_dir(dir); !s.ok()) return s;
-  if (log)
-    if (Status s = log->drop_segments_through(through); !s.ok()) return s;
   if (info) {
     *info = written;
     info->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

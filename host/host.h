@@ -58,9 +58,35 @@ struct LogRecord {
 // this module or the module is not deterministic, and recovery stops with that reason.
 using ApplyEvent = std::function<std::string(rt::Store& store, const LogRecord& record)>;
 
+// How much history (log segments a checkpoint covers, and checkpoints older than the newest) a
+// data directory keeps. Recovery needs none of it (it starts from the newest checkpoint); the
+// audit trail reads it. After each checkpoint, history is removed oldest first while it is past
+// either bound: a segment whose every record is older than keep_ms (its end time: the commit time
+// of the first record after it), or while the history's bytes exceed keep_bytes. An older
+// checkpoint goes once the records just after it are gone (it can no longer be replayed forward).
+// A segment whose end time is unknown (written by a build from before commit times, followed only
+// by such segments) is not aged: only keep_bytes removes it. docs/history.md.
+struct Retention {
+  static constexpr uint64_t kForever = UINT64_MAX;
+  // The default (pure-run and pure-serve without --retain): a week of history, any size. A week
+  // covers "what happened last Friday" on any server; bound the bytes too with --retain 7d,SIZE.
+  static constexpr uint64_t kDefaultKeepMs = 7ull * 24 * 3600 * 1000;
+  uint64_t keep_ms = kDefaultKeepMs;  // kForever: no age bound; 0: history goes at once (no history)
+  uint64_t keep_bytes = kForever;     // kForever: no size bound
+  bool keeps_all() const { return keep_ms == kForever && keep_bytes == kForever; }
+  std::string describe() const;       // as --retain spells it: "7d", "2GiB", "7d,2GiB", "all", "none"
+};
+// Parses --retain: "all", "none", an age (a number and s, m, h or d), a size (a number and B, KiB,
+// MiB, GiB or TiB), or an age and a size separated by a comma. "" or why the text is not one.
+std::string parse_retention(std::string_view text, Retention* out);
+
 struct LogOptions {
   Sync sync = Sync::Always;
   uint64_t segment_bytes = 64ull << 20;  // a segment rolls over before it would pass this
+  Retention retain;                      // what a checkpoint leaves of the history it covers
+  // The wall clock records are stamped with, in milliseconds since the Unix epoch (empty: the
+  // system clock). Tests set it to step time.
+  std::function<uint64_t()> clock;
 };
 
 // Called after each burst with the highest durable sequence number, or once with poisoned =
@@ -109,9 +135,11 @@ class EventLog {
   // Writes what is queued (with sync=none: then one fdatasync), stops the log thread. After it,
   // append returns 0. Returns the poison reason if the log is poisoned. Idempotent.
   virtual Status close() = 0;
-  // Deletes the segments all of whose records have sequence <= through (never the segment being
-  // written), then fsyncs the directory. Called after a checkpoint through that sequence.
-  virtual Status drop_segments_through(uint64_t through) = 0;
+  // Called after a checkpoint through that sequence is in place: deletes the history past the
+  // log's retention (LogOptions::retain): the oldest of the segments all of whose records have
+  // sequence <= through (never the segment being written), then the checkpoints older than
+  // `through` that can no longer be replayed forward, fsyncing the directory after each kind.
+  virtual Status retire_history(uint64_t through) = 0;
   // Records in the directory's manifest that checkpoint-<through>.ckpt is in place (written,
   // renamed, directory synced): recovery will need a checkpoint at least this new. Called by
   // write_checkpoint before anything older is deleted. Any thread, also after close().
@@ -190,8 +218,9 @@ struct CheckpointInfo {
 };
 
 // Writes snapshot (whose state includes exactly events 1..through) as the checkpoint of dir:
-// temporary file, fdatasync, rename, directory fsync; then deletes older checkpoints and, when
-// log is given, the log segments the checkpoint covers. Any thread; the owner need not wait.
+// temporary file, fdatasync, rename, directory fsync; then, when log is given, deletes the history
+// past the log's retention (EventLog::retire_history); without a log (no history to keep), every
+// older checkpoint. Any thread; the owner need not wait.
 // On failure the temporary file is deleted. keep_free_bytes: the checkpoint stops (fails) rather
 // than leave less free disk space than this to the event log (0: no check).
 Status write_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_identity, const rt::Snapshot& snapshot,

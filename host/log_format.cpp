@@ -34,9 +34,9 @@ std::optional<uint64_t> parse_checkpoint_name(std::string_view name) {
   return parse_numbered(name, "checkpoint-", ".ckpt");
 }
 
-std::string encode_segment_header(uint64_t module_identity, uint64_t first_sequence) {
+std::string encode_segment_header(uint64_t module_identity, uint64_t first_sequence, uint32_t version) {
   std::string h(kSegmentMagic, sizeof kSegmentMagic);
-  put_u32(h, kLogVersion);
+  put_u32(h, version);
   put_u32(h, kSegmentHeaderBytes);
   put_u64(h, module_identity);
   put_u64(h, first_sequence);
@@ -50,38 +50,45 @@ std::string decode_segment_header(std::string_view bytes, SegmentHeader* out) {
   if (std::memcmp(bytes.data(), kSegmentMagic, sizeof kSegmentMagic) != 0) return "not a Pure log segment (bad magic)";
   if (crc32c(0, bytes.data(), 32) != get_u32(bytes.data() + 32)) return "segment header checksum mismatch";
   uint32_t version = get_u32(bytes.data() + 8);
-  if (version != kLogVersion) return "unsupported log version " + std::to_string(version);
+  if (version < kOldestLogVersion || version > kLogVersion)
+    return "unsupported log version " + std::to_string(version) + " (this build reads versions " +
+           std::to_string(kOldestLogVersion) + " to " + std::to_string(kLogVersion) + ")";
+  out->version = version;
   if (get_u32(bytes.data() + 12) != kSegmentHeaderBytes) return "bad segment header size";
   out->module_identity = get_u64(bytes.data() + 16);
   out->first_sequence = get_u64(bytes.data() + 24);
   return "";
 }
 
-void encode_record(std::string& out, uint64_t sequence, uint32_t event, std::string_view args) {
+void encode_record(std::string& out, uint64_t sequence, uint32_t event, std::string_view args, uint64_t time_ms,
+                   uint32_t version) {
   size_t at = out.size();
-  uint32_t length = kRecordFixedBytes + static_cast<uint32_t>(args.size());
+  uint32_t length = record_fixed_bytes(version) + static_cast<uint32_t>(args.size());
   put_u32(out, length);
   put_u32(out, 0);
   put_u64(out, sequence);
   put_u32(out, event);
+  if (version != 1) put_u64(out, time_ms);
   out.append(args);
   uint32_t crc = crc32c(0, out.data() + at, 4);
   crc = crc32c(crc, out.data() + at + kRecordPrefixBytes, length);
   store_u32(out.data() + at + 4, crc);
 }
 
-RecordCheck decode_record(std::string_view bytes, uint64_t offset, DecodedRecord* out) {
+RecordCheck decode_record(std::string_view bytes, uint64_t offset, DecodedRecord* out, uint32_t version) {
   if (offset + kRecordPrefixBytes > bytes.size()) return RecordCheck::Truncated;
   const char* p = bytes.data() + offset;
   uint32_t length = get_u32(p);
-  if (length < kRecordFixedBytes || length > kMaxRecordLength) return RecordCheck::BadLength;
+  const uint32_t fixed = record_fixed_bytes(version);
+  if (length < fixed || length > kMaxRecordLength) return RecordCheck::BadLength;
   if (offset + kRecordPrefixBytes + length > bytes.size()) return RecordCheck::Truncated;
   uint32_t crc = crc32c(0, p, 4);
   crc = crc32c(crc, p + kRecordPrefixBytes, length);
   if (crc != get_u32(p + 4)) return RecordCheck::BadChecksum;
   out->sequence = get_u64(p + 8);
   out->event = get_u32(p + 16);
-  out->args = std::string_view(p + 20, length - kRecordFixedBytes);
+  out->time_ms = version == 1 ? 0 : get_u64(p + 20);
+  out->args = std::string_view(p + kRecordPrefixBytes + fixed, length - fixed);
   out->size = kRecordPrefixBytes + length;
   return RecordCheck::Ok;
 }

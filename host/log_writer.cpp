@@ -7,12 +7,14 @@
 // log_format.h, file_io.h.
 #include "host/log_writer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "base/limits.h"
 #include "host/log_format.h"
 #include "host/manifest.h"
 
@@ -23,7 +25,14 @@ namespace {
 struct PendingRecord {
   size_t end;         // offset just past the record in the pending buffer
   uint64_t sequence;
+  uint64_t time;      // its commit time
 };
+
+uint64_t system_clock_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
 
 class LogWriter final : public EventLog {
  public:
@@ -37,6 +46,7 @@ class LogWriter final : public EventLog {
         next_sequence_(start.next_sequence),
         last_sequence_(start.next_sequence - 1),
         durable_sequence_(start.next_sequence - 1),
+        last_time_(start.last_time),
         segments_(start.segments),
         manifest_(fs, dir_, ManifestState{module_identity, start.checkpoint_sequence,
                                           start.segments.empty() ? 0 : start.segments.back().first_sequence,
@@ -74,11 +84,13 @@ class LogWriter final : public EventLog {
     if (events.empty()) return 0;
     std::unique_lock<std::mutex> lock(mutex_);
     if (poisoned_ || closing_) return 0;
+    // One commit time for the call; never before the last one (a wall clock stepped back holds).
+    last_time_ = std::max(last_time_, options_.clock ? options_.clock() : system_clock_ms());
     for (const EventIn& e : events) {
       if (e.args.size() > kMaxRecordLength - kRecordFixedBytes)
         throw std::length_error("event log: encoded arguments of " + std::to_string(e.args.size()) + " bytes");
-      encode_record(pending_, next_sequence_, e.event, e.args);
-      pending_records_.push_back({pending_.size(), next_sequence_});
+      encode_record(pending_, next_sequence_, e.event, e.args, last_time_);
+      pending_records_.push_back({pending_.size(), next_sequence_, last_time_});
       last_sequence_ = next_sequence_++;
     }
     uint64_t last = last_sequence_;
@@ -145,20 +157,84 @@ class LogWriter final : public EventLog {
     return poisoned_ ? Status::failure(poison_reason_) : Status{};
   }
 
-  Status drop_segments_through(uint64_t through) override {
-    std::vector<std::string> doomed;
+  Status retire_history(uint64_t through) override {
+    const Retention& retain = options_.retain;
+    const uint64_t now = options_.clock ? options_.clock() : system_clock_ms();
+    // The older checkpoints, with their sizes: history too.
+    std::vector<std::string> names;
+    if (Status s = fs_.list_dir(dir_, &names); !s.ok()) return s;
+    std::vector<std::pair<uint64_t, uint64_t>> checkpoints;  // sequence, bytes; oldest first
+    for (const std::string& name : names) {
+      auto seq = parse_checkpoint_name(name);
+      if (!seq || *seq >= through) continue;
+      uint64_t bytes = 0;
+      std::unique_ptr<File> f;
+      if (fs_.open(join_path(dir_, name), OpenMode::Read, &f).ok()) (void)f->size(&bytes);
+      checkpoints.emplace_back(*seq, bytes);
+    }
+    std::sort(checkpoints.begin(), checkpoints.end());
+
+    std::vector<std::string> doomed, doomed_checkpoints;
+    uint64_t oldest_kept = 0;  // the first sequence of the oldest segment left
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      size_t keep_from = 0;
       // Segment i holds sequences first(i) .. first(i+1)-1; the last segment is being written.
-      while (keep_from + 1 < segments_.size() && segments_[keep_from + 1].first_sequence - 1 <= through) ++keep_from;
-      for (size_t i = 0; i < keep_from; ++i) doomed.push_back(segments_[i].name);
-      segments_.erase(segments_.begin(), segments_.begin() + static_cast<std::ptrdiff_t>(keep_from));
+      size_t covered = 0;
+      while (covered + 1 < segments_.size() && segments_[covered + 1].first_sequence - 1 <= through) ++covered;
+      uint64_t history = 0;
+      for (size_t i = 0; i < covered; ++i) history += segments_[i].bytes;
+      for (const auto& c : checkpoints) history += c.second;
+      // A segment's end time: the first known commit time after it (times never go back).
+      std::vector<uint64_t> end_time(covered, 0);
+      uint64_t later = 0;
+      for (size_t i = segments_.size(); i-- > 1;) {
+        if (segments_[i].first_time) later = segments_[i].first_time;
+        if (i - 1 < covered) end_time[i - 1] = later;
+      }
+      size_t drop = 0;
+      while (drop < covered) {
+        bool aged = retain.keep_ms == 0 ||
+                    (retain.keep_ms != Retention::kForever && end_time[drop] && now - std::min(now, end_time[drop]) > retain.keep_ms);
+        bool too_big = retain.keep_bytes != Retention::kForever && history > retain.keep_bytes;
+        if (!aged && !too_big) break;
+        history -= segments_[drop].bytes;
+        doomed.push_back(segments_[drop].name);
+        ++drop;
+      }
+      oldest_kept = segments_[drop].first_sequence;
+      // Checkpoints: one whose next record is gone cannot be replayed forward; of the others,
+      // the oldest (where the retained log replays from) and the limits::kHistoryCheckpoints
+      // newest stay, unless the size bound says otherwise (oldest first).
+      size_t useful = 0;
+      while (useful < checkpoints.size() && checkpoints[useful].first + 1 < oldest_kept) ++useful;
+      std::vector<bool> keep(checkpoints.size(), false);
+      for (size_t i = useful; i < checkpoints.size(); ++i)
+        keep[i] = retain.keep_ms != 0 && (i == useful || checkpoints.size() - i <= limits::kHistoryCheckpoints);
+      for (size_t i = 0; i < checkpoints.size(); ++i) {
+        bool too_big = retain.keep_bytes != Retention::kForever && history > retain.keep_bytes;
+        if (keep[i] && !too_big) continue;
+        history -= checkpoints[i].second;
+        doomed_checkpoints.push_back(checkpoint_name(checkpoints[i].first));
+      }
     }
-    if (doomed.empty()) return {};
-    for (const std::string& name : doomed)
+    // Segments oldest first, each deletion made durable before the next (unsynced directory
+    // changes may survive a crash in any order), so what is left never has a gap; one leaves
+    // segments_ only once deleted, so a failed deletion is tried again at the next checkpoint.
+    // Checkpoints after the segments (one a crash leaves orphaned goes at the next checkpoint).
+    for (const std::string& name : doomed) {
       if (Status s = fs_.unlink(join_path(dir_, name)); !s.ok()) return s;
-    return fs_.sync_dir(dir_);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!segments_.empty() && segments_.front().name == name) segments_.erase(segments_.begin());
+      }
+      if (Status s = fs_.sync_dir(dir_); !s.ok()) return s;
+    }
+    if (!doomed_checkpoints.empty()) {
+      for (const std::string& name : doomed_checkpoints)
+        if (Status s = fs_.unlink(join_path(dir_, name)); !s.ok()) return s;
+      if (Status s = fs_.sync_dir(dir_); !s.ok()) return s;
+    }
+    return {};
   }
 
   Status record_checkpoint(uint64_t through) override { return manifest_.checkpoint_written(through); }
@@ -237,6 +313,10 @@ class LogWriter final : public EventLog {
       }
       size_t bytes = records[end - 1].end - start;
       if (Status s = active_->write_at(active_size_, burst.data() + start, bytes); !s.ok()) return s;
+      if (active_size_ == kSegmentHeaderBytes) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        segments_.back().first_time = records[index].time;  // retention ages the segment before by it
+      }
       active_size_ += bytes;
       start = records[end - 1].end;
       index = end;
@@ -250,6 +330,8 @@ class LogWriter final : public EventLog {
     if (active_) {
       if (Status s = timed_sync(*active_); !s.ok()) return s;
       active_.reset();
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!segments_.empty()) segments_.back().bytes = active_size_;  // sealed: its size is history's
     }
     std::string name = segment_name(first_sequence);
     std::string path = join_path(dir_, name);
@@ -266,7 +348,8 @@ class LogWriter final : public EventLog {
     active_path_ = path;
     active_size_ = header.size();
     std::lock_guard<std::mutex> lock(mutex_);
-    if (segments_.empty() || segments_.back().name != name) segments_.push_back({first_sequence, name});
+    if (!segments_.empty() && segments_.back().name == name) segments_.pop_back();  // an empty one, made again
+    segments_.push_back({first_sequence, name, 0, 0});
     stats_.segments_created += 1;
     stats_.bytes += header.size();
     return {};
@@ -314,6 +397,7 @@ class LogWriter final : public EventLog {
   uint64_t next_sequence_;
   uint64_t last_sequence_;
   uint64_t durable_sequence_;
+  uint64_t last_time_;  // the last commit time stamped (times never go back)
   bool poisoned_ = false;
   bool closing_ = false;
   bool closed_ = false;

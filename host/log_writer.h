@@ -12,7 +12,9 @@ namespace pure::host {
 
 struct SegmentRef {
   uint64_t first_sequence = 0;
-  std::string name;  // file name inside the data directory
+  std::string name;         // file name inside the data directory
+  uint64_t bytes = 0;       // its size (sealed segments; the one being written grows)
+  uint64_t first_time = 0;  // its first record's commit time (0: unknown, or no record yet)
 };
 
 // Where recovery left the log.
@@ -24,6 +26,7 @@ struct LogStart {
   bool continue_last = false;
   uint64_t last_end = 0;
   uint64_t checkpoint_sequence = 0;  // the newest checkpoint recovery found (the manifest records it)
+  uint64_t last_time = 0;            // the last record's commit time (0: unknown): times never go back
 };
 
 Status start_log(FileSystem& fs, const std::string& dir, uint64_t module_identity, const LogOptions& options,

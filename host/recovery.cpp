@@ -24,22 +24,48 @@ std::string at(const std::string& path, uint64_t offset) { return path + ": offs
 // The offset of the first record after `from` that decodes and could belong to this log
 // (sequence above `after`), or -1. A damaged record followed by such a record is corruption; a
 // damaged record followed by nothing valid is a torn tail.
-int64_t find_later_record(std::string_view bytes, uint64_t from, uint64_t after, uint64_t* sequence) {
+int64_t find_later_record(std::string_view bytes, uint64_t from, uint64_t after, uint32_t version, uint64_t* sequence) {
   uint64_t size = bytes.size();
-  const uint64_t min_record = kRecordPrefixBytes + kRecordFixedBytes;
+  const uint64_t fixed = record_fixed_bytes(version);
+  const uint64_t min_record = kRecordPrefixBytes + fixed;
   uint64_t plausible = after + (size - std::min(size, from)) / min_record + 1;
   for (uint64_t y = from; y + min_record <= size; ++y) {
     uint32_t length = get_u32(bytes.data() + y);
-    if (length < kRecordFixedBytes || length > size - y - kRecordPrefixBytes) continue;
+    if (length < fixed || length > size - y - kRecordPrefixBytes) continue;
     uint64_t s = get_u64(bytes.data() + y + 8);
     if (s <= after || s > plausible) continue;
     DecodedRecord r;
-    if (decode_record(bytes, y, &r) == RecordCheck::Ok) {
+    if (decode_record(bytes, y, &r, version) == RecordCheck::Ok) {
       *sequence = r.sequence;
       return static_cast<int64_t>(y);
     }
   }
   return -1;
+}
+
+// A segment recovery does not replay (history the checkpoint covers): its header is checked and
+// the commit time of its first record read (0 when unknown: a version 1 segment, or no record).
+Status read_history_segment_start(FileSystem& fs, const std::string& path, uint64_t module_identity, uint64_t first,
+                                  uint64_t* first_time) {
+  std::unique_ptr<File> f;
+  if (Status s = fs.open(path, OpenMode::Read, &f); !s.ok()) return s;
+  std::string bytes(kSegmentHeaderBytes + kRecordPrefixBytes + kRecordFixedBytes, '\0');
+  size_t got = 0;
+  if (Status s = f->read_at(0, bytes.data(), bytes.size(), &got); !s.ok()) return s;
+  bytes.resize(got);
+  SegmentHeader header;
+  if (std::string problem = decode_segment_header(bytes, &header); !problem.empty())
+    return Status::failure(at(path, 0) + problem);
+  if (header.module_identity != module_identity)
+    return Status::failure(path + ": this log was written by module " + hex64(header.module_identity) +
+                           ", not by this module (" + hex64(module_identity) + ")");
+  if (header.first_sequence != first)
+    return Status::failure(at(path, 24) + "header says the first sequence is " + std::to_string(header.first_sequence) +
+                           ", the file name says " + std::to_string(first));
+  *first_time = 0;
+  if (header.version != 1 && bytes.size() == kSegmentHeaderBytes + kRecordPrefixBytes + kRecordFixedBytes)
+    *first_time = get_u64(bytes.data() + kSegmentHeaderBytes + kRecordPrefixBytes + 12);
+  return {};
 }
 
 Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& options,
@@ -125,12 +151,16 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
   report->checkpoint_sequence = checkpoint;
 
   RecoveryProgress progress;
-  for (auto& [first, name] : segments) {
+  // A segment all of whose records the checkpoint holds (the next segment begins at or before the
+  // checkpoint's next sequence) is history: kept for the audit trail, not read here beyond its
+  // header and first record (for its size and first commit time, which retention needs).
+  auto covered = [&](size_t i) { return i + 1 < segments.size() && segments[i + 1].first - 1 <= checkpoint; };
+  std::vector<uint64_t> sizes(segments.size(), 0);
+  for (size_t i = 0; i < segments.size(); ++i) {
     std::unique_ptr<File> f;
-    if (Status s = fs.open(join_path(dir, name), OpenMode::Read, &f); !s.ok()) return s;
-    uint64_t size = 0;
-    if (Status s = f->size(&size); !s.ok()) return s;
-    progress.bytes_total += size;
+    if (Status s = fs.open(join_path(dir, segments[i].second), OpenMode::Read, &f); !s.ok()) return s;
+    if (Status s = f->size(&sizes[i]); !s.ok()) return s;
+    if (!covered(i)) progress.bytes_total += sizes[i];
   }
 
   uint64_t previous = 0;  // the last record's sequence so far
@@ -138,10 +168,18 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
   std::string bytes;
   start->segments.clear();
   start->continue_last = false;
+  uint64_t last_time = 0;  // the last record's commit time
   for (size_t i = 0; i < segments.size(); ++i) {
     const auto& [first, name] = segments[i];
     bool last = i + 1 == segments.size();
     std::string path = join_path(dir, name);
+    if (covered(i)) {
+      SegmentRef ref{first, name, sizes[i], 0};
+      if (Status s = read_history_segment_start(fs, path, options.module_identity, first, &ref.first_time); !s.ok())
+        return s;
+      start->segments.push_back(ref);
+      continue;
+    }
     if (Status s = read_file(fs, path, &bytes); !s.ok()) return s;
     SegmentHeader header;
     std::string problem = decode_segment_header(bytes, &header);
@@ -165,13 +203,14 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
 
     uint64_t offset = kSegmentHeaderBytes;
     bool first_record = true;
+    uint64_t first_record_time = 0;
     while (offset < bytes.size()) {
       DecodedRecord r;
-      RecordCheck check = decode_record(bytes, offset, &r);
+      RecordCheck check = decode_record(bytes, offset, &r, header.version);
       if (check != RecordCheck::Ok) {
         if (!last) return Status::failure(at(path, offset) + describe(check) + " (not the last segment: the log is damaged)");
         uint64_t later_sequence = 0;
-        int64_t later = find_later_record(bytes, offset + 1, previous, &later_sequence);
+        int64_t later = find_later_record(bytes, offset + 1, previous, header.version, &later_sequence);
         if (later >= 0)
           return Status::failure(at(path, offset) + describe(check) + ", but a valid record (sequence " +
                                  std::to_string(later_sequence) + ") follows at offset " + std::to_string(later) +
@@ -229,7 +268,9 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
           next_report += options.progress_every;
         }
       }
+      if (first_record_time == 0) first_record_time = r.time_ms;
       previous = r.sequence;
+      last_time = std::max(last_time, r.time_ms);
       offset += r.size;
     }
     // An empty segment says where the log had reached when it began: records before it are missing.
@@ -238,15 +279,18 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
                              std::to_string(header.first_sequence) + " but the log before it ends at " +
                              std::to_string(std::max(previous, checkpoint)) + "; records are missing");
     progress.bytes_read += bytes.size();
-    start->segments.push_back({first, name});
+    start->segments.push_back({first, name, bytes.size(), first_record_time});
     if (last) {
       uint64_t next_in_segment = first_record ? header.first_sequence : previous + 1;
-      start->continue_last = next_in_segment == std::max(previous, checkpoint) + 1 && offset < options.log.segment_bytes;
+      // A segment of an older version is never appended to: the log goes on in a new one.
+      start->continue_last = next_in_segment == std::max(previous, checkpoint) + 1 &&
+                             offset < options.log.segment_bytes && header.version == kLogVersion;
       start->last_end = bytes.size();
     }
   }
   start->next_sequence = std::max(previous, checkpoint) + 1;
   start->checkpoint_sequence = checkpoint;
+  start->last_time = last_time;
   report->last_sequence = start->next_sequence - 1;
   report->version = version;
   if (have_manifest && manifest.module_identity != options.module_identity)

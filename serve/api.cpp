@@ -49,6 +49,7 @@ const char* route_label(Route r) {
     case Route::Http: return "http";
     case Route::Source: return "source";
     case Route::Console: return "console";
+    case Route::History: return "history";
     case Route::kCount: break;
   }
   return "?";
@@ -179,6 +180,12 @@ void Api::handle(const Request& request, Respond respond) {
   if (parts[1] == "source" && (get || index < 0)) {
     if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD"));
     return answer(Route::Source, source(*m));
+  }
+  // GET .../events is the audit trail (docs/history.md); an event or query named `events` takes POST.
+  if (parts[1] == "events" && (get || index < 0)) {
+    if (!get) return answer(Route::History, method_not_allowed(method, "/v1/" + m->name + "/events", "GET, HEAD"));
+    if (!m->serving()) return answer(Route::History, not_serving(*m));
+    return history(*m, query_string, request, std::move(respond), start);
   }
   const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
   if (!fn || (fn->kind != FuncKind::Event && fn->kind != FuncKind::Query))

@@ -50,7 +50,7 @@ struct Response {
 using Respond = std::function<void(Response)>;
 
 // Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
-enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, Source, Console, kCount };
+enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, Source, Console, History, kCount };
 
 // `{"error":"..."}` with message escaped.
 std::string error_body(std::string_view message);
@@ -103,6 +103,10 @@ class Api {
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
   Response source(const Module& m) const;
+  // GET /v1/NAME/events (api_history.cpp): the audit trail, read from the data directory on a
+  // query thread; its parameters are checked here (400).
+  void history(Module& m, std::string_view query_string, const Request& request, Respond respond,
+               std::chrono::steady_clock::time_point start);
   Response health() const;
   Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
   // 401 or 403 for a request that needs a token of scope `needed` and has not got one (what: the

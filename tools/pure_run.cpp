@@ -248,6 +248,19 @@ int main(int argc, char** argv) {
                "with --data: when files the directory's manifest records are missing (a deleted log segment or "
                "checkpoint), start from what is left instead of refusing; the loss is printed on stderr")
       ->needs(data_option);
+  std::string retain_text = "7d";
+  auto retain_check = CLI::Validator(
+      [](std::string& v) {
+        pure::host::Retention r;
+        return pure::host::parse_retention(v, &r);
+      },
+      "RETAIN");
+  app.add_option("--retain", retain_text,
+                 "with --data: the history a checkpoint keeps (log segments it covers, older checkpoints; pure-serve's "
+                 "audit trail reads it): an age (7d, 12h), a size (2GiB, 500MiB), both (7d,2GiB: whichever bound comes first), "
+                 "all, or none (default 7d; docs/history.md)")
+      ->check(retain_check)
+      ->needs(data_option);
   bool upgrade = false, allow_drop = false, plan_only = false;
   app.add_flag("--upgrade", upgrade,
                "with --data: when FILE differs from the directory's current version, make it the next version: "
@@ -286,7 +299,8 @@ int main(int argc, char** argv) {
     std::string a = argv[split];
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
-    if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every") &&
+    if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every" ||
+         a == "--retain") &&
         split < argc)
       ++split;
   }
@@ -392,6 +406,7 @@ int main(int argc, char** argv) {
     data.sync_always = sync_mode == "always";
     parse_budget(checkpoint_every_text, false, data.checkpoint_every);
     data.accept_data_loss = accept_data_loss;
+    (void)pure::host::parse_retention(retain_text, &data.retain);  // checked by the option's validator
     data.source = std::move(source);
     data.schema = std::move(schema);
     data.upgrade = upgrade;

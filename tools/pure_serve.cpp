@@ -100,6 +100,18 @@ int main(int argc, char** argv) {
                  "seconds since the last checkpoint that trigger one when events came since (0: never by time)")
       ->check(CLI::Range(0.0, 1e9))
       ->capture_default_str();
+  std::string retain_text = "7d";
+  app.add_option("--retain", retain_text,
+                 "the history each module's checkpoints keep (log segments they cover, older checkpoints), read by "
+                 "GET /v1/MODULE/events: an age (7d, 12h), a size (2GiB, 500MiB), both (7d,2GiB: whichever bound "
+                 "comes first), all, or none (docs/history.md)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            pure::host::Retention r;
+            return pure::host::parse_retention(v, &r);
+          },
+          "RETAIN"))
+      ->capture_default_str();
   app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration, one call, or 64 bytes or one item a standard function works through)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
@@ -332,6 +344,7 @@ int main(int argc, char** argv) {
   pure::host::DurableOptions& durable_options = serve.durable;
   durable_options.log.sync = sync == "none" ? pure::host::Sync::None : pure::host::Sync::Always;
   durable_options.log.segment_bytes = static_cast<uint64_t>(segment_mb * 1024 * 1024);
+  (void)pure::host::parse_retention(retain_text, &durable_options.log.retain);  // checked by the option's validator
   durable_options.checkpoint_log_bytes = static_cast<uint64_t>(checkpoint_mb * 1024 * 1024);
   durable_options.checkpoint_seconds = checkpoint_seconds;
   durable_options.progress_every = 100'000;

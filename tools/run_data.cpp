@@ -112,6 +112,7 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   OutputGate* gate_ptr = nullptr;  // set before the log starts; the callback needs it
   host::OpenOptions open;
   open.log.sync = data.sync_always ? host::Sync::Always : host::Sync::None;
+  open.log.retain = data.retain;
   open.on_durable = [&gate_ptr](uint64_t sequence, bool poisoned, const std::string& reason) {
     if (gate_ptr) gate_ptr->durable(sequence, poisoned, reason);
   };

@@ -101,10 +101,11 @@ TEST_CASE("a checkpoint is written from a held snapshot while the owner keeps wr
   CHECK(dump(*back) == expected);
 }
 
-TEST_CASE("a checkpoint replaces older ones and deletes the log segments it covers") {
+TEST_CASE("with --retain none a checkpoint replaces older ones and deletes the log segments it covers") {
   FaultFileSystem fs;
   LogOptions log;
   log.segment_bytes = 150;
+  log.retain.keep_ms = 0;
   OpenedModule m;
   REQUIRE(open_module(fs, "/data", options(log), &m).ok());
   REQUIRE(m.log->wait_durable(submit(m, 1, 10)));

@@ -17,6 +17,7 @@
 
 #include "fault_support.h"
 #include "host/file_fault.h"
+#include "host/history.h"
 #include "host/log_format.h"
 #include "host/manifest.h"
 #include "host_test_support.h"
@@ -28,10 +29,35 @@ namespace {
 
 constexpr uint64_t kEvents = 26;
 
+// Segments small enough to roll every few events, and a retention bounded by size: each
+// checkpoint deletes the oldest history past 500 bytes (segments, then checkpoints that can no
+// longer be replayed forward) and keeps the rest, so the enumeration crashes inside both.
 LogOptions small_segments() {
   LogOptions log;
   log.segment_bytes = 160;
+  log.retain.keep_ms = Retention::kForever;
+  log.retain.keep_bytes = 500;
   return log;
+}
+
+// The history a crash left is whole: the records still in the directory are consecutive, from
+// the oldest kept through `last`, each the workload's event with its commit time. Returns the
+// oldest sequence kept.
+uint64_t check_history(FaultFileSystem& fs, uint64_t last) {
+  HistoryFilter all;
+  all.limit = 1000;
+  HistoryPage page;
+  Status s = read_history(fs, "/data", kModule, all, &page);
+  REQUIRE_MESSAGE(s.ok(), s.error);
+  REQUIRE(!page.records.empty());
+  CHECK(page.records.back().sequence == last);
+  for (size_t i = 0; i < page.records.size(); ++i) {
+    const HistoryRecord& r = page.records[i];
+    CHECK(r.sequence == page.records.front().sequence + i);
+    CHECK(r.args == workload_event(r.sequence).args);
+    CHECK(r.time_ms > 0);
+  }
+  return page.records.front().sequence;
 }
 
 struct Outcome {
@@ -79,7 +105,7 @@ TEST_CASE("every fault point of the workload: recovery keeps exactly a whole ack
   REQUIRE(points > 40);
 
   const CrashMode crashes[] = {{0, false, 0}, {9, false, 0}, {13, true, 0}, {1u << 20, false, 0}, {0, false, 1}, {0, false, 2}};
-  int runs = 0, lost_unacknowledged = 0, kept_unacknowledged = 0, torn_cut = 0;
+  int runs = 0, lost_unacknowledged = 0, kept_unacknowledged = 0, torn_cut = 0, history_trimmed = 0;
   at_every_fault(points, crashes, [&](FaultFileSystem& fs) { return run_workload(fs); },
                  [&](FaultFileSystem& fs, const Outcome& outcome) {
     OpenedModule m;
@@ -106,12 +132,15 @@ TEST_CASE("every fault point of the workload: recovery keeps exactly a whole ack
     REQUIRE_MESSAGE(s.ok(), s.error);
     CHECK(report.last_sequence == k + 2);
     CHECK(dump(*again) == reference(k + 2));
+    if (check_history(fs, k + 2) > 1) ++history_trimmed;
     ++runs;
   });
   MESSAGE(runs << " crash runs over " << points << " fault points: " << kept_unacknowledged
                << " kept unacknowledged events whole, " << lost_unacknowledged << " lost unacknowledged events, "
-               << torn_cut << " cut a torn tail");
+               << torn_cut << " cut a torn tail, " << history_trimmed << " had history trimmed by retention");
   // The enumeration reached the interesting cases, not only clean ones.
+  CHECK(history_trimmed > 0);
+  CHECK(history_trimmed < runs);
   CHECK(kept_unacknowledged > 0);
   CHECK(lost_unacknowledged > 0);
   CHECK(torn_cut > 0);

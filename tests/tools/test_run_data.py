@@ -335,6 +335,17 @@ fn main() { let r = open(accounts.count() + 1, 10.0)
         self.assertEqual(pure(self.data, self.source, "5", flags=flags)[0], 0)
         self.assertEqual(check_state(self, self.data, self.source)[0], 125)
 
+    def test_retain_takes_a_value_before_file(self):
+        # --retain RETAIN comes before FILE like the other options with a value: FILE is not
+        # taken for main's arguments. A bad one is a usage error naming the rule.
+        for retain in ("1h", "2GiB", "7d,2GiB", "all", "none"):
+            code, out, err = pure(self.data, self.source, "3", flags=["--retain", retain, "--checkpoint-every", "1"])
+            self.assertEqual(code, 0, err)
+        self.assertEqual(check_state(self, self.data, self.source)[0], 15)
+        code, out, err = pure(self.data, self.source, "3", flags=["--retain", "7x"])
+        self.assertEqual(code, 2, err)
+        self.assertIn("--retain takes all, none, an age such as 7d, a size such as 2GiB", err)
+
     def test_a_failed_write_poisons_the_log_and_withholds_what_followed(self):
         # A file size limit makes the log's write fail (EFBIG; SIGXFSZ ignored): the run stops,
         # exit 4 names the failure, output after the last durable event is not shown, and the
