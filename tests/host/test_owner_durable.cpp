@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -238,6 +239,11 @@ TEST_CASE("checkpoints follow the log's growth, never block the owner, and recov
     Opened m;
     REQUIRE(open_owner(fs, "/data", *p, o, &m).ok());
     for (uint64_t i = 1; i <= 200; ++i) REQUIRE(call(*m.owner, workload_call(*p, i)).kind == EventReply::Kind::Committed);
+    // The log's growth asked for checkpoints; the checkpointer is a thread of its own, which a
+    // loaded machine may not have scheduled yet, and close() stops it. Wait (bounded) for its
+    // first one rather than race it.
+    for (int waited = 0; attempts.load() == 0 && waited < 6000; ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     REQUIRE(m.owner->close() == "");
     DurabilityStats s = m.owner->stats().durability;
     CHECK(s.checkpoints > 0);
