@@ -343,12 +343,18 @@ uint32_t TreeLowerer::call(const Expr& e, int64_t dst) {
   const Type* rt = e.type;
   uint32_t rwidth = rt->width();
   // Arguments that call something are evaluated first (their calls use the call area);
-  // simple scalar arguments are then computed straight into it.
+  // simple scalar arguments are then computed straight into it. The counted references go in
+  // last, just before the CALL: a reference in the call area is owned by the callee-to-be and
+  // nothing releases it there, so no instruction that can fault (a simple scalar's overflow)
+  // may run between its MOVE_REF and the CALL (vm/calls.cpp: call_function releases the
+  // arguments of a call that faults itself).
   std::vector<int64_t> values(e.args.size(), -1);
   for (size_t i = 0; i < e.args.size(); ++i)
     if (!is_simple_scalar(*e.args[i])) values[i] = expr(*e.args[i]);
   uint32_t base = new_scratch(std::max(width, rwidth));
   uint32_t off = 0;
+  struct RefMove { uint32_t to, from; Loc loc; };
+  std::vector<RefMove> refs;
   for (size_t i = 0; i < e.args.size(); ++i) {
     const Type* pt = callee.locals[i].type;
     if (values[i] < 0) {
@@ -358,10 +364,12 @@ uint32_t TreeLowerer::call(const Expr& e, int64_t dst) {
     }
     uint32_t v = static_cast<uint32_t>(values[i]);
     for (uint32_t k = 0; k < pt->width(); ++k) {
-      emit(holds_ref(pt, k) ? Op::MOVE_REF : Op::MOVE, base + off + k, v + k, 0, 0, e.args[i]->loc);
+      if (holds_ref(pt, k)) refs.push_back({base + off + k, v + k, e.args[i]->loc});
+      else emit(Op::MOVE, base + off + k, v + k, 0, 0, e.args[i]->loc);
     }
     off += pt->width();
   }
+  for (const RefMove& r : refs) emit(Op::MOVE_REF, r.to, r.from, 0, 0, r.loc);
   emit(Op::CALL, base, 0, 0, e.ref, e.loc);
   return take_results(rt, base, dst, e.loc);
 }

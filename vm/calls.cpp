@@ -246,7 +246,7 @@ static void copy_list_args(const Function& callee, Slot* base) {
     if (t.kind == ir::ValueType::Kind::Seq) {
       rt::EventList* from = slot->l;
       std::unique_ptr<rt::EventList, void (*)(rt::EventList*)> copy(new rt::EventList(&from->shape()), rt::list_release);
-      copy->reserve(from->count());  // past the memory budget: a fault at the call, nothing leaked
+      copy->reserve(from->count());  // past the memory budget: a fault (the caller releases the arguments)
       std::vector<rt::Cell> row(from->shape().width());
       for (int64_t i = 0; i < from->count(); ++i) {
         from->read_row(i, row.data());
@@ -259,11 +259,31 @@ static void copy_list_args(const Function& callee, Slot* base) {
   }
 }
 
+// The arguments of a call that faults before its frame exists: the parameters arrive owned in the
+// caller's call area, which nothing releases (release_frame), so they are released here.
+static void release_args(const Function& callee, Slot* base) {
+  for (uint16_t i : callee.text_slots)
+    if (i < callee.param_slots) {
+      rt::text_release(base[i].t);
+      base[i].u = 0;
+    }
+  for (uint16_t i : callee.list_slots)
+    if (i < callee.param_slots) {
+      rt::list_release(base[i].l);
+      base[i].u = 0;
+    }
+}
+
 const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
   const Function& callee = vm.prog.functions[ip->imm];
-  if (--vm.core.steps_left < 0) budget_spent(vm, ip);
   Slot* base = s + ip->a;
-  if (base + callee.overflow_need > vm.core.stack_end || vm.calls.full()) stack_overflow(vm, ip);
+  try {
+    if (--vm.core.steps_left < 0) budget_spent(vm, ip);  // returns when a slice of a cancellable run ends
+    if (base + callee.overflow_need > vm.core.stack_end || vm.calls.full()) stack_overflow(vm, ip);
+  } catch (...) {
+    release_args(callee, base);
+    throw;
+  }
   // Text and list slots start empty (writes release the old value); parameters arrive owned.
   for (uint16_t i : callee.text_slots)
     if (i >= callee.param_slots) base[i].u = 0;
@@ -275,7 +295,12 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
     // Each invocation from outside gets a budget of its own; the caller's is set aside.
     ci.saved_steps = budget_left(vm);
     set_budget(vm, static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX)));
-    copy_list_args(callee, base);
+    try {
+      copy_list_args(callee, base);  // past the memory budget: a fault at the call
+    } catch (...) {  // a Fault, or the memory budget spent
+      release_args(callee, base);
+      throw;
+    }
     if (ci.boundary == Boundary::Event) {
       vm.store->begin();
       if (vm.options.on_commit) {  // a host logs committed events: keep what this one was called with

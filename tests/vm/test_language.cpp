@@ -161,3 +161,50 @@ fn main() {
     CHECK(o.leaked_texts == 0);
   }
 }
+
+// A text argument is counted in the call area from the moment it is placed there until the
+// callee's frame owns it; a fault in between (the call's own step, a stack overflow, a later
+// argument's overflow) must release it. Every budget, both engines, no text left alive.
+TEST_CASE("vm: a call stopped between building its text argument and its frame leaks nothing") {
+  const char* p = R"(list counters by name: text { n: int = 0 }
+event bump(name: text) -> int { counters[name].n += 1; return counters[name].n }
+fn main() {
+  for i in 0 .. 10 { let r = bump("k{i % 4}") }
+  print(counters.count())
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    int stopped_at_call = 0;
+    for (uint64_t budget = 1; budget <= 40; ++budget) {
+      CAPTURE(budget);
+      RunConfig c;
+      c.engine = engine;
+      c.max_steps = budget;
+      Outcome o = run_program(p, c);
+      CHECK(o.signal == 0);
+      CHECK(o.leaked_texts == 0);
+      if (o.failed) CHECK(o.message.find("step budget spent") == 0);
+      else CHECK(o.output == "4\n");
+      stopped_at_call += o.failed && o.line == 4 && o.col == 30;
+    }
+    CHECK(stopped_at_call > 0);  // some budgets stop at the event's call itself
+  }
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    RunConfig c;
+    c.engine = engine;
+    Outcome o = run_program(R"(fn f(t: text, n: int) -> int { return t.len() + n }
+fn main() {
+  var s = 0
+  for i in 0 .. 5 { s += f("x{i}", i * 4611686018427387904) }
+  print(s)
+}
+)", c);
+    CHECK(o.message.find("integer overflow") == 0);
+    CHECK(o.leaked_texts == 0);
+    Outcome d = run_program(R"(fn deep(t: text, n: int) -> int { return deep(t, n + 1) + 1 }
+fn main() { print(deep("a{1}", 0)) }
+)", c);
+    CHECK(d.message.find("stack overflow") == 0);
+    CHECK(d.leaked_texts == 0);
+  }
+}
