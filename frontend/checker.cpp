@@ -388,7 +388,10 @@ void Checker::check_let(Stmt& s) {
                (e->builtin == static_cast<int>(Builtin::LFirst) || e->builtin == static_cast<int>(Builtin::LLast)) &&
                e->args[0]->type && e->args[0]->type->is_list();
     if (!lookup && !end && !is_error(t))
-      error(s.loc, "'let ... else' needs a keyed-list lookup like 'list[key]', or '.first()' or '.last()', on the right");
+      error(s.loc, "'let ... else' needs a keyed-list lookup like 'list[key]', or '.first()' or '.last()', on the right",
+            e && e->kind == ExprKind::Method && e->builtin == static_cast<int>(Builtin::LGet)
+                ? "'let r = list[key] else fail ...' leaves; 'list.get(key) else { field: value, ... }' reads a default row"
+                : "");
     check_block(s.body);
     if (!always_exits(s.body))
       error(s.body[0]->loc, "the 'else' of a 'let' must leave: 'fail', 'return', 'break' or 'continue'");

@@ -315,8 +315,27 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
     case Builtin::LHas: if (!keyed_only()) return tt_.bool_type(); key_args(); return tt_.bool_type();
     case Builtin::LRemove: if (!keyed_only()) return tt_.bool_type(); key_args(); return tt_.bool_type();
     case Builtin::LGet: {
-      if (!keyed_only()) return tt_.error();
+      // `m.get(k...) else DEFAULT`: the default (last argument) is the fields, as a row is written
+      ExprPtr fallback;
+      if (e.int_value == 1) {
+        fallback = std::move(e.args.back());
+        e.args.pop_back();
+      }
+      if (!keyed_only()) {
+        if (fallback) e.args.push_back(std::move(fallback));
+        return tt_.error();
+      }
       key_args();
+      if (fallback && fallback->kind == ExprKind::ItemLit && fallback->text.empty()) {
+        check_item_fields(*fallback, elem, lt->key_count);  // the fields; the keys are the lookup's
+        e.args.push_back(std::move(fallback));
+      } else if (fallback) {
+        const Type* t = check_expr(*fallback, elem);
+        if (t != elem && !is_error(t))
+          error(fallback->loc, "the default of '.get(...) else' is the fields of a missing row, '{ field: value, ... }', or a whole row",
+                "a row of this list is " + a_type(elem) + ", not " + type_name(t));
+        e.args.push_back(std::move(fallback));
+      }
       return elem;
     }
     case Builtin::LFirst: case Builtin::LLast: check_args(e, {}, 1, what); return elem;

@@ -847,6 +847,8 @@ class Parser {
     return postfix(primary());
   }
 
+  static bool leaves(Tok k) { return k == Tok::KwFail || k == Tok::KwReturn || k == Tok::KwBreak || k == Tok::KwContinue; }
+
   bool is_postfix_next(size_t ahead) const {
     Tok k = peek(ahead).kind;
     return k == Tok::Dot || k == Tok::LBracket;
@@ -862,6 +864,14 @@ class Parser {
           m->text = std::move(name);
           m->args.push_back(std::move(e));
           call_arguments(m->args);
+          // `m.get(k...) else DEFAULT`: the default goes last, int_value = 1 says so. An `else`
+          // followed by a statement that leaves stays a `let ... else` (the checker explains).
+          if (m->text == "get" && at(Tok::KwElse) && !leaves(peek(1).kind)) {
+            advance();
+            DepthGuard guard(*this, peek().loc);
+            m->args.push_back(unary());
+            m->int_value = 1;
+          }
           e = std::move(m);
         } else {
           auto f = std::make_unique<Expr>(ExprKind::Field, loc);

@@ -507,9 +507,25 @@ uint32_t TreeLowerer::list_method(const Expr& e, Builtin b, int64_t dst) {
       return d;
     }
     case Builtin::LGet: {
-      uint32_t given = static_cast<uint32_t>(e.args.size() - 1);
+      const Expr* fallback = e.int_value == 1 ? e.args.back().get() : nullptr;  // `else DEFAULT`
+      uint32_t given = static_cast<uint32_t>(e.args.size() - 1 - (fallback ? 1 : 0));
       uint32_t k = keys(e, given);
       uint32_t d = dst >= 0 ? static_cast<uint32_t>(dst) : new_slots(e.type);
+      if (fallback) {
+        // a missing row reads as its keys and the default's fields, the default evaluated then only
+        int missing = new_block(), done = new_block();
+        emit(stored ? Op::ST_LOOKUP : Op::MAP_LOOKUP, d, l, k, missing, e.loc);
+        jump(done);
+        set_block(missing);
+        const Type* row = list.type->element;
+        uint32_t v = expr(*fallback);
+        if (fallback->kind != ExprKind::ItemLit) v += given;  // a whole row: its keys are skipped
+        for (uint32_t i = 0; i < given; ++i) move_value(row->fields[i].type, d + i, k + i);
+        for (uint32_t i = given; i < row->fields.size(); ++i) move_value(row->fields[i].type, d + i, v + (i - given));
+        jump(done);
+        set_block(done);
+        return d;
+      }
       if (!list.type->all_fields_default()) {
         emit(stored ? Op::ST_GET : Op::MAP_GET, d, l, k, 0, e.loc);
         return d;

@@ -620,3 +620,36 @@ TEST_CASE("checker: m.get(k) is the row item, readable in queries and main") {
   CHECK(contains(errors_of("list counters by name: text { next: int = 1 }\nfn main() {\n  print(counters.get(1))\n}\n"),
                  "error: argument 1 of '.get' must be text, not int"));
 }
+
+TEST_CASE("checker: m.get(k) else DEFAULT needs the fields of a missing row, or a whole row") {
+  const char* ok = R"(list stock by item: text { qty: int, note: text }
+query q(k: text) -> int { return (stock.get(k) else { qty: -1, note: "" }).qty }
+fn main() {
+  let a = stock.get("a") else { qty: 0, note: "none" }
+  let b = stock.get("b") else a
+  let m = list by (x: int, y: int) { n: int }
+  print((m.get(1, 2) else { n: 3 }).n)
+}
+)";
+  Compiled c(ok);
+  CHECK_MESSAGE(c.ok(), c.errors());
+  std::string e = errors_of(R"(list stock by item: text { qty: int, note: text }
+fn main() {
+  let a = stock.get("a") else { qty: "x", note: "" }
+  let b = stock.get("b") else { qty: 1 }
+  let c = stock.get("c") else 5
+  let d = stock.get("d") else { item: "d", qty: 1, note: "" }
+  let s: seq int = []
+  let e = s.get(0) else 1
+  let f = stock.get("f") else fail "no f"
+}
+)");
+  CHECK(contains(e, "t.pure:3:38: error: field 'qty' must be int, not text\n"));
+  CHECK(contains(e, "t.pure:4:31: error: field 'note' is missing from the item\n"));
+  CHECK(contains(e, "t.pure:5:31: error: the default of '.get(...) else' is the fields of a missing row, '{ field: value, ... }', or a whole row\n"));
+  CHECK(contains(e, "hint: a row of this list is a {item: text, qty: int, note: text}, not int\n"));
+  CHECK(contains(e, "t.pure:6:39: error: 'item' is a key: it comes from the index, not the item\n"));
+  CHECK(contains(e, "t.pure:8:12: error: '.get' is for keyed lists\n"));
+  CHECK(contains(e, "t.pure:9:7: error: 'let ... else' needs a keyed-list lookup like 'list[key]', or '.first()' or '.last()', on the right\n"));
+  CHECK(contains(e, "hint: 'let r = list[key] else fail ...' leaves; 'list.get(key) else { field: value, ... }' reads a default row\n"));
+}

@@ -152,3 +152,29 @@ fn main() { print(deep("a{1}", 0)) }
   check_same(c, d);
   CHECK(contains(c.error, "stack overflow"));
 }
+
+TEST_CASE("jit: m.get(k) else DEFAULT in compiled loops, on lists without defaults") {
+  const char* p = R"(list stock by item: text { qty: int, note: text }
+event fill(n: int) { for i in 0 .. n { stock["k{i * 2}"] = { qty: i, note: "n{i}" } } }
+fn main() {
+  let r = fill(6)
+  var t = 0
+  var notes = 0
+  for i in 0 .. 200 {
+    let s = stock.get("k{i % 13}") else { qty: 100 + i, note: "missing" }
+    t = t * 7 % 100003 + s.qty
+    notes += s.note.len()
+  }
+  let m = list by (a: int, b: int) { n: int }
+  for i in 0 .. 50 { if i % 3 == 0 { m[i % 5, i] = { n: i } } }
+  var u = 0
+  for i in 0 .. 100 { u = u * 5 % 100003 + (m.get(i % 5, i % 50) else { n: -i }).n }
+  print("{t} {notes} {u}")
+}
+)";
+  Run r = both(p);
+  CHECK(!r.failed);
+  CHECK(r.compiled >= 2);
+  uint64_t need = interpreter_need(p, 1'000'000);
+  check_budgets_alike(p, {1, 2, 3, need / 3, need / 2, need - 1, need, need + 1}, need);
+}

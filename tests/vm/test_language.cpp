@@ -208,3 +208,43 @@ fn main() { print(deep("a{1}", 0)) }
     CHECK(d.leaked_texts == 0);
   }
 }
+
+TEST_CASE("vm: m.get(k) else DEFAULT reads a row or the keys with the default's fields") {
+  const char* p = R"(list stock by item: text { qty: int, note: text }
+event put(item: text, qty: int) { stock[item] = { qty: qty, note: "n{qty}" } }
+query qty(item: text) -> int { return (stock.get(item) else { qty: -1, note: "" }).qty }
+fn main() {
+  let r = put("apple", 3)
+  let a = stock.get("apple") else { qty: 0, note: "none" }
+  let p = stock.get("pear") else { qty: -1, note: "none" }
+  print("{a.item} {a.qty} {a.note} | {p.item} {p.qty} {p.note}")
+  let q = stock.get("plum") else a
+  print("{q.item} {q.qty} {q.note}")
+  var t = 0
+  for i in 0 .. 5 { t += (stock.get("k{i}") else { qty: i, note: "" }).qty }
+  let seen = list by (x: int, y: int) { n: int, tag: text = "t" }
+  seen[1, 2] = { n: 5 }
+  let s = seen.get(3, 4) else { n: 9 }
+  let h = seen.get(1, 2) else { n: 9 }
+  print("{t} {s.x} {s.y} {s.n} {s.tag} {h.n}")
+  print("{qty("apple")} {qty("fig")}")
+  print(stock.get("fig") else { qty: 1, note: "fig" })
+}
+)";
+  CHECK(pure::test::clean_on_both(p) ==
+        "apple 3 n3 | pear -1 none\nplum 3 n3\n10 3 4 9 t 5\n3 -1\n{ item: \"fig\", qty: 1, note: \"fig\" }\n");
+  // the default is evaluated only for a missing row: a failing default on a present one never runs
+  Outcome o = run_program(R"(list c by k: int { n: int }
+event put(k: int) { c[k] = { n: k } }
+fn boom() -> int { fail "boom" }
+fn main() {
+  let r = put(1)
+  print((c.get(1) else { n: boom() }).n)
+  print((c.get(2) else { n: boom() }).n)
+}
+)");
+  CHECK(o.output == "1\n");
+  CHECK(o.message == "failed: boom");
+  CHECK(o.line == 3);
+  CHECK(o.leaked_texts == 0);
+}
