@@ -32,6 +32,21 @@ const Type* Checker::check_call(Expr& e) {
       error(e.loc, "main cannot be called");
       return tt_.error();
     }
+    if (e.int_value == 1) {  // `try q(args)`: the query's outcome, its failure caught
+      if (callee.kind != FuncKind::Query) {
+        error(e.loc, "'try' calls a query and gives its outcome; '" + e.text + "' is " +
+                         (callee.kind == FuncKind::Event ? "an event" : "a function"),
+              callee.kind == FuncKind::Event ? "an event's call already gives its outcome: drop 'try'"
+                                             : "a function's failure ends main; make it a query to catch it");
+        return tt_.error();
+      }
+      if (fn_->kind != FuncKind::Main) {
+        error(e.loc, "'try' is for main: a query called from " + std::string(fn_->kind == FuncKind::Event ? "an event" : fn_->kind == FuncKind::Query ? "a query" : "a function") +
+                         " runs inside its caller, and its failure is the caller's");
+        return tt_.error();
+      }
+      return tt_.outcome_of(callee.result_type);
+    }
     if (callee.kind == FuncKind::Event) {
       if (fn_->kind != FuncKind::Main)
         error(e.loc, "event '" + e.text + "' can only be called from main (as a client would)",
@@ -39,6 +54,11 @@ const Type* Checker::check_call(Expr& e) {
       return tt_.outcome_of(callee.result_type);
     }
     return callee.result_type ? callee.result_type : tt_.void_type();
+  }
+  if (e.int_value == 1 && find_builtin(e.text, Builtin::Print, kFirstTextMethod) >= 0) {
+    for (ExprPtr& a : e.args) check_expr(*a, nullptr);
+    error(e.loc, "'try' calls a query and gives its outcome; '" + e.text + "' is a standard function");
+    return tt_.error();
   }
   int b = find_builtin(e.text, Builtin::Print, kFirstTextMethod);
   if (b >= 0) {

@@ -844,6 +844,15 @@ class Parser {
       return e;
     }
     if (at(Tok::KwNot)) return not_expr();
+    // `try q(args)`: main calls a query and gets its outcome (int_value = 1 on the Call). `try` is
+    // not a keyword: only a name right before a call makes it one, which is never valid otherwise.
+    if (at(Tok::Ident) && peek().text == "try" && peek(1).kind == Tok::Ident && !peek(1).newline_before &&
+        peek(2).kind == Tok::LParen && !peek(2).newline_before) {
+      advance();
+      ExprPtr call = primary();
+      if (call && call->kind == ExprKind::Call) call->int_value = 1;
+      return postfix(std::move(call));
+    }
     return postfix(primary());
   }
 

@@ -291,7 +291,7 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
     if (i >= callee.param_slots) base[i].u = 0;
   CallInfo ci{&callee, base, ip + 1, static_cast<uint32_t>(vm.iters.size()), Boundary::None, 0, base};
   if (vm.transaction_depth == 0 && (callee.kind == FuncKind::Event || callee.kind == FuncKind::Query)) {
-    ci.boundary = callee.kind == FuncKind::Event ? Boundary::Event : Boundary::Query;
+    ci.boundary = callee.kind == FuncKind::Event ? Boundary::Event : ip->c == 1 ? Boundary::Caught : Boundary::Query;
     // Each invocation from outside gets a budget of its own; the caller's is set aside.
     ci.saved_steps = budget_left(vm);
     set_budget(vm, static_cast<int64_t>(std::min<uint64_t>(vm.options.max_steps, INT64_MAX)));
@@ -332,8 +332,9 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   }
   release_iterators(vm, ci.iter_base);
   release_frame(vm, ci);
-  // An event's result goes after its outcome's ok and reason (frontend/types.h: Type::value).
-  const uint32_t at = f.kind == FuncKind::Event ? 2 : 0;
+  // An event's result goes after its outcome's ok and reason (frontend/types.h: Type::value), and
+  // so does that of a query main called with `try`.
+  const uint32_t at = f.kind == FuncKind::Event || ci.boundary == Boundary::Caught ? 2 : 0;
   if (n == 1 && ci.result_to != ci.base) *ci.result_to = out[0];  // CALL_PLAIN's destination
   else
     for (uint32_t i = 0; i < n; ++i) s[at + i] = out[i];
@@ -347,8 +348,12 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
       for (uint32_t i = 0; i < n; ++i)
         if (f.result_kind[i]) materialize(vm, s[at + i], f.result_kind[i] == 2);
     } else {
+      if (ci.boundary == Boundary::Caught) {
+        s[0].i = 1;                // outcome.ok
+        s[1].t = vm.prog.texts[2];  // outcome.reason = ""
+      }
       for (uint32_t i = 0; i < n; ++i)
-        if (f.result_kind[i]) materialize(vm, s[i], f.result_kind[i] == 2);
+        if (f.result_kind[i]) materialize(vm, s[at + i], f.result_kind[i] == 2);
       vm.snapshot.reset();
     }
   }

@@ -89,10 +89,11 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       PURE_ASSERT(!vm.calls.empty());
       vm.core.faulted = 0;
       vm.pending.reset();
-      // An event fails as a whole: undo it and hand the reason to its caller.
+      // An event fails as a whole: undo it and hand the reason to its caller. So does a query main
+      // called with `try` (it changed nothing: there is nothing to undo).
       size_t boundary = SIZE_MAX;
       for (size_t i = vm.calls.size(); i-- > 0;)
-        if (vm.calls[i].boundary == Boundary::Event) boundary = i;
+        if (vm.calls[i].boundary == Boundary::Event || vm.calls[i].boundary == Boundary::Caught) boundary = i;
       if (boundary == SIZE_MAX) {
         RuntimeError err;
         err.message = f.is_fail ? "failed: " + f.message : f.message;
@@ -110,7 +111,8 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       }
       CallInfo event = vm.calls[boundary];
       unwind_to(vm, boundary);
-      vm.store->rollback();
+      if (event.boundary == Boundary::Event) vm.store->rollback();
+      else vm.snapshot.reset();
       vm.transaction_depth = 0;
       set_budget(vm, event.saved_steps);  // the caller's budget, as a normal return restores it
       event.base[0].i = 0;                      // outcome.ok

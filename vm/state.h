@@ -88,7 +88,8 @@ struct alignas(256) Iterator {
 };
 static_assert(sizeof(Iterator) == 256);
 
-enum class Boundary : uint8_t { None, Event, Query };
+// Caught: a query main called with `try`, whose failure becomes its outcome (as an event's does).
+enum class Boundary : uint8_t { None, Event, Query, Caught };
 
 inline constexpr size_t kMaxCallDepth = limits::kCallDepth;
 

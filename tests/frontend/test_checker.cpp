@@ -653,3 +653,48 @@ fn main() {
   CHECK(contains(e, "t.pure:9:7: error: 'let ... else' needs a keyed-list lookup like 'list[key]', or '.first()' or '.last()', on the right\n"));
   CHECK(contains(e, "hint: 'let r = list[key] else fail ...' leaves; 'list.get(key) else { field: value, ... }' reads a default row\n"));
 }
+
+TEST_CASE("checker: 'try q(args)' gives a query's outcome, in main only, and 'try' stays a usable name") {
+  Compiled c(R"(list c by k: int { n: int }
+query q(k: int) -> int { return c[k].n }
+query all() -> seq int {
+  let out: seq int = []
+  for r in c { out.push(r.n) }
+  return out
+}
+fn show(o: outcome of int) -> text { if o.ok { return "{o.value}" }; return o.reason }
+fn main() {
+  let e = try q(1)
+  let f: outcome of seq int = try all()
+  print(show(e))
+  print(show(try q(2)))
+  print((try q(3)).ok)
+  let try = 3
+  print(try + 1)
+}
+)");
+  CHECK_MESSAGE(c.ok(), c.errors());
+  std::string e = errors_of(R"(list c by k: int { n: int }
+event bump(k: int) { c[k] = { n: 1 } }
+query q(k: int) -> int { return c[k].n }
+fn f(k: int) -> int { return k }
+fn g() -> int {
+  let o = try q(1)
+  return 0
+}
+fn main() {
+  let a = try bump(1)
+  let b = try f(1)
+  let d = try sqrt(2.0)
+  let e = try q(1)
+  let v: int = e
+}
+)");
+  CHECK(contains(e, "t.pure:6:15: error: 'try' is for main: a query called from a function runs inside its caller, and its failure is the caller's\n"));
+  CHECK(contains(e, "t.pure:10:15: error: 'try' calls a query and gives its outcome; 'bump' is an event\n"));
+  CHECK(contains(e, "hint: an event's call already gives its outcome: drop 'try'\n"));
+  CHECK(contains(e, "t.pure:11:15: error: 'try' calls a query and gives its outcome; 'f' is a function\n"));
+  CHECK(contains(e, "hint: a function's failure ends main; make it a query to catch it\n"));
+  CHECK(contains(e, "t.pure:12:15: error: 'try' calls a query and gives its outcome; 'sqrt' is a standard function\n"));
+  CHECK(contains(e, "t.pure:14:16: error: 'v' is declared as int but the value is outcome of int\n"));
+}

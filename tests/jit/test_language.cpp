@@ -178,3 +178,31 @@ fn main() {
   uint64_t need = interpreter_need(p, 1'000'000);
   check_budgets_alike(p, {1, 2, 3, need / 3, need / 2, need - 1, need, need + 1}, need);
 }
+
+TEST_CASE("jit: 'try q(args)' in a compiled loop of main: the same outcomes, bytes and steps") {
+  const char* p = R"(list stock by item: int { qty: int, note: text }
+event fill(n: int) { for i in 0 .. n { stock[i * 3] = { qty: i, note: "n{i}" } } }
+query take(item: int, want: int) -> text {
+  let s = stock[item] else fail "no item {item}"
+  if s.qty < want { fail "only {s.qty} of {item}" }
+  var t = ""
+  for i in 0 .. want { t = "{t}{i % 10}" }
+  return "{s.note}:{t}"
+}
+fn main() {
+  let r = fill(20)
+  var good = 0
+  var h = 0
+  for i in 0 .. 120 {
+    let o = try take(i % 50, i % 7)
+    if o.ok { good += 1; h = h * 31 % 1000003 + o.value.len() } else { h = h * 17 % 1000003 + o.reason.len() }
+  }
+  print("{good} {h}")
+}
+)";
+  Run r = both(p);
+  CHECK(!r.failed);
+  CHECK(r.compiled >= 1);
+  uint64_t need = interpreter_need(p, 1'000'000);
+  check_budgets_alike(p, {1, 2, 3, need / 3, need / 2, need - 1, need, need + 1}, need);
+}

@@ -248,3 +248,66 @@ fn main() {
   CHECK(o.line == 3);
   CHECK(o.leaked_texts == 0);
 }
+
+TEST_CASE("vm: 'try q(args)' in main gives the query's outcome: its value, or its failure's reason") {
+  const char* p = R"(list accounts by name: text { balance: int }
+event open(name: text, amount: int) { accounts[name] = { balance: amount } }
+query balance(name: text) -> int {
+  let a = accounts[name] else fail "no account {name}"
+  return a.balance
+}
+query ratio(a: text, b: text) -> int { return balance(a) / balance(b) }
+query names(prefix: text) -> seq text {
+  let out: seq text = []
+  for a in accounts { out.push("{prefix}{a.name}") }
+  if out.count() > 1 { fail "too many: {out.count()}" }
+  return out
+}
+fn main() {
+  let r = open("ann", 10)
+  let x = try balance("ann")
+  let y = try balance("cy")
+  print("{x.ok} {x.value} | {y.ok} {y.reason}")
+  print(x)
+  print(y)
+  let n = try names("n:")
+  print(n.value)
+  let s = open("bob", 0)
+  print((try names("n:")).reason)
+  print((try ratio("ann", "bob")).reason)
+  print((try ratio("bob", "ann")).value + balance("ann"))
+  print(y.value)
+}
+)";
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    RunConfig c;
+    c.engine = engine;
+    Outcome o = run_program(p, c);
+    CHECK(o.signal == 0);
+    CHECK(o.compile_errors == "");
+    CHECK(o.output ==
+          "true 10 | false no account cy\noutcome { ok: true, reason: \"\", value: 10 }\noutcome { ok: false, reason: \"no account cy\" }\n"
+          "[\"n:ann\"]\ntoo many: 2\nruntime error at 7:58: division by zero\n10\n");
+    CHECK(o.message == "the event failed, so its outcome has no value (reason: no account cy); check '.ok' before reading '.value'");
+    CHECK(o.line == 27);
+    CHECK(o.leaked_texts == 0);
+  }
+  // a query's own step budget spent is caught too; main goes on with its own budget
+  RunConfig small;
+  small.max_steps = 50;
+  Outcome o = run_program(R"(query spin(n: int) -> int {
+  var t = 0
+  for i in 0 .. n { t += i }
+  return t
+}
+fn main() {
+  let a = try spin(10)
+  let b = try spin(1000)
+  print("{a.value} {b.ok} {b.reason}")
+}
+)", small);
+  CHECK(o.output.find("45 false runtime error at 3:") == 0);
+  CHECK(o.output.find("step budget spent (50 steps;") != std::string::npos);
+  CHECK(!o.failed);
+  CHECK(o.leaked_texts == 0);
+}
