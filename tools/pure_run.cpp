@@ -189,7 +189,7 @@ int run_tests(const std::string& path, const std::string& text, const pure::vm::
 int main(int argc, char** argv) {
   CLI::App app{"pure-run: compile a Pure module and run its main.\n"
                "Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error, 4 data directory error\n"
-               "(--data: cannot be opened, recovered or written).",
+               "(--data: cannot be opened, recovered, read or written).",
                "pure-run"};
   std::string path;
   bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
@@ -284,19 +284,20 @@ int main(int argc, char** argv) {
                    "--before, --event, --since, --limit")
           ->needs(data_option);
   std::vector<std::pair<std::string, std::string>> event_filters;
-  auto filter_option = [&](const char* name, const char* help) {
+  auto filter_option = [&](const char* name, const char* type, const char* help) {
     std::string key = name + 2;
     app.add_option_function<std::string>(
            name, [&event_filters, key](const std::string& v) { event_filters.emplace_back(key, v); }, help)
+        ->type_name(type)
         ->needs(events_option);
   };
-  filter_option("--after", "with --events: records after sequence SEQ");
-  filter_option("--before", "with --events: records before sequence SEQ");
-  filter_option("--event", "with --events: only this event (of the directory's running version)");
-  filter_option("--since",
+  filter_option("--after", "SEQ", "with --events: records after sequence SEQ");
+  filter_option("--before", "SEQ", "with --events: records before sequence SEQ");
+  filter_option("--event", "NAME", "with --events: only this event (of the directory's running version)");
+  filter_option("--since", "TIME",
                 "with --events: only records committed at or after TIME: milliseconds since 1970 or UTC "
                 "2026-12-07T02:30:00Z");
-  filter_option("--limit", "with --events: at most N records (default: all)");
+  filter_option("--limit", "N", "with --events: at most N records (default: all)");
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_JIT
 #ifdef PURE_HAVE_LLVM_JIT

@@ -25,8 +25,9 @@ namespace {
 
 constexpr int kExitUsage = 2;
 
-int data_error(const std::string& message) {
-  std::fprintf(stderr, "pure-run: %s\n", message.c_str());
+// "pure-run: --data DIR: MESSAGE", as pure-run --data says what is wrong with a directory.
+int data_error(const std::string& dir, const std::string& message) {
+  std::fprintf(stderr, "pure-run: --data %s: %s\n", dir.c_str(), message.c_str());
   return kExitData;
 }
 
@@ -64,14 +65,14 @@ int print_events(const vm::Program& program, const std::string& path, const std:
   }
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
-    return data_error("--data " + dir + ": " + (std::filesystem::exists(dir, ec) ? "not a directory" : "no such directory"));
+    return data_error(dir, std::filesystem::exists(dir, ec) ? "not a directory" : "no such directory");
   std::vector<host::VersionFile> versions;
   if (host::Status s = host::read_versions(host::posix_file_system(), dir, &versions); !s.ok())
-    return data_error("reading the versions of " + dir + ": " + s.error);
+    return data_error(dir, "reading its versions: " + s.error);
   if (!versions.empty() && versions.back().begins) {
     host::Status s;
     if (!upgrade_logged(dir, versions.back(), &s)) {
-      if (!s.ok()) return data_error("reading the history of " + dir + ": " + s.error);
+      if (!s.ok()) return data_error(dir, "reading its history: " + s.error);
       versions.pop_back();
     }
   }
@@ -80,13 +81,13 @@ int print_events(const vm::Program& program, const std::string& path, const std:
     host::HistoryFilter probe;
     probe.limit = 0;
     if (host::Status s = host::read_history(host::posix_file_system(), dir, 0, probe, &first); !s.ok())
-      return data_error("reading the history of " + dir + ": " + s.error);
+      return data_error(dir, "reading its history: " + s.error);
   }
   if (versions.empty() && first.oldest == 0)
-    return data_error(dir + " is not a data directory: it has no version files and no log segments");
+    return data_error(dir, "not a data directory: it has no version files and no log segments");
   if (!versions.empty() && versions.front().module != module)
-    return data_error(dir + " belongs to module '" + versions.front().module + "', not to '" + module +
-                      "' (the module's name is its file's name without .pure)");
+    return data_error(dir, "this data directory belongs to module '" + versions.front().module + "', not to '" +
+                                module + "' (a module's name is its file's name without .pure)");
   // The running version's code names the records, as the server running it would: FILE's program
   // when FILE is that version, else the version's kept source compiled.
   std::unique_ptr<vm::Program> kept;
@@ -97,7 +98,8 @@ int print_events(const vm::Program& program, const std::string& path, const std:
     if (running.source != source) {
       std::string kept_path = dir + "/" + host::version_file_name(running.number), errors;
       kept = compile_to(kept_path, running.source, {}, &errors);
-      if (!kept) return data_error("the directory's version " + std::to_string(running.number) + " (" + kept_path +
+      if (!kept)
+        return data_error(dir, "its version " + std::to_string(running.number) + " (" + kept_path +
                                    ") does not compile with this build:\n" + errors);
       code.program = kept.get();
     }
@@ -128,7 +130,7 @@ int print_events(const vm::Program& program, const std::string& path, const std:
     host::HistoryPage page;
     if (host::Status s = host::read_history(host::posix_file_system(), dir, 0, filter, &page); !s.ok()) {
       std::fflush(stdout);
-      return data_error("reading the history of " + dir + ": " + s.error);
+      return data_error(dir, "reading its history: " + s.error);
     }
     for (const host::HistoryRecord& r : page.records) {
       line.clear();
@@ -141,7 +143,7 @@ int print_events(const vm::Program& program, const std::string& path, const std:
     filter.after = page.next_after;
   }
   if (std::fflush(stdout) != 0 || std::ferror(stdout))
-    return data_error("writing the records to standard output failed");
+    return data_error(dir, "writing the records to standard output failed");
   return 0;
 }
 

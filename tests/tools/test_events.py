@@ -177,7 +177,7 @@ class Events(unittest.TestCase):
         os.makedirs(empty, exist_ok=True)
         code, out, err = run("--data", empty, "--events", self.v2)
         self.assertEqual((code, out), (4, ""))
-        self.assertEqual(err, f"pure-run: {empty} is not a data directory: it has no version files and no log segments\n")
+        self.assertEqual(err, f"pure-run: --data {empty}: not a data directory: it has no version files and no log segments\n")
         self.assertEqual(os.listdir(empty), [])
         missing = os.path.join(self.tmp, "missing")
         code, out, err = run("--data", missing, "--events", self.v2)
@@ -187,7 +187,7 @@ class Events(unittest.TestCase):
         shutil.copy(SHOP, other)
         code, out, err = run("--data", self.dir, "--events", other)
         self.assertEqual((code, out), (4, ""))
-        self.assertIn("belongs to module 'shop', not to 'other'", err)
+        self.assertIn(f"pure-run: --data {self.dir}: this data directory belongs to module 'shop', not to 'other'", err)
 
     def test_damaged_record_names_file_and_offset(self):
         copy = os.path.join(self.tmp, "damaged")
@@ -200,8 +200,8 @@ class Events(unittest.TestCase):
             f.write(bytes([b[0] ^ 0xFF]))
         code, out, err = run("--data", copy, "--events", self.v2)
         self.assertEqual(code, 4, err)
-        self.assertRegex(err, r"^pure-run: reading the history of .*: " + first.replace(".", r"\.") + r": offset \d+: ")
-        # the records before the damage were printed, each whole
+        self.assertRegex(err, "^pure-run: --data " + copy + ": reading its history: " + first.replace(".", r"\.") + r": offset \d+: ")
+        # nothing half printed: whole pages before the damaged one, each line whole JSON
         for line in out.splitlines():
             json.loads(line)
 
