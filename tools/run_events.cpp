@@ -76,10 +76,10 @@ int print_events(const vm::Program& program, const std::string& path, const std:
       versions.pop_back();
     }
   }
-  host::HistoryPage first;
+  host::HistoryPage first;  // only its `oldest`: whether the directory holds log segments
   {
     host::HistoryFilter probe;
-    probe.limit = 0;
+    probe.before = 1;  // no record wanted: no segment is read
     if (host::Status s = host::read_history(host::posix_file_system(), dir, 0, probe, &first); !s.ok())
       return data_error(dir, "reading its history: " + s.error);
   }

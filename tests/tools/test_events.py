@@ -189,6 +189,22 @@ class Events(unittest.TestCase):
         self.assertEqual((code, out), (4, ""))
         self.assertIn(f"pure-run: --data {self.dir}: this data directory belongs to module 'shop', not to 'other'", err)
 
+    def test_a_version_file_whose_upgrade_never_logged_is_not_a_version(self):
+        # A crash during an upgrade can leave version-N.src without its record (the next recovery
+        # deletes it): the records stay named by the version that ran them.
+        copy = os.path.join(self.tmp, "pending")
+        shutil.copytree(self.dir, copy)
+        with open(os.path.join(copy, "version-0000000002.src"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("\nversion 2\n", text)
+        self.assertIn("\nbegins 35\n", text)
+        with open(os.path.join(copy, "version-0000000003.src"), "w", encoding="utf-8") as f:
+            f.write(text.replace("\nversion 2\n", "\nversion 3\n").replace("\nbegins 35\n", "\nbegins 39\n"))
+        code, expected, err = run("--data", self.dir, "--events", self.v2)
+        self.assertEqual((code, err), (0, ""))
+        code, out, err = run("--data", copy, "--events", self.v2)
+        self.assertEqual((code, out, err), (0, expected, ""))
+
     def test_damaged_record_names_file_and_offset(self):
         copy = os.path.join(self.tmp, "damaged")
         shutil.copytree(self.dir, copy)
