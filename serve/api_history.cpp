@@ -40,7 +40,8 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
     size_t eq = kv.find('=');
     std::string_view key = kv.substr(0, eq);
     std::string_view value = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
-    if (!is_history_parameter(key)) return answer(error(400, "unknown query parameter '" + std::string(key) + "': " + takes));
+    if (!is_history_parameter(key))
+      return answer(error(400, "unknown query parameter '" + std::string(key) + "': " + takes));
     std::string bad = parse_history_parameter(history_code(m), m.name, key, value, limits::kHistoryPageRecords, &filter,
                                               &has_before);
     if (!bad.empty()) return answer(error(400, bad));
