@@ -22,6 +22,7 @@
 #include "tools/memory_budget.h"
 #include "tools/module_versions.h"
 #include "tools/run_data.h"
+#include "tools/run_events.h"
 #include "vm/vm.h"
 #include "jit-common/jit.h"
 #include "tools/jit_env.h"
@@ -188,7 +189,7 @@ int run_tests(const std::string& path, const std::string& text, const pure::vm::
 int main(int argc, char** argv) {
   CLI::App app{"pure-run: compile a Pure module and run its main.\n"
                "Exit codes: 0 success, 1 compile error, 2 usage error, 3 runtime error, 4 data directory error\n"
-               "(--data: cannot be opened, recovered or written).",
+               "(--data: cannot be opened, recovered, read or written).",
                "pure-run"};
   std::string path;
   bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
@@ -274,6 +275,29 @@ int main(int argc, char** argv) {
                "with --data: print the upgrade plan from the directory's current version to FILE and exit "
                "without running anything")
       ->needs(data_option);
+  bool events = false;
+  CLI::Option* events_option =
+      app.add_flag("--events", events,
+                   "with --data: print the directory's retained history (docs/history.md) as JSON lines, one record "
+                   "per line, each the JSON GET /v1/MODULE/events gives for it, oldest first; reads only (no lock, "
+                   "no recovery, no checkpoint, no upgrade), runs no main. Filters as the HTTP parameters: --after, "
+                   "--before, --event, --since, --limit")
+          ->needs(data_option);
+  std::vector<std::pair<std::string, std::string>> event_filters;
+  auto filter_option = [&](const char* name, const char* type, const char* help) {
+    std::string key = name + 2;
+    app.add_option_function<std::string>(
+           name, [&event_filters, key](const std::string& v) { event_filters.emplace_back(key, v); }, help)
+        ->type_name(type)
+        ->needs(events_option);
+  };
+  filter_option("--after", "SEQ", "with --events: records after sequence SEQ");
+  filter_option("--before", "SEQ", "with --events: records before sequence SEQ");
+  filter_option("--event", "NAME", "with --events: only this event (of the directory's running version)");
+  filter_option("--since", "TIME",
+                "with --events: only records committed at or after TIME: milliseconds since 1970 or UTC "
+                "2026-12-07T02:30:00Z");
+  filter_option("--limit", "N", "with --events: at most N records (default: all)");
   app.set_version_flag("--version", "pure-run 0.1");
 #ifdef PURE_HAVE_JIT
 #ifdef PURE_HAVE_LLVM_JIT
@@ -300,7 +324,7 @@ int main(int argc, char** argv) {
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
     if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every" ||
-         a == "--retain") &&
+         a == "--retain" || a == "--after" || a == "--before" || a == "--event" || a == "--since" || a == "--limit") &&
         split < argc)
       ++split;
   }
@@ -379,6 +403,18 @@ int main(int argc, char** argv) {
     }
   if (dump_bytecode) std::fputs(pure::vm::dump_bytecode(*program).c_str(), stdout);
   if (check_only || dump_ast || dump_ir || dump_bytecode) return kExitOk;
+  if (events) {  // reads the directory's history: runs nothing, writes nothing
+    if (!args.empty() || upgrade || allow_drop || plan_only || accept_data_loss || app.count("--sync") ||
+        app.count("--checkpoint-every") || app.count("--retain")) {
+      std::fprintf(stderr, "pure-run: --events only reads the directory: it takes no --upgrade, --allow-drop, --plan, "
+                           "--accept-data-loss, --sync, --checkpoint-every, --retain or arguments for main\n");
+      return kExitUsage;
+    }
+    pure::tools::EventsOptions events_options;
+    events_options.dir = data_dir;
+    events_options.filters = std::move(event_filters);
+    return pure::tools::print_events(*program, path, source, events_options);
+  }
   if (program->main < 0) {
     std::fprintf(stderr, "%s:1:1: error: the module has no 'fn main()' to run\n", path.c_str());
     return kExitCompile;
