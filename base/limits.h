@@ -84,4 +84,15 @@ inline constexpr size_t kHistoryPageRecords = 1000;
 // cursor (next_after) where the scan stopped.
 inline constexpr uint64_t kHistoryScanBytes = uint64_t{256} << 20;
 
+// Idempotency keys (docs/history.md#idempotency-keys). A key is logged with its event's record
+// (with the event's encoded result), so it is short: 255 bytes hold a UUID, a hash or a client's
+// own "order-1234-attempt" with room to spare, and fit the record's one-byte length.
+inline constexpr size_t kIdempotencyKeyBytes = 255;
+// The window a retry is recognised in: the last this many keyed events (older keys are forgotten,
+// oldest first) that also committed within kIdempotencyWindowMs. Each key held costs its bytes, a
+// hash of the arguments and the event's encoded result: 100,000 keys of small results are a few
+// tens of MiB at most. On restart the table is rebuilt from the retained log of that window.
+inline constexpr size_t kIdempotencyKeys = 100000;
+inline constexpr uint64_t kIdempotencyWindowMs = uint64_t{24} * 3600 * 1000;  // 24 hours
+
 }  // namespace pure::limits

@@ -29,6 +29,7 @@ class DurableLogImpl final : public DurableLog {
   ~DurableLogImpl() override { close(); }
 
   void set_identity(uint64_t identity) { identity_ = identity; }
+  IdempotencyTable& keys() { return keys_; }  // open_durable fills it before start()
 
   void start(std::unique_ptr<EventLog> log, const RecoveryReport& report) {
     log_ = std::move(log);
@@ -55,13 +56,14 @@ class DurableLogImpl final : public DurableLog {
   }
 
   uint64_t last_sequence() const override { return report_.last_sequence; }
+  void take_keys(IdempotencyTable* out) override { *out = std::move(keys_); }
 
   uint64_t append(std::span<const CommittedEvent> events) override {
     encoded_.resize(events.size());
     in_.resize(events.size());
     for (size_t i = 0; i < events.size(); ++i) {
       encoded_[i] = encode_values(events[i].args);
-      in_[i] = EventIn{events[i].fn, encoded_[i]};
+      in_[i] = EventIn{events[i].fn, encoded_[i], events[i].key, events[i].result};
     }
     return log_->append(in_);
   }
@@ -201,6 +203,7 @@ class DurableLogImpl final : public DurableLog {
   const DurableOptions options_;
   std::unique_ptr<EventLog> log_;
   RecoveryReport report_;
+  IdempotencyTable keys_;  // rebuilt by open_durable, handed to the owner (take_keys)
 
   std::mutex listener_mu_;
   DurableListener listener_;
@@ -276,6 +279,10 @@ Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& p
   } else if (Status s = open_module(fs, dir, std::move(o), &opened); !s.ok()) {
     return s;
   }
+  // The idempotency keys of the window, from the retained log (the records carry them). The
+  // identity is not checked again (recovery did; a versioned log's segments carry several).
+  if (Status s = rebuild_idempotency(fs, dir, 0, opened.report.last_sequence, options.log.clock ? options.log.clock() : wall_clock_ms(), &impl->keys()); !s.ok())
+    return Status::failure(dir + ": " + s.error);
   impl->start(std::move(opened.log), opened.report);
   *store = std::move(opened.store);
   *out = std::move(impl);

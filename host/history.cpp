@@ -75,7 +75,8 @@ Status read_history(FileSystem& fs, const std::string& dir, uint64_t module_iden
         out->next_after = out->records.empty() ? filter.after : out->records.back().sequence;
         return {};
       }
-      out->records.push_back(HistoryRecord{r.sequence, r.event, r.time_ms, std::string(r.args)});
+      out->records.push_back(HistoryRecord{r.sequence, r.event, r.time_ms, std::string(r.args), std::string(r.key),
+                                           std::string(r.result)});
     }
   }
   return {};

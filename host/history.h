@@ -17,6 +17,8 @@ struct HistoryRecord {
   uint32_t event = 0;    // the event's index, or kVersionEvent (host/versions.h)
   uint64_t time_ms = 0;  // commit time (0: unknown: written before commit times)
   std::string args;      // encoded as logged
+  std::string key;       // the request's Idempotency-Key ("": none)
+  std::string result;    // with a key: the event's encoded result
 };
 
 struct HistoryFilter {

@@ -97,6 +97,8 @@ using DurableCallback = std::function<void(uint64_t durable_sequence, bool poiso
 struct EventIn {
   uint32_t event = 0;
   std::string_view args;
+  std::string_view key;     // the request's Idempotency-Key ("": none), at most limits::kIdempotencyKeyBytes
+  std::string_view result;  // with a key: the event's encoded result (encode_values), for a retry's answer
 };
 
 // Upper bounds (microseconds) of the buckets of LogStats::sync_buckets; the last bucket is the rest.

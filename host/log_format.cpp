@@ -60,15 +60,32 @@ std::string decode_segment_header(std::string_view bytes, SegmentHeader* out) {
   return "";
 }
 
+uint64_t record_bytes(size_t args, size_t key, size_t result, uint32_t version) {
+  uint64_t n = kRecordPrefixBytes + record_fixed_bytes(version) + args;
+  if (version >= 3 && key > 0) n += key + 4 + result;
+  return n;
+}
+
 void encode_record(std::string& out, uint64_t sequence, uint32_t event, std::string_view args, uint64_t time_ms,
-                   uint32_t version) {
+                   uint32_t version, std::string_view key, std::string_view result) {
+  if (version < 3 || key.empty()) result = {};
+  if (version < 3) key = {};
+  if (key.size() > 255) key = key.substr(0, 255);  // callers check limits::kIdempotencyKeyBytes
   size_t at = out.size();
-  uint32_t length = record_fixed_bytes(version) + static_cast<uint32_t>(args.size());
+  uint32_t length = static_cast<uint32_t>(record_bytes(args.size(), key.size(), result.size(), version) - kRecordPrefixBytes);
   put_u32(out, length);
   put_u32(out, 0);
   put_u64(out, sequence);
   put_u32(out, event);
   if (version != 1) put_u64(out, time_ms);
+  if (version >= 3) {
+    out.push_back(static_cast<char>(key.size()));
+    if (!key.empty()) {
+      out.append(key);
+      put_u32(out, static_cast<uint32_t>(result.size()));
+      out.append(result);
+    }
+  }
   out.append(args);
   uint32_t crc = crc32c(0, out.data() + at, 4);
   crc = crc32c(crc, out.data() + at + kRecordPrefixBytes, length);
@@ -88,7 +105,23 @@ RecordCheck decode_record(std::string_view bytes, uint64_t offset, DecodedRecord
   out->sequence = get_u64(p + 8);
   out->event = get_u32(p + 16);
   out->time_ms = version == 1 ? 0 : get_u64(p + 20);
-  out->args = std::string_view(p + kRecordPrefixBytes + fixed, length - fixed);
+  out->key = {};
+  out->result = {};
+  uint32_t used = fixed;  // bytes of the length before the arguments
+  if (version >= 3) {
+    uint32_t key = static_cast<uint8_t>(p[28]);
+    if (key > 0) {
+      if (uint64_t{used} + key + 4 > length) return RecordCheck::BadLength;
+      out->key = std::string_view(p + kRecordPrefixBytes + used, key);
+      used += key;
+      uint32_t result = get_u32(p + kRecordPrefixBytes + used);
+      used += 4;
+      if (uint64_t{used} + result > length) return RecordCheck::BadLength;
+      out->result = std::string_view(p + kRecordPrefixBytes + used, result);
+      used += result;
+    }
+  }
+  out->args = std::string_view(p + kRecordPrefixBytes + used, length - used);
   out->size = kRecordPrefixBytes + length;
   return RecordCheck::Ok;
 }

@@ -11,6 +11,9 @@
 // Segment = header, then records back to back.
 //   header (40 bytes): "PURELOG1" | u32 version | u32 header bytes=40 | u64 module identity |
 //                      u64 first sequence | u32 crc32c of bytes 0..31 | u32 0
+//   record, version 3: u32 length L | u32 crc32c | u64 sequence | u32 event | u64 commit time |
+//                      u8 key bytes K | K key bytes | when K > 0: u32 result bytes R | R result
+//                      bytes | the rest of L: argument bytes
 //   record, version 2: u32 length L | u32 crc32c | u64 sequence | u32 event | u64 commit time |
 //                      L-20 argument bytes
 //   record, version 1: u32 length L | u32 crc32c | u64 sequence | u32 event | L-12 argument bytes
@@ -20,9 +23,13 @@
 // the record; records appended together share it, and it never decreases along a log (a clock
 // stepped back holds at the last time written). It is metadata for people (the audit trail,
 // retention by age): replay never passes it to a module, so a module cannot read it and
-// determinism holds. This build writes version 2 and reads both: a version 1 segment's records
-// have no time (0: unknown). A segment holds one version throughout; a directory may hold both (a
-// log started by an older build is continued in a new version 2 segment, never appended to).
+// determinism holds. The key (version 3) is the event request's Idempotency-Key (K = 0: none) and
+// the result the event's encoded result (host.h, encode_values), logged so that a retry after a
+// restart gets the original answer: like the time, replay never passes either to a module.
+// This build writes version 3 and reads 1 to 3: a version 1 segment's records have no time (0:
+// unknown), a version 1 or 2 segment's no key. A segment holds one version throughout; a directory
+// may hold several (a log started by an older build is continued in a new version 3 segment,
+// never appended to).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -32,14 +39,18 @@
 namespace pure::host {
 
 inline constexpr char kSegmentMagic[8] = {'P', 'U', 'R', 'E', 'L', 'O', 'G', '1'};
-inline constexpr uint32_t kLogVersion = 2;         // the version this build writes
+inline constexpr uint32_t kLogVersion = 3;         // the version this build writes
 inline constexpr uint32_t kOldestLogVersion = 1;   // the oldest it reads
 inline constexpr uint32_t kSegmentHeaderBytes = 40;
 inline constexpr uint32_t kRecordPrefixBytes = 8;   // length + crc
-inline constexpr uint32_t kRecordFixedBytes = 20;   // sequence + event + time, counted in the length
+inline constexpr uint32_t kRecordFixedBytes = 21;   // sequence + event + time + key length, counted in the length
+inline constexpr uint32_t kRecordFixedBytesV2 = 20; // sequence + event + time (version 2)
 inline constexpr uint32_t kRecordFixedBytesV1 = 12; // sequence + event (version 1)
-// The fixed bytes counted in a record's length in a segment of this version.
-constexpr uint32_t record_fixed_bytes(uint32_t version) { return version == 1 ? kRecordFixedBytesV1 : kRecordFixedBytes; }
+// The fixed bytes counted in a record's length in a segment of this version (the least a record
+// of it can take: version 3's key and result are not fixed).
+constexpr uint32_t record_fixed_bytes(uint32_t version) {
+  return version == 1 ? kRecordFixedBytesV1 : version == 2 ? kRecordFixedBytesV2 : kRecordFixedBytes;
+}
 inline constexpr uint32_t kMaxRecordLength = 1u << 30;
 
 std::string segment_name(uint64_t first_sequence);
@@ -59,14 +70,20 @@ struct SegmentHeader {
 // "" when bytes start with a valid header, else what is wrong with it.
 std::string decode_segment_header(std::string_view bytes, SegmentHeader* out);
 
-// Appends one record laid out for a segment of this version (version 1 has no time).
+// Appends one record laid out for a segment of this version (version 1 has no time, versions 1
+// and 2 no key: key and result must be empty then). key: at most limits::kIdempotencyKeyBytes;
+// result is logged only with a key.
 void encode_record(std::string& out, uint64_t sequence, uint32_t event, std::string_view args, uint64_t time_ms = 0,
-                   uint32_t version = kLogVersion);
+                   uint32_t version = kLogVersion, std::string_view key = {}, std::string_view result = {});
+// The bytes of the record encode_record writes (prefix included).
+uint64_t record_bytes(size_t args, size_t key, size_t result, uint32_t version = kLogVersion);
 
 struct DecodedRecord {
   uint64_t sequence = 0;
   uint32_t event = 0;
   uint64_t time_ms = 0;  // commit time; 0: unknown (a version 1 segment)
+  std::string_view key;     // Idempotency-Key ("": none, and always before version 3)
+  std::string_view result;  // with a key: the event's encoded result
   std::string_view args;
   uint64_t size = 0;  // bytes the record takes, prefix included
 };

@@ -56,6 +56,7 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
   structure_bytes_ = m.structure_bytes;
   memory_held_ = m.state_bytes + m.structure_bytes;
   if (options_.pool) options_.pool->held += memory_held_.load();
+  durability_->take_keys(&keys_);
   durability_->set_listener(
       [this](uint64_t sequence, bool poisoned, const std::string& reason) { on_durable(sequence, poisoned, reason); });
   thread_ = std::thread([this] { run(); });
@@ -63,7 +64,7 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
 
 Owner::~Owner() { close(); }
 
-void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done) {
+void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std::string key) {
   std::string refused;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -74,7 +75,7 @@ void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done) {
     } else if (queue_.size() >= options_.max_queue) {
       refused = "module " + name_ + " has " + std::to_string(queue_.size()) + " events queued (the limit)";
     } else {
-      queue_.push_back(Pending{fn, std::move(args), std::move(done)});
+      queue_.push_back(Pending{fn, std::move(args), std::move(done), std::move(key)});
       if (queue_.size() == 1) queue_cv_.notify_one();
       return;
     }
@@ -128,6 +129,8 @@ OwnerStats Owner::stats() const {
   OwnerStats s;
   s.committed = committed_.load();
   s.failed = failed_.load();
+  s.replayed = replayed_.load();
+  s.key_reused = key_reused_.load();
   s.unavailable = unavailable_.load();
   s.batches = batches_.load();
   {
@@ -152,6 +155,7 @@ void Owner::run() {
   std::vector<Pending> batch;
   std::vector<CommittedEvent> committed;
   std::vector<size_t> committed_at;  // index in batch of each committed event
+  std::vector<std::string> keyed_results;  // a keyed event's encoded result (logged with it), by index in batch
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
@@ -164,12 +168,39 @@ void Owner::run() {
     w.replies.reserve(batch.size());
     committed.clear();
     committed_at.clear();
+    keyed_results.assign(batch.size(), std::string());  // sized once: the logged views stay valid
     if (poisoned_.load(std::memory_order_acquire)) {
       std::string why = "module " + name_ + " is unhealthy: " + unhealthy_reason();
       for (Pending& p : batch) w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Unavailable, 0, why});
     } else {
       for (size_t i = 0; i < batch.size(); ++i) {
         Pending& p = batch[i];
+        uint64_t args_hash = 0;
+        if (!p.key.empty()) {
+          // A key seen in the window (a retry, or a twin in this batch) is answered, not run.
+          args_hash = arguments_hash(encode_values(p.args));
+          if (const KeyedEvent* seen = keys_.find(p.key, wall_clock_ms())) {
+            if (seen->event != p.fn || seen->args_hash != args_hash) {
+              std::string what = seen->event == p.fn ? "other arguments" : "another event";
+              w.replies.emplace_back(std::move(p.done),
+                                     EventReply{EventReply::Kind::KeyReused, seen->sequence,
+                                                "Idempotency-Key '" + p.key + "' was already used, with " + what +
+                                                    ", by the event committed as seq " + std::to_string(seen->sequence) +
+                                                    "; a retry must repeat the same event and arguments, a new request "
+                                                    "needs a new key"});
+              continue;
+            }
+            EventReply reply{EventReply::Kind::Committed, seen->sequence, ""};
+            reply.replayed = true;
+            std::vector<vm::Value> result;
+            if (seen->result.empty() || !decode_values(seen->result, &result).ok() || result.size() != 1)
+              reply.result_error = "the original result was not kept (it was too large to send then too)";
+            else
+              reply.value = std::move(result[0]);
+            w.replies.emplace_back(std::move(p.done), std::move(reply));
+            continue;
+          }
+        }
         vm::CallResult r;
         try {
           r = vm::call_event(program_, *store_, p.fn, p.args, event_options());
@@ -181,7 +212,17 @@ void Owner::run() {
         }
         note_memory();
         if (r.ok) {
-          committed.push_back(CommittedEvent{p.fn, p.args});
+          if (!p.key.empty()) {
+            if (r.result_bytes_at_least == 0 && r.result_error.empty())
+              keyed_results[i] = encode_values(std::span<const vm::Value>(&r.value, 1));
+            // Its sequence: the next after the batch's committed events so far (append numbers
+            // them consecutively from next_sequence_). If the log refuses the batch, the module
+            // is unhealthy for good and answers no event again.
+            keys_.remember(p.key, KeyedEvent{p.fn, args_hash, next_sequence_ + committed.size(), wall_clock_ms(),
+                                             keyed_results[i]},
+                           wall_clock_ms());
+          }
+          committed.push_back(CommittedEvent{p.fn, p.args, p.key, keyed_results[i]});
           committed_at.push_back(i);
           EventReply reply{EventReply::Kind::Committed, 0, "", std::move(r.value)};
           reply.result_bytes_at_least = r.result_bytes_at_least;
@@ -297,8 +338,9 @@ void Owner::deliver(std::vector<Waiting>& ready) {
   for (Waiting& w : ready)
     for (auto& item : w.replies) {
       switch (item.second.kind) {
-        case EventReply::Kind::Committed: ++committed_; break;
+        case EventReply::Kind::Committed: ++(item.second.replayed ? replayed_ : committed_); break;
         case EventReply::Kind::Failed: ++failed_; break;
+        case EventReply::Kind::KeyReused: ++key_reused_; break;
         case EventReply::Kind::Unavailable: ++unavailable_; break;
       }
       if (!options_.reply_runner) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "host/host.h"
+#include "host/idempotency.h"
 #include "host/published.h"
 #include "runtime/store.h"
 #include "vm/vm.h"
@@ -38,6 +39,8 @@ struct VersionedReport;
 struct CommittedEvent {
   uint32_t fn = 0;
   std::span<const vm::Value> args;
+  std::string_view key;     // its Idempotency-Key ("": none), logged with it
+  std::string_view result;  // with a key: its encoded result (encode_values), logged with it
 };
 
 // Called when events up to `durable_sequence` are durable, or once with poisoned = true and the
@@ -67,6 +70,9 @@ class Durability {
   virtual void set_listener(DurableListener listener) = 0;
   // The sequence number of the last event already in the state when the owner starts (recovery).
   virtual uint64_t last_sequence() const = 0;
+  // The idempotency keys recovered with the state (the window of the retained log): moved into
+  // *out once, before the first append. Keeps none: leaves *out as it is.
+  virtual void take_keys(IdempotencyTable* out) { (void)out; }
   // Queues the events as consecutive records; returns the sequence number of the last, or 0 when
   // the log is poisoned or closed (nothing was queued then). events is never empty.
   virtual uint64_t append(std::span<const CommittedEvent> events) = 0;
@@ -136,6 +142,8 @@ struct EventReply {
     Committed,    // applied and durable; sequence set
     Failed,       // `fail` or a runtime error: rolled back; reason set
     Unavailable,  // not run or not acknowledged: shutting down, queue full, or log poisoned; reason set
+    KeyReused,    // not run: its idempotency key committed another event, or other arguments, as
+                  // `sequence` (durable); reason set
   };
   Kind kind = Kind::Failed;
   uint64_t sequence = 0;
@@ -144,6 +152,9 @@ struct EventReply {
   // Committed, but its result was not read out (vm::CallResult's fields of the same names).
   uint64_t result_bytes_at_least = 0;
   std::string result_error;
+  // Committed: not run now: its idempotency key had committed this event with these arguments as
+  // `sequence`, whose result this is (the original answer).
+  bool replayed = false;
 };
 using EventDone = std::function<void(EventReply)>;
 
@@ -187,6 +198,8 @@ struct OwnerOptions {
 struct OwnerStats {
   uint64_t committed = 0;       // events acknowledged as committed
   uint64_t failed = 0;          // events that failed and were rolled back
+  uint64_t replayed = 0;        // retries answered from their idempotency key (not run again)
+  uint64_t key_reused = 0;      // refused: their idempotency key committed another event or arguments
   uint64_t unavailable = 0;     // events refused or not acknowledged
   uint64_t batches = 0;         // batches the owner ran
   uint64_t queued = 0;          // events waiting now
@@ -216,7 +229,11 @@ class Owner {
   // Any thread. Queues event `fn` (an event of program(); args already checked by the caller or
   // checked on the owner). done runs exactly once: on a durability or owner thread, or on this
   // thread at once when the event is refused. It must not block.
-  void submit(uint32_t fn, std::vector<vm::Value> args, EventDone done);
+  // key: the request's Idempotency-Key ("": none; else check_idempotency_key passed): an event
+  // whose key committed the same event with the same arguments within the window is not run
+  // again but answered as that one was (replayed, once it is durable); with another event or
+  // other arguments it is KeyReused. A failed event's key is not remembered (a retry runs it).
+  void submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std::string key = {});
 
   // Any thread: the latest visible (durable) state.
   std::shared_ptr<const rt::Snapshot> snapshot() const;
@@ -241,6 +258,7 @@ class Owner {
     uint32_t fn;
     std::vector<vm::Value> args;
     EventDone done;
+    std::string key;
   };
   // A batch run by the owner, waiting for its events to be durable.
   struct Waiting {
@@ -270,6 +288,7 @@ class Owner {
   const OwnerOptions options_;
   vm::RunOptions run_options_;
   uint64_t next_sequence_ = 1;  // owner thread only
+  IdempotencyTable keys_;       // owner thread only (after the constructor)
 
   mutable std::mutex queue_mu_;
   std::condition_variable queue_cv_;
@@ -291,6 +310,7 @@ class Owner {
   // (host/published.h); published from collect_ready, with waiting_mu_ held.
   Published<rt::Snapshot> visible_;
 
+  std::atomic<uint64_t> replayed_{0}, key_reused_{0};
   std::atomic<uint64_t> committed_{0}, failed_{0}, unavailable_{0}, batches_{0}, visible_sequence_{0};
   std::atomic<uint64_t> state_bytes_{0}, structure_bytes_{0};
   std::atomic<uint64_t> memory_held_{0};  // state + structure bytes now (owner thread writes)

@@ -49,7 +49,7 @@ Status read_history_segment_start(FileSystem& fs, const std::string& path, uint6
                                   uint64_t* first_time) {
   std::unique_ptr<File> f;
   if (Status s = fs.open(path, OpenMode::Read, &f); !s.ok()) return s;
-  std::string bytes(kSegmentHeaderBytes + kRecordPrefixBytes + kRecordFixedBytes, '\0');
+  std::string bytes(kSegmentHeaderBytes + kRecordPrefixBytes + kRecordFixedBytesV2, '\0');  // through the time
   size_t got = 0;
   if (Status s = f->read_at(0, bytes.data(), bytes.size(), &got); !s.ok()) return s;
   bytes.resize(got);
@@ -63,7 +63,7 @@ Status read_history_segment_start(FileSystem& fs, const std::string& path, uint6
     return Status::failure(at(path, 24) + "header says the first sequence is " + std::to_string(header.first_sequence) +
                            ", the file name says " + std::to_string(first));
   *first_time = 0;
-  if (header.version != 1 && bytes.size() == kSegmentHeaderBytes + kRecordPrefixBytes + kRecordFixedBytes)
+  if (header.version != 1 && bytes.size() == kSegmentHeaderBytes + kRecordPrefixBytes + kRecordFixedBytesV2)
     *first_time = get_u64(bytes.data() + kSegmentHeaderBytes + kRecordPrefixBytes + 12);
   return {};
 }

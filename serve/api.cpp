@@ -242,6 +242,13 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
   if (options_.tokens.writes_need_token() && !(auth.scopes & kScopeWrite))
     return answer(refuse_token(auth, kScopeWrite, "event " + fn.name));
   if (!m.owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
+  std::string key;
+  if (request.idempotency_key) {
+    if (request.idempotency_key_twice) return answer(error(400, "Idempotency-Key: the header came twice; send one key"));
+    if (std::string e = host::check_idempotency_key(*request.idempotency_key); !e.empty())
+      return answer(error(400, "Idempotency-Key: the key " + e));
+    key = std::string(*request.idempotency_key);
+  }
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
   m.owner->submit(index, std::move(args),
@@ -266,6 +273,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                             body += ",\"result\":";
                             append_value(body, fn.result_type, reply.value);
                           }
+                          if (reply.replayed) body += ",\"replayed\":true";  // a retry: not run again
                           body += "}";
                           if (body.size() > options_.max_reply)
                             r = too_large(committed + "; its result", body.size());
@@ -284,10 +292,17 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                         break;
                       }
                       case host::EventReply::Kind::Unavailable: r = error(503, reply.reason); break;
+                      case host::EventReply::Kind::KeyReused: {
+                        std::string body = "{\"ok\":false,\"seq\":" + std::to_string(reply.sequence) + ",\"reason\":";
+                        append_json_string(body, reply.reason);
+                        r = json_response(422, body + "}");
+                        break;
+                      }
                     }
                     finish(Route::Event, target, r, start);
                     respond(std::move(r));
-                  });
+                  },
+                  std::move(key));
 }
 
 Response Api::too_large(const std::string& what, uint64_t bytes) const {

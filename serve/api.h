@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +36,10 @@ struct Request {
   std::string_view host;           // the Host header ("" only in HTTP/1.0 without one)
   std::string_view origin;         // the Origin header, or ""
   std::string_view content_type;   // the Content-Type header, or ""
+  // The Idempotency-Key header (an event's; docs/history.md#idempotency-keys), or none; twice:
+  // it came more than once (a 400).
+  std::optional<std::string_view> idempotency_key;
+  bool idempotency_key_twice = false;
   // A query's cancel flag, for the HTTP layer to store Api::kClientGone in when the client leaves
   // before the answer (null: the query gets one of its own, that only its time limit sets).
   std::shared_ptr<CancelFlag> cancel;

@@ -109,13 +109,15 @@ std::string Api::metrics() const {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
     for (auto& [m, s] : served) line(name, "module=\"" + m->name + "\"", get(s, *m));
   };
-  out += "# HELP pure_events_total Events by outcome: committed (durable), failed (rolled back), unavailable (refused).\n"
+  out += "# HELP pure_events_total Events by outcome: committed (durable), failed (rolled back), unavailable (refused), replayed (a retry answered from its Idempotency-Key), key_reused (its key committed other arguments: 422).\n"
          "# TYPE pure_events_total counter\n";
   for (auto& [m, s] : served) {
     std::string mod = "module=\"" + m->name + "\"";
     line("pure_events_total", mod + ",outcome=\"committed\"", s.committed);
     line("pure_events_total", mod + ",outcome=\"failed\"", s.failed);
     line("pure_events_total", mod + ",outcome=\"unavailable\"", s.unavailable);
+    line("pure_events_total", mod + ",outcome=\"replayed\"", s.replayed);
+    line("pure_events_total", mod + ",outcome=\"key_reused\"", s.key_reused);
   }
   per_module("pure_batches_total", "Batches the owner ran (each: the events that had arrived).", "counter",
              [](const host::OwnerStats& s, const Module&) { return s.batches; });

@@ -41,6 +41,7 @@ using tcp = net::ip::tcp;
 
 struct PlainRequest {
   std::string_view method, target, body, authorization, if_none_match, host, origin, content_type;
+  std::optional<std::string_view> idempotency_key;
   bool keep_alive = true;
   size_t size = 0;  // bytes of the request, head and body
 };
@@ -155,6 +156,12 @@ inline Plain parse_plain(std::string_view in, size_t header_limit, size_t body_l
           for (char c : value)
             if (c < '0' || c > '9') return Plain::NotPlain;
           for (char c : value) length = length * 10 + static_cast<uint64_t>(c - '0');
+        }
+        break;
+      case 15:
+        if (iequal(name, "idempotency-key")) {
+          if (out.idempotency_key) return Plain::NotPlain;  // twice: Beast's path says so
+          out.idempotency_key = value;
         }
         break;
       case 17:
@@ -326,6 +333,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     request.host = plain.host;
     request.origin = plain.origin;
     request.content_type = plain.content_type;
+    request.idempotency_key = plain.idempotency_key;
     head_ = plain.method == "HEAD";
     size_t used = plain.size;
     handle(request, [this, used] { buffer_.consume(used); });
@@ -442,6 +450,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     if (auto host = req.find(http::field::host); host != req.end()) request.host = host->value();
     if (auto origin = req.find(http::field::origin); origin != req.end()) request.origin = origin->value();
     if (auto type = req.find(http::field::content_type); type != req.end()) request.content_type = type->value();
+    for (const auto& f : req) {
+      if (!beast::iequals(f.name_string(), "idempotency-key")) continue;
+      if (request.idempotency_key) request.idempotency_key_twice = true;
+      request.idempotency_key = std::string_view(f.value().data(), f.value().size());
+    }
     head_ = req.method() == http::verb::head;
     handle(request, [] {});
   }
