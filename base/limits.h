@@ -84,4 +84,11 @@ inline constexpr size_t kHistoryPageRecords = 1000;
 // cursor (next_after) where the scan stopped.
 inline constexpr uint64_t kHistoryScanBytes = uint64_t{256} << 20;
 
+// Imports (`use "lib.pure"`, docs/tooling.md). A chain of `use` deeper than this, or more files in
+// one module than this, is refused with a located error: real programs import a handful of files a
+// level or two deep, and the bounds keep a mistaken or hostile tree (every file importing many
+// others) from making one compile read and check without end.
+inline constexpr size_t kImportDepth = 16;
+inline constexpr size_t kImportFiles = 64;
+
 }  // namespace pure::limits
