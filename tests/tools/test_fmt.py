@@ -11,11 +11,12 @@ Without --check-repo: every example is formatted in a temporary folder, and
 - every comment is kept, and the formatted program prints the same bytes (stdout and exit code,
   with the example's .flags, .args and .in) as the original;
 plus --check's listing and exit codes, and a file that cannot be read.
-With --check-repo: `pure-run --fmt --check` over every example that parses must exit 0 (ctest
-fmt.examples: the repository's examples stay formatted).
+With --check-repo: `pure-run --fmt --check` over every example that parses and the files they
+import (examples/lib) must exit 0 (ctest fmt.examples: the repository's examples stay formatted).
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,8 @@ class Formatter(unittest.TestCase):
                 path = os.path.join(tmp, name + ".pure")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(source)
+                # the files examples use (`use "lib/..."`), so that the formatted copy runs
+                shutil.copytree(os.path.join(EXAMPLES, "lib"), os.path.join(tmp, "lib"))
                 code, out, err = run(["--fmt", name + ".pure"], tmp)
                 if code == 1:  # a syntax error: refused, the file untouched
                     self.assertIn(b": error: ", err)
@@ -138,11 +141,13 @@ class Formatter(unittest.TestCase):
 def check_repo():
     # every example but those with a syntax error (the formatter refuses them, printing it)
     names = [n for n in examples() if b": error: " not in run(["--fmt", "--check", n + ".pure"], EXAMPLES)[2]]
-    code, out, err = run(["--fmt", "--check"] + [n + ".pure" for n in names], EXAMPLES)
+    # and the files they import (examples/lib)
+    libs = sorted("lib/" + n for n in os.listdir(os.path.join(EXAMPLES, "lib")) if n.endswith(".pure"))
+    code, out, err = run(["--fmt", "--check"] + [n + ".pure" for n in names] + libs, EXAMPLES)
     if code != 0:
         sys.stdout.write("not formatted (run pure-run --fmt on them):\n" + out.decode() + err.decode())
         return 1
-    print(f"{len(names)} examples formatted")
+    print(f"{len(names)} examples and {len(libs)} imported files formatted")
     return 0
 
 
