@@ -39,7 +39,7 @@ class Resolver {
     Diagnostics ignored(source);  // the module's own syntax errors: reported when it is compiled
     Module m = parse_module(source, root ? ignored : diags);
     if (!root) refuse_state(m, diags);
-    chain_.push_back(path);
+    chain_.push_back(std::filesystem::path(path).lexically_normal().generic_string());  // "./m.pure" is "m.pure"
     bool ok = !diags.any();
     for (const UseDecl& u : m.uses) {
       if (!ok) break;

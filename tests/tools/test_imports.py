@@ -74,6 +74,13 @@ class Imports(unittest.TestCase):
         self.assertEqual(err.splitlines()[0],
                          "main.pure:2:1: error: cannot read the imported file 'lib/nothere.pure': No such file or directory")
 
+    def test_a_file_using_the_module_itself_is_a_cycle(self):
+        self.write("lib/a.pure", 'use "../main.pure"\nfn fa() -> int { return 1 }\n')
+        self.write("main.pure", 'use "lib/a.pure"\nfn main() { print("{fa()}") }\n')
+        code, out, err = run(self.dir, "./main.pure")
+        self.assertEqual((code, out), (1, ""))
+        self.assertEqual(err.splitlines()[0], "lib/a.pure:1:1: error: import cycle: main.pure uses lib/a.pure uses main.pure")
+
     def test_a_cycle_is_refused_with_the_chain(self):
         self.write("lib/a.pure", 'use "b.pure"\nfn fa() -> int { return 1 }\n')
         self.write("lib/b.pure", 'fn fb() -> int { return 2 }\nuse "a.pure"\n')
