@@ -95,4 +95,11 @@ inline constexpr size_t kIdempotencyKeyBytes = 255;
 inline constexpr size_t kIdempotencyKeys = 100000;
 inline constexpr uint64_t kIdempotencyWindowMs = uint64_t{24} * 3600 * 1000;  // 24 hours
 
+// Imports (`use "lib.pure"`, docs/tooling.md). A chain of `use` deeper than this, or more files in
+// one module than this, is refused with a located error: real programs import a handful of files a
+// level or two deep, and the bounds keep a mistaken or hostile tree (every file importing many
+// others) from making one compile read and check without end.
+inline constexpr size_t kImportDepth = 16;
+inline constexpr size_t kImportFiles = 64;
+
 }  // namespace pure::limits

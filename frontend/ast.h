@@ -183,7 +183,15 @@ struct TestDecl {
   FuncDecl func;  // the body as a `main` with no parameters, named `test "name"` for stack traces
 };
 
+// use "path/lib.pure" at module level (docs/tooling.md, "Imports"): resolved before checking by
+// resolve_imports (frontend.h), which appends the imported files' text; the checker ignores it.
+struct UseDecl {
+  Loc loc;           // the `use` word
+  std::string path;  // as written, relative to the importing file
+};
+
 struct Module {
+  std::vector<UseDecl> uses;
   std::vector<ConstDecl> consts;
   std::vector<ItemDecl> types;
   std::vector<ListDecl> lists;

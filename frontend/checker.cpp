@@ -41,7 +41,13 @@ void Checker::declare_types() {
   // First the names, so that declarations may refer to each other in any order.
   for (ItemDecl& d : m_.types) {
     if (type_names_.count(d.name) || d.name == "int" || d.name == "num" || d.name == "bool" || d.name == "text") {
-      error(d.loc, "type '" + d.name + "' is declared twice");
+      std::string also;
+      for (const ItemDecl& first : m_.types)
+        if (&first != &d && first.name == d.name) {
+          also = other_place(first.loc, d.loc);
+          break;
+        }
+      error(d.loc, "type '" + d.name + "' is declared twice" + also);
       continue;
     }
     if (d.has_errors) {  // its syntax error is reported; uses of it report nothing more
@@ -210,7 +216,9 @@ void Checker::declare_functions() {
   for (size_t i = 0; i < m_.funcs.size(); ++i) {
     FuncDecl& f = m_.funcs[i];
     if (func_index_.count(f.name) || list_index_.count(f.name)) {
-      error(f.loc, "'" + f.name + "' is declared twice");
+      Loc first = func_index_.count(f.name) ? m_.funcs[static_cast<size_t>(func_index_[f.name])].loc
+                                            : m_.lists[static_cast<size_t>(list_index_[f.name])].loc;
+      error(f.loc, "'" + f.name + "' is declared twice" + other_place(first, f.loc));
       f.duplicate = true;
       continue;
     }

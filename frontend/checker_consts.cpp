@@ -12,7 +12,8 @@ void Checker::declare_consts() {
   for (size_t i = 0; i < m_.consts.size(); ++i) {
     ConstDecl& c = m_.consts[i];
     if (const_index_.count(c.name)) {
-      error(c.loc, "constant '" + c.name + "' is declared twice");
+      error(c.loc, "constant '" + c.name + "' is declared twice" +
+                       other_place(m_.consts[static_cast<size_t>(const_index_[c.name])].loc, c.loc));
       c.state = ConstDecl::Done;
       c.type = tt_.error();
       continue;

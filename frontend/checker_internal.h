@@ -93,6 +93,13 @@ class Checker {
     return t;
   }
 
+  // A name declared twice, once in an imported file (`use`): the message names the other place too.
+  std::string other_place(Loc first, Loc again) const {
+    const Source& s = d_.source();
+    if (s.file_of(first.line) == s.file_of(again.line)) return "";
+    return " (also at " + s.place(first) + ")";
+  }
+
   void error(Loc loc, std::string msg, std::string hint = {}) {
     d_.error(loc, std::move(msg), std::move(hint));
     if (d_.count() > limits::kErrorsBeforeAbort) throw CompileAbort{};

@@ -28,7 +28,7 @@ std::string Diagnostics::render() const {
     return a.loc.line != b.loc.line ? a.loc.line < b.loc.line : a.loc.col < b.loc.col;
   });
   for (const Diagnostic& d : sorted) {
-    out += source_.path() + ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) +
+    out += source_.file_of(d.loc.line) + ":" + std::to_string(source_.line_in_file(d.loc.line)) + ":" + std::to_string(d.loc.col) +
            ": error: " + d.message + "\n";
     std::string_view line = source_.line_text(d.loc.line);
     // A long line is shown as a window around the spot, cut at character boundaries.

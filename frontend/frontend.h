@@ -1,8 +1,11 @@
 // frontend/frontend.h — the frontend's interface: source text in, checked syntax tree out.
 // Other layers include only this header from frontend/.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "frontend/ast.h"
 #include "frontend/builtins.h"
@@ -23,6 +26,26 @@ struct CheckedModule {
 // With run_test >= 0 (`pure-run --test`), the test of that index (module.tests) is checked and
 // becomes the module's main, in place of its own main; the other tests stay out.
 CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test = -1);
+
+// Imports (docs/tooling.md, "Imports"). A module with `use "lib.pure"` lines is checked as one text:
+// its own text, then each imported file once (the deepest first), each after a comment line naming
+// it. That text is what a data directory keeps as the module's version (an imported file changed is
+// a changed module). `files` says which lines came from which file, for diagnostics (Source::add_file).
+struct ResolvedModule {
+  std::string text;
+  std::vector<std::pair<uint32_t, std::string>> files;  // first line in text, the file's path
+};
+// Reads a file for resolve_imports: false with the reason (e.g. "No such file or directory") in *why.
+using ReadFile = std::function<bool(const std::string& path, std::string* text, std::string* why)>;
+// The ReadFile of the tools and the language server: the file from disk.
+bool read_source_file(const std::string& path, std::string* text, std::string* why);
+// Resolves the `use` lines of the module `text` at `path` (paths relative to the importing file).
+// An imported file may declare types, constants and functions only. False, with every error
+// rendered in *errors (each in its own file and line), on a syntax error in an imported file, a
+// file that cannot be read, a cycle, a stored list, event, query or main in an imported file, or a
+// limit (base/limits.h) passed. A module without `use` comes back as it is, with no files.
+bool resolve_imports(const std::string& path, const std::string& text, const ReadFile& read, ResolvedModule* out,
+                     std::string* errors);
 
 // The canonical layout of a module's source (`pure-run --fmt`; docs/tooling.md): the same tokens
 // and line breaks, with indentation, spaces and blank lines decided, every comment kept. Formatting

@@ -61,6 +61,8 @@ class Parser {
   bool at_was() const { return at(Tok::Ident) && peek().text == "was" && !peek().newline_before; }
   // `test "name"` at module level: `test` is a word there, not a keyword (a name elsewhere).
   bool at_test() const { return at(Tok::Ident) && peek().text == "test" && peek(1).kind == Tok::Str; }
+  // `use "lib.pure"` at module level: `use` is a word there too, not a keyword.
+  bool at_use() const { return at(Tok::Ident) && peek().text == "use" && peek(1).kind == Tok::Str; }
   const Token& advance() {
     const Token& t = peek();
     if (pos_ < toks_.size() - 1) ++pos_;
@@ -120,7 +122,7 @@ class Parser {
     while (!at(Tok::End)) {
       const Token& t = peek();
       if (t.newline_before && (t.kind == Tok::KwFn || t.kind == Tok::KwEvent || t.kind == Tok::KwQuery ||
-                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test()))
+                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test() || at_use()))
         break;
       advance();
     }
@@ -159,6 +161,18 @@ class Parser {
         default:
           if (at_test()) {
             test_declaration(m);
+            break;
+          }
+          if (at_use()) {
+            UseDecl u;
+            u.loc = advance().loc;
+            const Token& path = advance();
+            u.path = path.text;
+            if (u.path.empty() || u.path.find_first_of("{}\\\n\r\t") != std::string::npos)
+              error_at(path.loc, "an imported file's path is plain text: no escapes, braces or line breaks",
+                       "e.g. 'use \"lib/money.pure\"'");
+            else
+              m.uses.push_back(std::move(u));
             break;
           }
           if (at(Tok::KwLet) || at(Tok::KwVar))

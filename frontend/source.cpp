@@ -27,4 +27,25 @@ std::string_view Source::line_text(uint32_t line) const {
   return s;
 }
 
+void Source::add_file(uint32_t first_line, std::string path) { files_.push_back({first_line, std::move(path)}); }
+
+const Source::FilePart* Source::part_of(uint32_t line) const {
+  const FilePart* found = nullptr;
+  for (const FilePart& f : files_)
+    if (f.first_line <= line) found = &f;
+  return found;
+}
+
+const std::string& Source::file_of(uint32_t line) const {
+  const FilePart* f = part_of(line);
+  return f ? f->path : path_;
+}
+
+uint32_t Source::line_in_file(uint32_t line) const {
+  const FilePart* f = part_of(line);
+  return f ? line - f->first_line + 1 : line;
+}
+
+std::string Source::place(Loc loc) const { return file_of(loc.line) + ":" + std::to_string(line_in_file(loc.line)); }
+
 }  // namespace pure

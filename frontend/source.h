@@ -24,10 +24,25 @@ class Source {
   Loc loc_at(uint32_t offset) const;               // offset -> line/col
   std::string_view line_text(uint32_t line) const;  // without the newline
 
+  // A text made of several files (resolve_imports appends the imported files to the module's):
+  // from line `first_line` on, the lines are those of the file `path`, from its line 1. Lines
+  // before the first such mark are the source's own. Diagnostics name the file and its line.
+  void add_file(uint32_t first_line, std::string path);
+  const std::string& file_of(uint32_t line) const;
+  uint32_t line_in_file(uint32_t line) const;
+  // "FILE:LINE" of a place, for a message that names another place ("first declared at ...").
+  std::string place(Loc loc) const;
+
  private:
   std::string path_;
   std::string text_;
   std::vector<uint32_t> line_starts_;
+  struct FilePart {
+    uint32_t first_line;
+    std::string path;
+  };
+  std::vector<FilePart> files_;  // ascending first_line
+  const FilePart* part_of(uint32_t line) const;
 };
 
 }  // namespace pure

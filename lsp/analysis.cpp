@@ -149,6 +149,10 @@ struct Document::Impl {
   std::vector<Occurrence> occ;  // sorted by begin once built
   std::map<Key, size_t> declaration;  // key -> index in occ of its declaring occurrence
   std::vector<std::pair<uint32_t, uint32_t>> func_spans;  // [keyword offset, next declaration) of each function
+  // The document's own bytes: with `use` lines, the text checked is the document followed by the
+  // imported files (resolve_imports); what lies past own_size is not this document's, and no
+  // position, definition, reference or symbol points there.
+  uint32_t own_size = 0;
 
   const std::string& text() const { return source->text(); }
 
@@ -172,7 +176,8 @@ struct Document::Impl {
     return {static_cast<uint32_t>(line), units};
   }
 
-  uint32_t offset_of(Position pos) const {
+  uint32_t offset_of(Position pos) const { return std::min(offset_in_text(pos), own_size); }
+  uint32_t offset_in_text(Position pos) const {
     if (pos.line >= line_starts.size()) return static_cast<uint32_t>(text().size());
     uint32_t i = line_starts[pos.line], units = 0;
     while (i < text().size() && text()[i] != '\n' && units < pos.character) {
@@ -430,12 +435,30 @@ struct Document::Impl {
   }
 
   void analyse() {
-    source = std::make_unique<Source>(path, std::string(text_in));
+    own_size = static_cast<uint32_t>(text_in.size());
+    ResolvedModule resolved;
+    std::string import_errors;
+    bool imported = resolve_imports(path, text_in, read_source_file, &resolved, &import_errors);
+    source = std::make_unique<Source>(path, imported ? std::move(resolved.text) : std::move(text_in));
+    for (const auto& [line, file] : resolved.files) source->add_file(line, file);
     text_in.clear();
     index_lines();
     diags = std::make_unique<Diagnostics>(*source);
     checked = compile_frontend(*source, *diags);
     std::vector<pure::Diagnostic> list = diags->list();
+    // An imported file's errors are shown at the first `use` (the editor has no place in another
+    // file for them): the file and line, then the message.
+    Loc use_at = checked.module.uses.empty() ? Loc{0, 1, 1} : checked.module.uses.front().loc;
+    if (!imported) {
+      std::string first = import_errors.substr(0, import_errors.find('\n'));
+      if (size_t e = first.find(": error: "); e != std::string::npos) first.replace(e, 9, ": ");
+      list.push_back({use_at, "in an imported file: " + first, {}});
+    }
+    for (pure::Diagnostic& d : list)
+      if (d.loc.offset >= own_size && !resolved.files.empty()) {
+        d.message = "in an imported file: " + source->place(d.loc) + ":" + std::to_string(d.loc.col) + ": " + d.message;
+        d.loc = use_at;
+      }
     if (!diags->any()) {
       // what `pure-run --check` reports next: an implementation limit met in lowering
       ir::Program program = ir::lower_module(checked, path);
@@ -575,6 +598,7 @@ bool Document::definition(Position pos, Range& out) const {
   auto it = impl_->declaration.find(o->key);
   if (it == impl_->declaration.end()) return false;
   const Occurrence& d = impl_->occ[it->second];
+  if (d.begin >= impl_->own_size) return false;  // declared in an imported file
   out = impl_->range_of(d.begin, d.end);
   return true;
 }
@@ -585,9 +609,11 @@ std::vector<Range> Document::references(Position pos) const {
   if (!o) return out;
   Key key = o->key;
   auto it = impl_->declaration.find(key);
-  if (it != impl_->declaration.end()) out.push_back(impl_->range_of(impl_->occ[it->second].begin, impl_->occ[it->second].end));
+  if (it != impl_->declaration.end() && impl_->occ[it->second].begin < impl_->own_size)
+    out.push_back(impl_->range_of(impl_->occ[it->second].begin, impl_->occ[it->second].end));
   for (size_t i = 0; i < impl_->occ.size(); ++i) {
     const Occurrence& x = impl_->occ[i];
+    if (x.begin >= impl_->own_size) break;  // sorted: the rest is in imported files
     if (x.key == key && (it == impl_->declaration.end() || i != it->second)) out.push_back(impl_->range_of(x.begin, x.end));
   }
   return out;
@@ -625,6 +651,7 @@ std::vector<Symbol> Document::symbols() const {
     auto it = im.declaration.find(key);
     if (it == im.declaration.end()) return;
     const Occurrence& d = im.occ[it->second];
+    if (d.begin >= im.own_size) return;  // declared in an imported file
     Symbol s{name, std::move(detail), kind, im.range_of(std::min(keyword, d.begin), d.end), im.range_of(d.begin, d.end), {}};
     out.push_back(std::move(s));
   };

@@ -6,6 +6,14 @@
 
 namespace pure::tools {
 
+bool resolve_module(const std::string& path, std::string* text, CompileSteps* steps, std::string* errors) {
+  ResolvedModule resolved;
+  if (!resolve_imports(path, *text, read_source_file, &resolved, errors)) return false;
+  *text = std::move(resolved.text);
+  steps->files = std::move(resolved.files);
+  return true;
+}
+
 std::unique_ptr<vm::Program> compile_or_report(const std::string& path, std::string text, const CompileSteps& steps) {
   std::string errors;
   std::unique_ptr<vm::Program> program = compile_to(path, std::move(text), steps, &errors);
@@ -16,6 +24,7 @@ std::unique_ptr<vm::Program> compile_or_report(const std::string& path, std::str
 std::unique_ptr<vm::Program> compile_to(const std::string& path, std::string text, const CompileSteps& steps,
                                         std::string* errors) {
   Source source(path, std::move(text));
+  for (const auto& [line, file] : steps.files) source.add_file(line, file);
   Diagnostics diags(source);
   CheckedModule checked = compile_frontend(source, diags, steps.run_test);
   if (diags.any()) {

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "frontend/frontend.h"
 #include "ir/ir.h"
@@ -19,7 +21,15 @@ struct CompileSteps {
   std::function<void(const CheckedModule&)> checked;  // after the frontend, when it found no error
   std::function<void(const ir::Program&)> lowered;    // after lowering, when no limit was reached
   int run_test = -1;  // pure-run --test: compile the module's test of this index as its main
+  // The files of a text resolve_module made (ResolvedModule::files): diagnostics name them.
+  std::vector<std::pair<uint32_t, std::string>> files;
 };
+
+// Resolves the `use` lines of the module at `path` (frontend.h, resolve_imports), reading the
+// imported files from disk: *text becomes the module's whole text (what runs, and what a data
+// directory keeps as its version) and steps->files says which lines are whose. False with the
+// errors in *errors (a file that cannot be read, a cycle, an error inside an imported file).
+bool resolve_module(const std::string& path, std::string* text, CompileSteps* steps, std::string* errors);
 
 // Compiles `text` as the module at `path`. The first stage that fails writes its errors to stderr
 // and null is returned: the frontend's diagnostics as rendered; an implementation limit met in

@@ -130,10 +130,12 @@ int format_files(const std::vector<std::string>& files, bool check) {
 // as a runtime error is. Output: the tests' own prints, one `ok NAME` or `FAIL NAME` line per test
 // on stdout (the failure's message on stderr), then `N passed, N failed`. Exit code 0 when every
 // test passed, 1 when the module or a test does not compile, 3 when a test failed.
-int run_tests(const std::string& path, const std::string& text, const pure::vm::RunOptions& base,
+int run_tests(const std::string& path, const std::string& text,
+              const std::vector<std::pair<uint32_t, std::string>>& files, const pure::vm::RunOptions& base,
               const pure::jit::EnvSettings& jit_env) {
   std::vector<std::string> names;
   pure::tools::CompileSteps whole;  // the module as it runs without --test: its errors come first
+  whole.files = files;
   whole.checked = [&names](const pure::CheckedModule& checked) {
     for (const pure::TestDecl& t : checked.module.tests) names.push_back(t.name);
   };
@@ -142,6 +144,7 @@ int run_tests(const std::string& path, const std::string& text, const pure::vm::
   for (size_t i = 0; i < names.size(); ++i) {
     pure::tools::CompileSteps steps;
     steps.run_test = static_cast<int>(i);
+    steps.files = files;
     programs.push_back(pure::tools::compile_or_report(path, text, steps));
     if (!programs.back()) return kExitCompile;
   }
@@ -369,6 +372,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pure-run: cannot read '%s'%s\n", path.c_str(), why.empty() ? "" : (": " + why).c_str());
     return kExitUsage;
   }
+  pure::tools::CompileSteps steps;  // with the imported files' lines, when the module has `use`
+  {
+    std::string errors;
+    bool resolved = pure::tools::resolve_module(path, &text, &steps, &errors);
+    std::fputs(errors.c_str(), stderr);
+    if (!resolved) return kExitCompile;
+  }
   if (test_mode) {
     if (check_only || dump_ast || dump_ir || dump_bytecode || !data_dir.empty() || !args.empty()) {
       std::fprintf(stderr, "pure-run: --test runs the test blocks alone: it takes no --check, --dump-*, --data or "
@@ -379,9 +389,8 @@ int main(int argc, char** argv) {
     options.max_steps = max_steps;
     options.max_memory = max_memory;
     options.flush_lines = isatty(STDOUT_FILENO) == 1;
-    return run_tests(path, text, options, jit_env);
+    return run_tests(path, text, steps.files, options, jit_env);
   }
-  pure::tools::CompileSteps steps;
   pure::host::SchemaSpec schema;  // the stored lists, for --data's versions
   steps.lowered = [dump_ir, &schema](const pure::ir::Program& ir) {
     if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
@@ -399,6 +408,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < test_count; ++i) {
       pure::tools::CompileSteps test_steps;
       test_steps.run_test = static_cast<int>(i);
+      test_steps.files = steps.files;
       if (!pure::tools::compile_or_report(path, text, test_steps)) return kExitCompile;
     }
   if (dump_bytecode) std::fputs(pure::vm::dump_bytecode(*program).c_str(), stdout);

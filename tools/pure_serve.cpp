@@ -284,8 +284,17 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "pure-serve: cannot read '%s'\n", path.c_str());
       return kExitUsage;
     }
-    m->source = text;  // GET /v1/NAME/source
     pure::tools::CompileSteps steps;
+    {  // `use` lines: the imported files join the text (what runs and what the data directory keeps)
+      std::string errors;
+      bool resolved = pure::tools::resolve_module(path, &text, &steps, &errors);
+      std::fputs(errors.c_str(), stderr);
+      if (!resolved) {
+        failed = true;
+        continue;
+      }
+    }
+    m->source = text;  // GET /v1/NAME/source
     steps.lowered = [&m](const pure::ir::Program& ir) {
       m->stored = ir.stored;
       m->versioned.code.schema = pure::tools::schema_spec(ir);

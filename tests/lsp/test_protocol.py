@@ -290,6 +290,41 @@ class Features(Base):
         self.assertTrue({"has", "count", "remove"} <= labels, labels)
 
 
+class Imports(Base):
+    """A document with `use "lib.pure"` (docs/tooling.md, "Imports"): the imported names are known,
+    an imported file's errors are shown at the first use, and no answer points into another file."""
+
+    def test_imports(self):
+        import tempfile
+        self.client.initialize()
+        with tempfile.TemporaryDirectory() as tmp:
+            os.mkdir(os.path.join(tmp, "lib"))
+            lib = os.path.join(tmp, "lib", "util.pure")
+            with open(lib, "w") as f:
+                f.write("// helpers\nfn scaled(n: int) -> int {\n  return n * 3\n}\n")
+            uri = "file://" + os.path.join(tmp, "main.pure")
+            text = 'use "lib/util.pure"\n\nfn main() {\n  let v = scaled(2)\n  print("{v}")\n}\n'
+            self.assertEqual(self.client.open(uri, text), [])
+            hover = self.client.at("textDocument/hover", uri, *pos(text, "scaled"))
+            self.assertIn("fn scaled(n: int) -> int", hover["contents"]["value"])
+            self.assertIsNone(self.client.at("textDocument/definition", uri, *pos(text, "scaled")))
+            symbols = self.client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+            self.assertEqual([s["name"] for s in symbols], ["main"])
+            # a type error inside the imported file: shown at the use, naming the file and line
+            with open(lib, "w") as f:
+                f.write('// helpers\nfn scaled(n: int) -> int {\n  return "n"\n}\n')
+            diags = self.client.change(uri, text, 2)
+            self.assertEqual(len(diags), 1, diags)
+            self.assertEqual(diags[0]["range"]["start"], {"line": 0, "character": 0})
+            self.assertTrue(diags[0]["message"].startswith("in an imported file: " + lib + ":3:"), diags)
+            # a missing file: at the use too
+            os.remove(lib)
+            diags = self.client.change(uri, text, 3)
+            self.assertEqual(diags[0]["range"]["start"], {"line": 0, "character": 0})
+            self.assertIn("cannot read the imported file '" + lib + "'", diags[0]["message"])
+        self.assertEqual(self.client.close(), 0)
+
+
 class Robustness(Base):
     def alive(self):
         """The server still answers."""

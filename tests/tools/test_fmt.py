@@ -11,11 +11,15 @@ Without --check-repo: every example is formatted in a temporary folder, and
 - every comment is kept, and the formatted program prints the same bytes (stdout and exit code,
   with the example's .flags, .args and .in) as the original;
 plus --check's listing and exit codes, and a file that cannot be read.
-With --check-repo: `pure-run --fmt --check` over every example that parses must exit 0 (ctest
-fmt.examples: the repository's examples stay formatted).
+With --check-repo: `pure-run --fmt --check` over every example that parses and the files they
+import (examples/lib) must exit 0 (ctest fmt.examples: the repository's examples stay formatted).
+With --check-bench-docs ROOT: the same over ROOT/bench/**/*.pure and every ```pure block of
+ROOT/docs/*.md that parses (a block of statements alone is checked inside `fn main() { ... }`, as
+tests/docs/check_docs.py runs it); ctest fmt.bench_docs.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,6 +70,8 @@ class Formatter(unittest.TestCase):
                 path = os.path.join(tmp, name + ".pure")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(source)
+                # the files examples use (`use "lib/..."`), so that the formatted copy runs
+                shutil.copytree(os.path.join(EXAMPLES, "lib"), os.path.join(tmp, "lib"))
                 code, out, err = run(["--fmt", name + ".pure"], tmp)
                 if code == 1:  # a syntax error: refused, the file untouched
                     self.assertIn(b": error: ", err)
@@ -138,12 +144,50 @@ class Formatter(unittest.TestCase):
 def check_repo():
     # every example but those with a syntax error (the formatter refuses them, printing it)
     names = [n for n in examples() if b": error: " not in run(["--fmt", "--check", n + ".pure"], EXAMPLES)[2]]
-    code, out, err = run(["--fmt", "--check"] + [n + ".pure" for n in names], EXAMPLES)
+    # and the files they import (examples/lib)
+    libs = sorted("lib/" + n for n in os.listdir(os.path.join(EXAMPLES, "lib")) if n.endswith(".pure"))
+    code, out, err = run(["--fmt", "--check"] + [n + ".pure" for n in names] + libs, EXAMPLES)
     if code != 0:
         sys.stdout.write("not formatted (run pure-run --fmt on them):\n" + out.decode() + err.decode())
         return 1
-    print(f"{len(names)} examples formatted")
+    print(f"{len(names)} examples and {len(libs)} imported files formatted")
     return 0
+
+
+DOC_BLOCK = re.compile(r"^```pure\n(.*?)^```", re.S | re.M)
+DECLARATION = re.compile(r"^(fn|event|query|type|list|const|test|use)\b", re.M)
+
+
+def check_bench_docs(root):
+    unformatted, checked, refused = [], 0, 0
+    bench = sorted(os.path.join(d, n) for d, _, files in os.walk(os.path.join(root, "bench")) for n in files
+                   if n.endswith(".pure"))
+    for path in bench:
+        code, out, err = run(["--fmt", "--check", path], root)
+        checked += 1
+        if code != 0:
+            unformatted.append(f"{os.path.relpath(path, root)}: {(out + err).decode().strip()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in sorted(n for n in os.listdir(os.path.join(root, "docs")) if n.endswith(".md")):
+            text = read(os.path.join(root, "docs", name))
+            for m in DOC_BLOCK.finditer(text):
+                body = m.group(1)
+                if not DECLARATION.search(body):  # statements alone: checked as main's body
+                    body = "fn main() {\n" + "".join("  " + l + "\n" if l else "\n" for l in body.splitlines()) + "}\n"
+                with open(os.path.join(tmp, "block.pure"), "w", encoding="utf-8") as f:
+                    f.write(body)
+                code, out, err = run(["--fmt", "--check", "block.pure"], tmp)
+                if b": error: " in err:  # a block whose point is a syntax error
+                    refused += 1
+                    continue
+                checked += 1
+                if code != 0:
+                    unformatted.append(f"docs/{name}:{text[:m.start()].count(chr(10)) + 2}: a pure block")
+    if unformatted:
+        print("not formatted (pure-run --fmt gives them another layout):\n  " + "\n  ".join(unformatted))
+        return 1
+    print(f"{checked} bench modules and docs blocks formatted ({refused} blocks with a syntax error left out)")
+    return 0 if checked > len(bench) else 1
 
 
 if __name__ == "__main__":
@@ -151,4 +195,6 @@ if __name__ == "__main__":
     EXAMPLES = os.path.abspath(sys.argv[2])
     if "--check-repo" in sys.argv[3:]:
         sys.exit(check_repo())
+    if "--check-bench-docs" in sys.argv[3:]:
+        sys.exit(check_bench_docs(os.path.abspath(sys.argv[sys.argv.index("--check-bench-docs") + 1])))
     unittest.main(argv=sys.argv[:1])
