@@ -159,7 +159,9 @@ bool format_source(const Source& source, Diagnostics& diags, std::string* out) {
   for (size_t i = 0; same && i < before.size(); ++i) {
     const Token& a = before[i];
     const Token& b = after[i];
-    same = a.kind == b.kind && a.newline_before == b.newline_before &&
+    // The end of the file may gain the final line break a file without one lacked: it ends no
+    // statement that the end of the file did not end already.
+    same = a.kind == b.kind && (a.newline_before == b.newline_before || a.kind == Tok::End) &&
            source.text().compare(a.loc.offset, a.end - a.loc.offset, formatted, b.loc.offset, b.end - b.loc.offset) == 0;
   }
   if (!same) {

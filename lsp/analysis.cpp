@@ -577,6 +577,16 @@ Document::~Document() = default;
 
 const std::vector<Diag>& Document::diagnostics() const { return impl_->diag_list; }
 
+bool format_text(const std::string& path, const std::string& text, std::string* out, std::string* error) {
+  Source source(path, text);
+  Diagnostics diags(source);
+  if (format_source(source, diags, out)) return true;
+  std::string rendered = diags.render();
+  *error = rendered.substr(0, rendered.find('\n'));  // the first error's located line
+  if (error->empty()) *error = "the document has a syntax error, so it is not formatted";
+  return false;
+}
+
 uint32_t Document::offset_of(Position pos) const { return impl_->offset_of(pos); }
 Position Document::position_of(uint32_t offset) const { return impl_->position_of(offset); }
 

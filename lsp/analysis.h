@@ -46,6 +46,11 @@ struct Completion {
   CompletionKind kind = CompletionKind::Keyword;
 };
 
+// text (the document at path) in the canonical layout, as `pure-run --fmt` writes it
+// (frontend.h, format_source); false, with the first syntax error located in *error, when it has one
+// and cannot be formatted.
+bool format_text(const std::string& path, const std::string& text, std::string* out, std::string* error);
+
 class Document {
  public:
   // Parses and checks text (the document at path, for messages) and indexes it. Never throws.

@@ -292,6 +292,7 @@ class Server {
     if (method == "textDocument/documentSymbol") return symbols(params);
     if (method == "textDocument/completion") return completion(params);
     if (method == "textDocument/rename") return rename(params);
+    if (method == "textDocument/formatting") return formatting(params);
     throw RpcError{kMethodNotFound, "pure-lsp does not implement " + method};
   }
 
@@ -342,6 +343,7 @@ class Server {
               {"referencesProvider", true},
               {"documentSymbolProvider", true},
               {"renameProvider", true},
+              {"documentFormattingProvider", true},
               {"completionProvider", {{"triggerCharacters", json::array{"."}}}}}},
             {"serverInfo", {{"name", "pure-lsp"}, {"version", "0.1"}}}};
   }
@@ -410,6 +412,22 @@ class Server {
     for (const Completion& c : document(params).completion(position_at(params, "position")))
       items.push_back({{"label", c.label}, {"detail", c.detail}, {"kind", static_cast<int>(c.kind)}});
     return json::object{{"isIncomplete", false}, {"items", std::move(items)}};
+  }
+
+  // The whole document in `pure-run --fmt`'s layout: one edit replacing it, none when it already
+  // is; a document with a syntax error is an error naming it (nothing is changed).
+  json::value formatting(const json::object& params) {
+    std::string uri;
+    const Document& doc = document(params, &uri);
+    const std::string& text = docs_.at(uri).text;
+    std::string formatted, error;
+    if (!format_text(uri_path(uri), text, &formatted, &error)) throw RpcError{kRequestFailed, error};
+    json::array edits;
+    if (formatted != text) {
+      Range all{Position{0, 0}, doc.position_of(static_cast<uint32_t>(text.size()))};
+      edits.push_back({{"range", to_json(all)}, {"newText", formatted}});
+    }
+    return edits;
   }
 
   json::value rename(const json::object& params) {

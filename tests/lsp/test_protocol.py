@@ -11,6 +11,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -105,7 +106,7 @@ class Lifecycle(Base):
         caps = self.client.initialize()["capabilities"]
         self.assertEqual(caps["textDocumentSync"]["change"], 1)
         for provider in ("hoverProvider", "definitionProvider", "referencesProvider", "documentSymbolProvider",
-                         "renameProvider"):
+                         "renameProvider", "documentFormattingProvider"):
             self.assertTrue(caps[provider], provider)
         self.assertIn(".", caps["completionProvider"]["triggerCharacters"])
         self.assertEqual(self.client.close(), 0)
@@ -253,6 +254,42 @@ class Features(Base):
         reply = self.client.request_raw("textDocument/rename", {"textDocument": {"uri": URI},
                                         "position": dict(zip(("line", "character"), pos(FIXTURE, "norm(p)"))), "newName": "x"})
         self.assertIn("only a local variable", reply["error"]["message"])
+
+    def test_formatting_is_pure_run_fmt(self):
+        """textDocument/formatting gives pure-run --fmt's layout as one edit over the whole document
+        (its end in UTF-16 units), nothing for a formatted one, and an error for a syntax error."""
+        messy = ("fn f(x:int)->int{\n"
+                 "if x == 3 { return 1 }   // \U0001F600 in a comment\n"
+                 "      return x*2\n"
+                 "}\n"
+                 "fn main(){\n"
+                 " print(f(2))   // \u00e9\n"
+                 "}")
+        uri = "file:///tmp/fmt_fixture.pure"
+        self.client.open(uri, messy)
+        edits = self.client.request("textDocument/formatting",
+                                    {"textDocument": {"uri": uri}, "options": {"tabSize": 2, "insertSpaces": True}})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "m.pure")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(messy)
+            run = subprocess.run([PURE_RUN, "--fmt", path], capture_output=True, text=True, timeout=60)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(path, encoding="utf-8") as f:
+                expected = f.read()
+        self.assertNotEqual(expected, messy)
+        last = messy.split("\n")[-1]
+        self.assertEqual(edits, [{"range": {"start": {"line": 0, "character": 0},
+                                            "end": {"line": 6, "character": len(last.encode("utf-16-le")) // 2}},
+                                  "newText": expected}])
+        self.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                      "contentChanges": [{"text": expected}]})
+        self.assertEqual(self.client.request("textDocument/formatting", {"textDocument": {"uri": uri}, "options": {}}), [])
+        self.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                                      "contentChanges": [{"text": "fn main() {\n  print(1\n}\n"}]})
+        reply = self.client.request_raw("textDocument/formatting", {"textDocument": {"uri": uri}, "options": {}})
+        self.assertIn("error", reply)
+        self.assertIn("/tmp/fmt_fixture.pure:", reply["error"]["message"])
 
     def test_document_symbols(self):
         symbols = self.client.request("textDocument/documentSymbol", {"textDocument": {"uri": URI}})

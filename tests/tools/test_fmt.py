@@ -120,6 +120,17 @@ class Formatter(unittest.TestCase):
             self.assertEqual(run(["--fmt", "a.pure"], tmp), (0, b"", b""))
             self.assertEqual(read(os.path.join(tmp, "a.pure")), want)
 
+    def test_a_file_without_a_final_line_break_gains_one(self):
+        # Was refused as "the formatter would change this module's tokens (a bug in the formatter)".
+        with tempfile.TemporaryDirectory() as tmp:
+            for source, want in (("fn main(){\n print(2)\n}", "fn main() {\n  print(2)\n}\n"),
+                                 ("fn main() {\n  print(2)  // \u00e9\n}", "fn main() {\n  print(2)  // \u00e9\n}\n")):
+                with open(os.path.join(tmp, "a.pure"), "w", encoding="utf-8") as f:
+                    f.write(source)
+                self.assertEqual(run(["--fmt", "a.pure"], tmp), (0, b"", b""))
+                self.assertEqual(read(os.path.join(tmp, "a.pure")), want)
+                self.assertEqual(run(["--fmt", "--check", "a.pure"], tmp), (0, b"", b""))
+
     def test_check_lists_and_writes_nothing(self):
         with tempfile.TemporaryDirectory() as tmp:
             files = {"good.pure": "fn main() {\n  print(1)\n}\n", "bad.pure": "fn main() {\nprint(1)\n}\n",
