@@ -2,9 +2,11 @@
 // loops, int and num arithmetic near overflow, lists, stored-list walks, calls, early exits, runtime
 // errors and small budgets, each run by the interpreter and by the eager JIT; output, errors,
 // leaked texts and steps must agree. PURE_JIT_FUZZ_COUNT programs (60 by default),
-// PURE_JIT_FUZZ_SEED the first seed.
+// PURE_JIT_FUZZ_SEED the first seed. Also: the same generator's programs through the formatter.
 // Depends on jit-common/jit.h (and the backend library linked), the frontend, ir/ and vm/.
 #include "tests/jit/jit_support.h"
+
+#include <regex>
 
 using namespace jit_test;  // Run, run, both, eager_jit, ... (jit_support.h)
 
@@ -237,4 +239,58 @@ TEST_CASE("jit: differential fuzzer (random programs, both engines, several budg
     CHECK(spent > 0);
     CHECK(tame_deep * 10 >= tame * 8);  // tame programs mostly run deep
   }
+}
+
+// The formatter never changes meaning (issue 38 item 3): each random program, its indentation
+// stripped, formatted by pure::format_source, formats to itself again and runs as the original does
+// (same output, same failure at the same budget, the same error but for columns, which indentation
+// moves; lines never move).
+TEST_CASE("formatter: random programs format to programs that run alike") {
+  int count = 60;
+  if (const char* n = std::getenv("PURE_JIT_FUZZ_COUNT")) count = std::atoi(n);
+  const uint64_t seed = 20261207;
+  const std::regex column(R"((\d+):\d+)");
+  int changed = 0;
+  for (int i = 0; i < count; ++i) {
+    Gen gen(seed + static_cast<uint64_t>(i));
+    std::string p = gen.program();
+    std::string stripped;  // every line's indentation gone
+    for (size_t at = 0; at < p.size();) {
+      size_t end = p.find('\n', at);
+      if (end == std::string::npos) end = p.size();
+      size_t first = p.find_first_not_of(" \t", at);
+      if (first < end) stripped.append(p, first, end - first);
+      stripped += '\n';
+      at = end + 1;
+    }
+    CAPTURE(seed + static_cast<uint64_t>(i));
+    CAPTURE(stripped);
+    std::string formatted, again;
+    {
+      pure::Source source("fuzz.pure", stripped);
+      pure::Diagnostics diags(source);
+      REQUIRE_MESSAGE(pure::format_source(source, diags, &formatted), diags.render());
+    }
+    {
+      pure::Source source("fuzz.pure", formatted);
+      pure::Diagnostics diags(source);
+      REQUIRE_MESSAGE(pure::format_source(source, diags, &again), diags.render());
+    }
+    CHECK(again == formatted);
+    changed += formatted != stripped;
+    for (uint64_t budget : {uint64_t{200000}, uint64_t{1} + (seed + static_cast<uint64_t>(i)) % 400}) {
+      CAPTURE(budget);
+      Config c;
+      c.max_steps = budget;
+      Run a = run(stripped, nullptr, c);
+      Run b = run(formatted, nullptr, c);
+      REQUIRE(a.compile_errors == "");
+      CHECK(b.compile_errors == "");
+      CHECK(b.output == a.output);
+      CHECK(b.failed == a.failed);
+      CHECK(std::regex_replace(b.error, column, "$1:C") == std::regex_replace(a.error, column, "$1:C"));
+    }
+  }
+  MESSAGE(count << " programs formatted, " << changed << " changed by it");
+  if (count >= 20) CHECK(changed * 2 >= count);  // the stripped layout is not already canonical
 }
