@@ -31,6 +31,11 @@ struct CompileSteps {
 // errors in *errors (a file that cannot be read, a cycle, an error inside an imported file).
 bool resolve_module(const std::string& path, std::string* text, CompileSteps* steps, std::string* errors);
 
+// A runtime error of the module at `path` as pure-run prints it, each place (the error's and each
+// caller's) in its own file and line when the module has imports (files: CompileSteps::files).
+std::string render_failure(const vm::RuntimeError& error, const std::string& path,
+                           const std::vector<std::pair<uint32_t, std::string>>& files);
+
 // Compiles `text` as the module at `path`. The first stage that fails writes its errors to stderr
 // and null is returned: the frontend's diagnostics as rendered; an implementation limit met in
 // lowering as a diagnostic at its place; a load error as "PATH:1:1: error: MESSAGE".

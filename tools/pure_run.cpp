@@ -175,7 +175,7 @@ int run_tests(const std::string& path, const std::string& text,
       ++failed;
       std::printf("FAIL %s\n", names[i].c_str());
       std::fflush(stdout);
-      std::fputs(failure->render(path).c_str(), stderr);
+      std::fputs(pure::tools::render_failure(*failure, path, files).c_str(), stderr);
       std::fflush(stderr);
     } else {
       ++passed;
@@ -455,6 +455,7 @@ int main(int argc, char** argv) {
     (void)pure::host::parse_retention(retain_text, &data.retain);  // checked by the option's validator
     data.source = std::move(source);
     data.schema = std::move(schema);
+    data.files = steps.files;
     data.upgrade = upgrade;
     data.allow_drop = allow_drop;
     data.plan_only = plan_only;
@@ -480,7 +481,7 @@ int main(int argc, char** argv) {
     }
   }
 #endif
-  if (failure) std::fputs(failure->render(path).c_str(), stderr);  // before the store is torn down
+  if (failure) std::fputs(pure::tools::render_failure(*failure, path, steps.files).c_str(), stderr);  // before the store is torn down
   store.reset();
   int code = data_exit != kExitOk ? data_exit : failure ? kExitRuntime : kExitOk;
   if (compile_in_flight) {

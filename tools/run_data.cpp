@@ -12,6 +12,7 @@
 
 #include "host/host.h"
 #include "host/versions.h"
+#include "tools/compile_module.h"
 #include "tools/module_versions.h"
 
 namespace pure::tools {
@@ -232,7 +233,7 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   }
   gate.release_all();
   std::fflush(stdout);
-  if (failure) std::fputs(failure->render(path).c_str(), stderr);
+  if (failure) std::fputs(render_failure(*failure, path, data.files).c_str(), stderr);
 
   // A checkpoint at exit when the log has grown enough since the newest one: the next start
   // loads it instead of replaying those records. The log already holds everything, so a failed

@@ -6,6 +6,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "host/versions.h"
 #include "vm/vm.h"
@@ -27,6 +29,8 @@ struct DataOptions {
   bool upgrade = false;     // --upgrade: apply the plan
   bool allow_drop = false;  // --allow-drop: a plan that loses lists or fields may be applied
   bool plan_only = false;   // --plan: print the plan and exit
+  // The imported files' lines in source (CompileSteps::files), for runtime errors' places.
+  std::vector<std::pair<uint32_t, std::string>> files;
 };
 
 inline constexpr int kExitData = 4;  // the data directory could not be opened, recovered or written

@@ -52,15 +52,18 @@ static void unwind_to(VM& vm, size_t keep) {
 
 // Deep stacks (a runaway recursion) show their innermost and outermost calls only.
 std::string RuntimeError::render(const std::string& path) const {
+  return render([&path](Loc at) { return path + ":" + std::to_string(at.line) + ":" + std::to_string(at.col); });
+}
+
+std::string RuntimeError::render(const std::function<std::string(Loc)>& place) const {
   constexpr size_t kInner = 20, kOuter = 5;
-  std::string out = path + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": runtime error: " + message + "\n";
+  std::string out = place(loc) + ": runtime error: " + message + "\n";
   for (size_t i = 0; i < stack.size(); ++i) {
     if (stack.size() > kInner + kOuter && i == kInner) {
       out += "  ... " + std::to_string(stack.size() - kInner - kOuter) + " more calls ...\n";
       i = stack.size() - kOuter;
     }
-    out += std::string(i == 0 ? "  in " : "  called from ") + stack[i].function + " at " + path + ":" +
-           std::to_string(stack[i].loc.line) + ":" + std::to_string(stack[i].loc.col) + "\n";
+    out += std::string(i == 0 ? "  in " : "  called from ") + stack[i].function + " at " + place(stack[i].loc) + "\n";
   }
   return out;
 }

@@ -32,6 +32,9 @@ struct RuntimeError {
   Loc loc;
   std::vector<StackEntry> stack;
   std::string render(const std::string& path) const;  // FILE:LINE:COL: runtime error: ... + stack
+  // The same with each place written by place(loc) as "FILE:LINE:COL": a module made of several
+  // files (imports) names each place's own file and line.
+  std::string render(const std::function<std::string(Loc)>& place) const;
 };
 
 // An argument or a result. Items are their fields in declaration order; sequences their

@@ -61,6 +61,21 @@ class Imports(unittest.TestCase):
         # the path is relative to the importing file, not to the working directory
         self.assertEqual(run(os.path.join(self.dir, "lib"), "../main.pure"), (0, "1 6 3\n", ""))
 
+    def test_a_runtime_error_inside_an_imported_function_names_its_file_and_line(self):
+        # Was located by the module's path and the line within the one combined text (main.pure:11:12).
+        self.write("lib/ratio.pure", "// ratios\nfn ratio(a: int, b: int) -> int {\n  return a / b\n}\n")
+        self.write("main.pure", 'use "lib/ratio.pure"\nfn main() {\n  print(ratio(4, 2))\n  print(ratio(1, 0))\n}\n')
+        want = ("lib/ratio.pure:3:12: runtime error: division by zero\n"
+                "  in ratio at lib/ratio.pure:3:12\n"
+                "  called from main at main.pure:4:9\n")
+        self.assertEqual(run(self.dir, "main.pure"), (3, "2\n", want))
+        # the same under --data (the durable run) and in a test block
+        self.assertEqual(run(self.dir, "--data", "d", "main.pure"), (3, "2\n", want))
+        self.write("t.pure", 'use "lib/ratio.pure"\ntest "zero" {\n  assert_eq(ratio(1, 0), 0)\n}\n')
+        code, out, err = run(self.dir, "--test", "t.pure")
+        self.assertEqual((code, out), (3, "FAIL zero\n0 passed, 1 failed\n"))
+        self.assertTrue(err.startswith("lib/ratio.pure:3:12: runtime error: division by zero\n"), err)
+
     def test_a_file_used_twice_is_imported_once(self):
         self.write("lib/util.pure", LIB)
         self.write("lib/more.pure", 'use "util.pure"\n\nfn twice(n: int) -> int { return scaled(n) * 2 }\n')
