@@ -42,7 +42,10 @@ class SlowQuery:
 
 class QueryThreadsTest(unittest.TestCase):
     def start(self, *extra):
-        s = Server(find_binary(), [SLOW], "--max-steps", "100000000000", *extra)
+        # The slow query must outlast the requests made beside it, not a time limit: under ASan on a
+        # loaded machine its 25 passes took longer than the default 10 s (--query-timeout-ms) and
+        # were cancelled, failing the test for a reason it does not test.
+        s = Server(find_binary(), [SLOW], "--max-steps", "100000000000", "--query-timeout-ms", "600000", *extra)
         self.addCleanup(s.cleanup)
         self.addCleanup(s.kill)
         return s
