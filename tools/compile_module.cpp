@@ -19,9 +19,7 @@ std::string render_failure(const vm::RuntimeError& error, const std::string& pat
   if (files.empty()) return error.render(path);
   Source lines(path, "");  // only its map of lines to files
   for (const auto& [line, file] : files) lines.add_file(line, file);
-  return error.render([&lines](Loc at) {
-    return lines.file_of(at.line) + ":" + std::to_string(lines.line_in_file(at.line)) + ":" + std::to_string(at.col);
-  });
+  return error.render([&lines](Loc at) { return lines.place(at) + ":" + std::to_string(at.col); });
 }
 
 std::unique_ptr<vm::Program> compile_or_report(const std::string& path, std::string text, const CompileSteps& steps) {
