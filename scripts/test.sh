@@ -31,7 +31,9 @@ if ((full)); then
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_SANITIZE=ON \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$asan_flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$asan_flags" > /dev/null
   cmake --build build-asan -j "$jobs"
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -E "bench"
+  # through ctest_sanitized.py: a test whose only failure is LeakSanitizer's own tracer crashing at
+  # exit (a sanitizer-runtime fault, seen once in CI) is rerun once, and says so; nothing else is
+  python3 scripts/ctest_sanitized.py build-asan --output-on-failure -j "$jobs" -E "bench"
 
   stage "store, host-call, durability and owner tests under ThreadSanitizer"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_TSAN=ON > /dev/null
