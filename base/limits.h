@@ -51,6 +51,12 @@ inline constexpr int64_t kCheckedCommitRows = 256;
 // 120-130 ms of processor time on the shared 2-core machine), where one of 11,769 took 330 ms and
 // one of 13,596 (fannkuch's outer loop) 580 ms (bench/README.md, "Bounded compiles").
 inline constexpr uint64_t kJitLoopIr = 4000;
+// The LLVM JIT's persistent code cache (PURE_JIT_CACHE=DIR, jit-llvm/code_cache.h): the most bytes
+// its entries may take in the directory; a store over it removes the least recently used. A loop's
+// entry is 1-20 KB (an object file: the kernels' loops 2-9 KB), so 64 MiB keeps thousands of
+// loops, more than a machine's programs compile, while a directory of them stays small next to a
+// user's cache; one entry larger than it is never kept.
+inline constexpr uint64_t kJitCacheBytes = uint64_t{64} << 20;
 
 // Hosting. A module's name is a URL path segment, a directory name inside --data and a metric
 // label; 64 bytes keeps every file name in its directory far below NAME_MAX (255).

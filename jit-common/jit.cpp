@@ -268,6 +268,7 @@ struct Jit::Impl {
     vm::NativeLoop entry = nullptr;
     double setup = 0;
     uint32_t too_large = 0;
+    Backend::CacheUse cached;
     if (!cancel.load(std::memory_order_relaxed)) {
       if (!backend) {
         backend = kind->make();  // the JIT itself: on the first compile
@@ -286,6 +287,7 @@ struct Jit::Impl {
         job.also.pop_back();
         entry = backend->compile(*job.function, job.loop, error, &cancel);
       }
+      cached = backend->last_cache_use();
     }
     const vm::LoopInfo& loop = job.function->loops[job.loop];
     double ms = thread_cpu_ms() - start;
@@ -309,6 +311,12 @@ struct Jit::Impl {
       stats.compiled += 1 + static_cast<uint32_t>(job.also.size());
       stats.nested += static_cast<uint32_t>(job.also.size());
       stats.loop_ms.push_back(ms - setup);
+      if (cached.kind == Backend::CacheUse::hit) {
+        ++stats.cache_hits;
+        stats.cache_saved_ms += cached.made_ms - (ms - setup);
+      } else if (cached.kind == Backend::CacheUse::miss) {
+        ++stats.cache_misses;
+      }
       if (stats.first_ms < 0) stats.first_ms = wall;
       uint64_t n = loop_instructions(*job.function, loop);
       stats.instructions += n;
@@ -567,6 +575,11 @@ std::string stats_line(const Stats& st) {
   std::string out = line + per_loop + ")";
   if (st.first_ms >= 0) {
     std::snprintf(line, sizeof line, "; first native code %.1f ms after its loop got hot", st.first_ms);
+    out += line;
+  }
+  if (st.cache_hits + st.cache_misses > 0) {
+    std::snprintf(line, sizeof line, "; code cache: %u hits, %u misses, %.1f ms of compile saved", st.cache_hits, st.cache_misses,
+                  st.cache_saved_ms);
     out += line;
   }
   return out;

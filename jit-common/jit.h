@@ -44,6 +44,15 @@ class Backend {
   // Called on the compile thread when the queue has run dry after a compile: a backend may give
   // back memory it needs only while compiling (the LLVM engine: its code pages).
   virtual void idle() {}
+  // The part a persistent code cache (the LLVM backend's, PURE_JIT_CACHE) had in the last
+  // compile: none (no cache, or the loop refused before it), a hit (the code loaded from it;
+  // made_ms the processor time its compile took when the entry was made) or a miss (compiled,
+  // and kept for the next run).
+  struct CacheUse {
+    enum Kind : uint8_t { none, hit, miss } kind = none;
+    double made_ms = 0;
+  };
+  virtual CacheUse last_cache_use() const { return {}; }
 };
 
 // What the tier knows of a backend before any compile.
@@ -117,6 +126,9 @@ struct Stats {
   double setup_ms = 0;              // of that, the backend's set-up (the engine's loading: the first compile)
   double first_ms = -1;             // wall time from the first loop queued to its native code (-1: none)
   std::vector<double> loop_ms;      // per compiled loop, in the order they finished (set-up not included)
+  uint32_t cache_hits = 0;          // compiles whose code came from the code cache (Backend::CacheUse)
+  uint32_t cache_misses = 0;        // compiles the code cache did not have (compiled and kept)
+  double cache_saved_ms = 0;        // the hits' compile time when their entries were made, less their own
 };
 
 // The tier. Destroying it cancels queued compiles and waits for the one in flight; its native
@@ -200,6 +212,8 @@ std::vector<bool> written_in(const vm::Function& function, const std::vector<boo
 //  PURE_JIT_NESTED     0: compile each hot loop alone, never its enclosing loop (Options::nested)
 //  PURE_JIT_COSTS      SETUP,LOOP,INSTRUCTION: the LLVM backend's BackendKind costs (measurements only)
 //  PURE_JIT_STATS      1: print stats_line() to stderr at exit
+//  PURE_JIT_CACHE      DIR: the LLVM backend keeps compiled loops in DIR and loads them in later
+//                      runs (jit-llvm/code_cache.h; read by the engine; default off)
 struct EnvSettings {
   bool use_jit = false;
   bool stats = false;

@@ -28,7 +28,7 @@ namespace pure::jit {
 static_assert(static_cast<uint64_t>(vm::Op::Count) < (1u << 8) && sizeof(vm::Function) < (1u << 16) &&
               sizeof(vm::VMCore) < (1u << 16));
 inline constexpr uint64_t kLlvmEngineAbi =
-    (uint64_t{1} << 56) | (uint64_t{sizeof(vm::Instr)} << 48) | (uint64_t{sizeof(vm::Slot)} << 40) |
+    (uint64_t{2} << 56) | (uint64_t{sizeof(vm::Instr)} << 48) | (uint64_t{sizeof(vm::Slot)} << 40) |
     (uint64_t{sizeof(vm::VMCore)} << 24) | (uint64_t{sizeof(vm::Function)} << 8) | static_cast<uint64_t>(vm::Op::Count);
 
 // How the LLVM lowering handles one instruction of a loop.
@@ -48,6 +48,8 @@ class LlvmBackend final : public Backend {
   // never written: the next compile faults them in again from the page cache). A server whose
   // loops have compiled would otherwise keep some 35 MB of LLVM resident that it no longer runs.
   void idle() override;
+  // Whether the last compile's code came from the code cache (PURE_JIT_CACHE, code_cache.h).
+  CacheUse last_cache_use() const override;
 
  private:
   struct State;

@@ -1,8 +1,11 @@
 // jit-llvm/llvm_backend.cpp — the ORC engine of the LLVM backend (the library's entry points):
 // runs the O2 pipeline on the IR function llvm_lowering.h makes of one loop and links it with
 // ORC's LLJIT; set-up, idle and the exported make/ABI functions.
+#include <dlfcn.h>
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,13 +27,17 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/SmallVectorMemoryBuffer.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/xxhash.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include "base/assert.h"
 #include "base/limits.h"
 #include "jit-llvm/backend.h"
+#include "jit-llvm/code_cache.h"
 #include "jit-llvm/llvm_lowering.h"
 #include "runtime/event_list.h"
 #include "vm/engine.h"
@@ -80,6 +87,12 @@ class ReusedCompiler final : public orc::IRCompileLayer::IRCompiler {
 struct LlvmBackend::State {
   std::mutex lock;
   std::unique_ptr<orc::LLJIT> jit;
+  ReusedCompiler* compiler = nullptr;  // the code generator, owned by jit's compile layer
+  // The persistent code cache (PURE_JIT_CACHE) and what its keys start with: everything but the
+  // loop's IR that determines its code (cache_key).
+  llvm_cache::CodeCache cache{""};
+  std::string key_prefix;
+  CacheUse last_use;
   // the optimiser's cost model and the code generator (ReusedCompiler): one subtarget for both
   std::unique_ptr<TargetMachine> machine;
   // The O2 pipeline's builder and analysis managers, made at the first compile and kept: a compile
@@ -150,6 +163,49 @@ static std::string take_message(Error e) {
   return os.str();
 }
 
+namespace {
+double thread_cpu_ms() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// This engine's file as the identity of the code it makes from a given IR: its size, time and
+// inode (dladdr: the object this function is in). A rebuilt engine, whose optimiser or code
+// generator may have changed, misses every entry of the one before (and rewrites them) rather than
+// trust code from another build.
+std::string engine_identity() {
+  Dl_info info;
+  struct stat st;
+  if (dladdr(reinterpret_cast<void*>(&thread_cpu_ms), &info) == 0 || !info.dli_fname || stat(info.dli_fname, &st) != 0)
+    return "unknown engine";
+  return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ino);
+}
+
+// Everything but the loop's IR that determines its code: the cache's format, the engine's ABI
+// (the layouts native code reads) and file, LLVM's version, the target (triple, CPU, features,
+// data layout) and the options of the pipeline (O2, no FP fusion, the code generator's level).
+std::string cache_key_prefix(const orc::JITTargetMachineBuilder& jtmb, const std::string& layout) {
+  std::string prefix = "pure code cache 1\nabi " + std::to_string(kLlvmEngineAbi) + "\nengine " + engine_identity() +
+                       "\nllvm " LLVM_VERSION_STRING "\ntriple " + jtmb.getTargetTriple().str() + "\ncpu " + jtmb.getCPU() +
+                       "\nfeatures " + jtmb.getFeatures().getString() + "\nlayout " + layout +
+                       "\noptions O2 fp-fusion-strict codegen-default\n";
+  return prefix;
+}
+
+// The key of a loop: key_prefix and the module's bitcode (all of the IR, names and metadata
+// included). Printing the IR as text instead was most of a hit's time: callgrind, spectralnorm 100
+// with its 4 compiles all hits, 31.2M instructions of print in 40.8M of compile; bitcode 7.4M in 16.7M.
+llvm_cache::Key cache_key(const std::string& prefix, const Module& module) {
+  SmallVector<char, 0> bytes(prefix.begin(), prefix.end());
+  raw_svector_ostream os(bytes);
+  WriteBitcodeToFile(module, os);
+  const XXH128_hash_t h = xxh3_128bits(ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  return {h.high64, h.low64};
+}
+}  // namespace
+
 LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   dl_iterate_phdr(&find_engine_segments, &state_->read_only);  // fixed while the engine is loaded
   static std::once_flag once;
@@ -171,11 +227,14 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   }
   state_->machine = std::move(*machine);
   TargetMachine* tm = state_->machine.get();
+  State* state = state_.get();
   auto jit = orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(*jtmb)
-                 .setCompileFunctionCreator([tm](orc::JITTargetMachineBuilder)
+                 .setCompileFunctionCreator([tm, state](orc::JITTargetMachineBuilder)
                                                 -> Expected<std::unique_ptr<orc::IRCompileLayer::IRCompiler>> {
-                   return std::make_unique<ReusedCompiler>(*tm);
+                   auto compiler = std::make_unique<ReusedCompiler>(*tm);
+                   state->compiler = compiler.get();
+                   return compiler;
                  })
                  .setPlatformSetUp(orc::setUpInactivePlatform)  // no static initializers to run
                  .setLinkProcessSymbolsByDefault(false)         // native code calls only what is defined below
@@ -189,6 +248,8 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   orc::SymbolMap symbols;
   auto flags = JITSymbolFlags::Exported | JITSymbolFlags::Callable;
   symbols[state_->jit->mangleAndIntern("pure_step")] = {orc::ExecutorAddr::fromPtr(&pure_step), flags};
+  symbols[state_->jit->mangleAndIntern(llvm_ir::kFaultedSymbol)] = {orc::ExecutorAddr::fromPtr(&vm::kFaulted[0]),
+                                                                    JITSymbolFlags::Exported};
 #define PURE_RUNTIME_CALL(name, result, parameters, memory) \
   symbols[state_->jit->mangleAndIntern("pure_jit_" #name)] = {orc::ExecutorAddr::fromPtr(&pure_jit_##name), flags};
 #include "jit-common/runtime_calls.def"
@@ -196,6 +257,12 @@ LlvmBackend::LlvmBackend() : state_(std::make_unique<State>()) {
   if (Error e = state_->jit->getMainJITDylib().define(orc::absoluteSymbols(std::move(symbols)))) {
     state_->setup_error = take_message(std::move(e));
     state_->jit.reset();
+    return;
+  }
+  const char* cache = std::getenv("PURE_JIT_CACHE");
+  if (cache && *cache && std::string(cache) != "0" && std::string(cache) != "off") {
+    state_->cache = llvm_cache::CodeCache(cache);
+    state_->key_prefix = cache_key_prefix(*jtmb, state_->jit->getDataLayout().getStringRepresentation());
   }
 }
 
@@ -215,9 +282,39 @@ LlvmBackend::~LlvmBackend() {
   kept_at_exit = kept;
 }
 
+// Loads `object` (the code of a loop, as compiled or from the code cache) into a JITDylib of its
+// own, which defines kCodeSymbol as the function's first instruction (the object holds its pcs
+// relative to it) and links to the main one (pure_step, the runtime calls, kFaultedSymbol), and
+// returns the loop's entry. A damaged object fails here with an error, the JITDylib removed.
+static vm::NativeLoop load_object(orc::LLJIT& jit, uint64_t id, const vm::Function& function,
+                                  std::unique_ptr<MemoryBuffer> object, std::string& error) {
+  auto dylib = jit.createJITDylib("pure_loop_" + std::to_string(id));
+  if (!dylib) {
+    error = take_message(dylib.takeError());
+    return nullptr;
+  }
+  dylib->addToLinkOrder(jit.getMainJITDylib());
+  orc::SymbolMap code;
+  code[jit.mangleAndIntern(llvm_ir::kCodeSymbol)] = {orc::ExecutorAddr::fromPtr(function.code.data()), JITSymbolFlags::Exported};
+  Error e = dylib->define(orc::absoluteSymbols(std::move(code)));
+  if (!e) e = jit.addObjectFile(*dylib, std::move(object));
+  if (!e) {
+    auto symbol = jit.lookup(*dylib, "pure_loop");
+    if (symbol) return symbol->toPtr<vm::NativeLoop>();
+    e = symbol.takeError();
+  }
+  error = take_message(std::move(e));
+  if (Error removed = jit.getExecutionSession().removeJITDylib(*dylib)) consumeError(std::move(removed));
+  return nullptr;
+}
+
+Backend::CacheUse LlvmBackend::last_cache_use() const { return state_->last_use; }
+
 vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop, std::string& error,
                                 const std::atomic<bool>* cancel) {
   std::lock_guard<std::mutex> guard(state_->lock);
+  const double start = thread_cpu_ms();
+  state_->last_use = {};
   auto cancelled = [&] {
     if (!cancel || !cancel->load(std::memory_order_relaxed)) return false;
     error = "cancelled";
@@ -232,8 +329,9 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
   auto module = std::make_unique<Module>("pure_loop", *ctx);
   module->setDataLayout(jit.getDataLayout());
   module->setTargetTriple(jit.getTargetTriple().str());
-  std::string name = "pure_loop_" + std::to_string(state_->next_id++);
-  LoopLowering lowering(*ctx, *module, function, loop, name);
+  // one name for every loop (each in a JITDylib of its own): the IR, and so the cache's key, names
+  // nothing of this process
+  LoopLowering lowering(*ctx, *module, function, loop, "pure_loop");
   lowering.build();
   if (cancelled()) return nullptr;
   // the optimiser and code generator take time superlinear in the function's size: a loop whose
@@ -249,6 +347,26 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
   if (verifyModule(*module, &os)) {
     error = "invalid IR for " + function.name + " loop " + std::to_string(loop) + ": " + os.str();
     return nullptr;
+  }
+  // The code cache: the IR as lowered, before any optimisation, holds all the loop's code depends
+  // on of the program (its instructions, constants, slots, layouts, pcs relative to kCodeSymbol),
+  // and key_prefix the rest.
+  llvm_cache::Key key;
+  if (state_->cache.enabled()) {
+    key = cache_key(state_->key_prefix, *module);
+    std::string object;
+    double made_ms = 0;
+    if (state_->cache.load(key, object, made_ms)) {
+      std::string load_error;
+      vm::NativeLoop entry = load_object(jit, state_->next_id++, function,
+                                         MemoryBuffer::getMemBufferCopy(object, "pure_loop-cached"), load_error);
+      if (entry) {
+        state_->last_use = {CacheUse::hit, made_ms};
+        return entry;
+      }
+      // an entry whose checksum held but that does not link (never seen): compiled and written again
+    }
+    state_->last_use = {CacheUse::miss, 0};
   }
   {
     if (!state_->optimiser) {
@@ -280,16 +398,22 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
   }
   if (cancelled()) return nullptr;
   if (getenv("PURE_JIT_DUMP")) module->print(errs(), nullptr);
-  if (Error e = jit.addIRModule(orc::ThreadSafeModule(std::move(module), std::move(ctx)))) {
-    error = take_message(std::move(e));
+  if (!state_->compiler) {
+    error = "LLVM setup failed: no code generator";
     return nullptr;
   }
-  auto symbol = jit.lookup(name);
-  if (!symbol) {
-    error = take_message(symbol.takeError());
+  auto object = (*state_->compiler)(*module);
+  if (!object) {
+    error = take_message(object.takeError());
     return nullptr;
   }
-  return symbol->toPtr<vm::NativeLoop>();
+  if (cancelled()) return nullptr;
+  std::string kept;
+  if (state_->cache.enabled()) kept = (*object)->getBuffer().str();
+  vm::NativeLoop entry = load_object(jit, state_->next_id++, function, std::move(*object), error);
+  // only code that linked is kept
+  if (entry && state_->cache.enabled()) state_->cache.store(key, kept, thread_cpu_ms() - start);
+  return entry;
 }
 
 }  // namespace pure::jit

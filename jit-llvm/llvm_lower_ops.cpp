@@ -259,7 +259,7 @@ void LoopLowering::lower(uint32_t pc) {
       std::vector<uint32_t> io;
       step_slots(in, io);
       store_slots(io, true);
-      Value* done = B.CreateCall(runtime(RuntimeCall::st_iter), {core, base, pc_const(ptr, i64, &in)});
+      Value* done = B.CreateCall(runtime(RuntimeCall::st_iter), {core, base, pc_const(&in)});
       BasicBlock* cont = BasicBlock::Create(C, "iter" + std::to_string(pc), F);
       BasicBlock* faulted = BasicBlock::Create(C, "iterfault" + std::to_string(pc), F);
       B.CreateCondBr(B.CreateICmpNE(done, k(0)), cont, faulted, likely_);

@@ -4,6 +4,8 @@
 // text's pieces, list cells, common cases and the pure_step fallback.
 #include "jit-llvm/llvm_lowering.h"
 
+#include "base/assert.h"
+
 namespace pure::jit::llvm_ir {
 
 LoopLowering::LoopLowering(LLVMContext& ctx, Module& module, const vm::Function& fn, uint32_t loop_id, const std::string& name)
@@ -18,6 +20,8 @@ LoopLowering::LoopLowering(LLVMContext& ctx, Module& module, const vm::Function&
   F->addParamAttr(1, Attribute::NoAlias);
   core = F->getArg(0);
   base = F->getArg(1);
+  code_sym_ = new GlobalVariable(M, Type::getInt8Ty(C), true, GlobalValue::ExternalLinkage, nullptr, kCodeSymbol);
+  faulted_sym_ = new GlobalVariable(M, Type::getInt8Ty(C), true, GlobalValue::ExternalLinkage, nullptr, kFaultedSymbol);
   step_fn = M.getOrInsertFunction("pure_step", FunctionType::get(ptr, {ptr, ptr, ptr}, false));
   cast<Function>(step_fn.getCallee())->setDoesNotThrow();
   // every runtime call of jit-common/runtime_calls.def, typed from its C++ declaration
@@ -121,7 +125,7 @@ void LoopLowering::build() {
   // it (BackendKind::nested_entries: the tier publishes this code for those too). Every slot is
   // loaded from the frame above whichever it is, and the frame is the same: inner loops are
   // never in an inlined callee (vm/load.cpp: the callee has no LOOP).
-  Value* ip = B.CreatePtrToInt(F->getArg(2), i64);
+  Value* ip = pc_offset(F->getArg(2));
   BasicBlock* unknown = BasicBlock::Create(C, "unknown_entry", F);
   SwitchInst* sw = B.CreateSwitch(ip, unknown);
   std::vector<uint32_t> nested_heads;
@@ -129,7 +133,7 @@ void LoopLowering::build() {
     if (!in_region_[pc]) continue;
     const Instr& in = code[pc];
     if (vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_)))
-      sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&in)), bb_[pc]);
+      sw->addCase(offset_of(pc), bb_[pc]);
     else if (enters(in))
       nested_heads.push_back(pc);
   }
@@ -147,7 +151,7 @@ void LoopLowering::build() {
   B.CreateRet(B.CreateCall(step_fn, {core, base_var_, budget_pc_}));
 
   B.SetInsertPoint(faulted_bb_);
-  B.CreateRet(pc_const(ptr, i64, vm::kFaulted));
+  B.CreateRet(pc_const(vm::kFaulted));
 
   for (uint32_t pc = 0; pc < code.size(); ++pc)
     if (in_region_[pc]) {
@@ -179,7 +183,7 @@ void LoopLowering::build() {
         B.SetInsertPoint(bb_[pc]);
         lower(pc);
       }
-    sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(&code[head])), bb_[head]);
+    sw->addCase(offset_of(head), bb_[head]);
     bb_ = main_blocks;
   }
 }
@@ -201,6 +205,13 @@ bool LoopLowering::enters(const Instr& in) const {
   return false;
 }
 
+Constant* LoopLowering::pc_const(const void* pc) const {
+  if (pc == static_cast<const void*>(vm::kFaulted)) return faulted_sym_;
+  const auto offset = static_cast<const Instr*>(pc) - fn_.code.data();
+  PURE_ASSERT(offset >= 0 && static_cast<size_t>(offset) < fn_.code.size());
+  return ConstantExpr::getGetElementPtr(Type::getInt8Ty(C), code_sym_, offset_of(static_cast<uint32_t>(offset)));
+}
+
 BasicBlock* LoopLowering::target(uint32_t pc) {
   if (pc < in_region_.size() && in_region_[pc]) return bb_[pc];
   for (auto& [p, b] : exits_)
@@ -208,7 +219,7 @@ BasicBlock* LoopLowering::target(uint32_t pc) {
   BasicBlock* b = BasicBlock::Create(C, "exit" + std::to_string(pc), F);
   IRBuilder<> eb(b);
   eb.CreateBr(leave_bb_);
-  leave_pc_->addIncoming(pc_const(ptr, i64, at(pc)), b);
+  leave_pc_->addIncoming(pc_const(at(pc)), b);
   exits_.push_back({pc, b});
   return b;
 }
@@ -217,7 +228,7 @@ BasicBlock* LoopLowering::leave_at(uint32_t pc) {
   BasicBlock* b = BasicBlock::Create(C, "fault" + std::to_string(pc), F);
   IRBuilder<> eb(b);
   eb.CreateBr(leave_bb_);
-  leave_pc_->addIncoming(pc_const(ptr, i64, at(pc)), b);
+  leave_pc_->addIncoming(pc_const(at(pc)), b);
   return b;
 }
 
@@ -228,7 +239,7 @@ void LoopLowering::spend_step(uint32_t pc, const Instr& in) {
   BasicBlock* cont = BasicBlock::Create(C, "step" + std::to_string(pc), F);
   B.CreateCondBr(B.CreateICmpSGT(steps, k(0)), cont, spent, likely_);
   B.SetInsertPoint(spent);
-  budget_pc_->addIncoming(pc_const(ptr, i64, &in), spent);
+  budget_pc_->addIncoming(pc_const(&in), spent);
   B.CreateBr(budget_bb_);
   B.SetInsertPoint(cont);
   tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
@@ -255,7 +266,7 @@ void LoopLowering::next_piece(uint32_t pc) {
   tagged(B.CreateStore(B.CreateSub(steps, k(1)), steps_at), core_tag_);
   const std::vector<uint32_t> a_b{in.a, in.b};
   store_slots(a_b, true);
-  Value* r = B.CreateCall(runtime(RuntimeCall::iter_next_piece), {core, base, pc_const(ptr, i64, &in)});
+  Value* r = B.CreateCall(runtime(RuntimeCall::iter_next_piece), {core, base, pc_const(&in)});
   BasicBlock* got = BasicBlock::Create(C, "piece" + tag, F);
   BasicBlock* other = BasicBlock::Create(C, "notpieces" + tag, F);
   BasicBlock* fault = BasicBlock::Create(C, "piecefault" + tag, F);
@@ -377,7 +388,7 @@ void LoopLowering::lower_step(uint32_t pc, const std::vector<uint32_t>* only) {
   };
   if (only) store(true);
   else store_back();
-  Value* nextpc = B.CreateCall(step_fn, {core, base_var_, pc_const(ptr, i64, &in)});
+  Value* nextpc = B.CreateCall(step_fn, {core, base_var_, pc_const(&in)});
   BasicBlock* ok = BasicBlock::Create(C, "stepped" + std::to_string(pc), F);
   BasicBlock* faulted = faulted_bb_;
   if (only) {
@@ -398,7 +409,7 @@ void LoopLowering::lower_step(uint32_t pc, const std::vector<uint32_t>* only) {
     }
     B.CreateBr(store_faulted_bb_);
   }
-  B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(ptr, i64, vm::kFaulted)), faulted, ok, unlikely_);
+  B.CreateCondBr(B.CreateICmpEQ(nextpc, pc_const(vm::kFaulted)), faulted, ok, unlikely_);
   B.SetInsertPoint(ok);
   if (only) {
     for (uint32_t s : some) B.CreateStore(tagged(B.CreateLoad(i64, slot_ptr(s)), slot_tag_), slots_[s]);
@@ -406,9 +417,9 @@ void LoopLowering::lower_step(uint32_t pc, const std::vector<uint32_t>* only) {
     reload();
   }
   BasicBlock* other = BasicBlock::Create(C, "elsewhere" + std::to_string(pc), F);
-  SwitchInst* sw = B.CreateSwitch(B.CreatePtrToInt(nextpc, i64), other);
+  SwitchInst* sw = B.CreateSwitch(pc_offset(nextpc), other);
   auto add = [&](uint32_t to) {
-    sw->addCase(ConstantInt::get(cast<IntegerType>(i64), reinterpret_cast<uintptr_t>(at(to))), target(to));
+    sw->addCase(offset_of(to), target(to));
   };
   if (pc + 1 < fn_.code.size()) add(pc + 1);
   if (ir::op_jumps(in.op) && in.imm != 1) add(pc + static_cast<uint32_t>(in.imm));

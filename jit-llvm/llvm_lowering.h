@@ -75,9 +75,12 @@ inline FunctionType* function_type(LLVMContext& c, R (*)(P...) noexcept) {
   return FunctionType::get(LlvmType<R>::get(c), {LlvmType<P>::get(c)...}, false);
 }
 
-inline Constant* pc_const(Type* ptr, Type* i64, const void* pc) {
-  return ConstantExpr::getIntToPtr(ConstantInt::get(i64, reinterpret_cast<uintptr_t>(pc)), ptr);
-}
+// The symbols a loop's code takes its pcs from, so that the object holds no address of this
+// process and may be kept in the code cache and loaded by another (jit-llvm/README.md, "The code
+// cache"): kCodeSymbol is the loop's function's first instruction (fn.code.data(), defined per
+// loop by the engine), kFaultedSymbol is vm::kFaulted.
+inline constexpr const char kCodeSymbol[] = "pure_code";
+inline constexpr const char kFaultedSymbol[] = "pure_faulted";
 
 // One loop's lowering into `module`: build() defines the function `name`.
 class LoopLowering {
@@ -128,6 +131,16 @@ class LoopLowering {
   }
 
   const Instr* at(uint32_t pc) const { return fn_.code.data() + pc; }
+  GlobalVariable *code_sym_, *faulted_sym_;  // kCodeSymbol, kFaultedSymbol
+  // The pc `pc` (an instruction of fn_.code, or vm::kFaulted) as a constant relative to those
+  // symbols: no address of this process in the code.
+  Constant* pc_const(const void* pc) const;
+  // A pc as the byte offset of its instruction from fn_.code's first (what the entry dispatch and
+  // the switches after pure_step compare), and that offset of the instruction at pc.
+  Value* pc_offset(Value* pc) { return B.CreateSub(B.CreatePtrToInt(pc, i64), B.CreatePtrToInt(code_sym_, i64)); }
+  ConstantInt* offset_of(uint32_t pc) const {
+    return ConstantInt::get(cast<IntegerType>(i64), uint64_t{pc} * sizeof(Instr));
+  }
   // Whether `in` heads this loop or one nested in it.
   bool enters(const Instr& in) const;
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
