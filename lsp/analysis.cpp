@@ -273,8 +273,12 @@ struct Document::Impl {
     return -1;
   }
 
-  // A declared field: `name: T` inside a type's or a stored list's braces.
-  void walk_type(const TypeExpr* t, const pure::Type* owner) {
+  // A declared field: `name: T` inside a type's or a stored list's braces (declares: the field is
+  // declared there), or inside a list type written elsewhere, a parameter's, a result's, a `let`'s
+  // or a new list's (resolved: the type the checker made of it). A keyed list type is one type per
+  // shape, so such a field name is an occurrence of the same field as the stored list's: a rename
+  // renames it too, or the parameter would no longer take the list.
+  void walk_type(const TypeExpr* t, const pure::Type* owner, bool declares = true) {
     if (!t) return;
     switch (t->kind) {
       case TypeExpr::Named:
@@ -287,12 +291,22 @@ struct Document::Impl {
       case TypeExpr::Keyed:
         for (const auto* fields : {&t->keys, &t->fields})
           for (const TypeExpr::Field& f : *fields) {
-            if (owner) add_named(f.loc.offset, f.name, {Key::Field, -1, -1, owner, f.name}, true);
+            if (owner) add_named(f.loc.offset, f.name, {Key::Field, -1, -1, owner, f.name}, declares);
             walk_type(f.type.get(), nullptr);
             if (f.default_value) walk_expr(*f.default_value, -1);
           }
         break;
     }
+  }
+  void walk_type_used(const TypeExpr* t, const pure::Type* resolved) {
+    const pure::Type* owner = nullptr;
+    if (t && resolved && t->kind == TypeExpr::Keyed && resolved->kind == TypeKind::Keyed) owner = resolved->element;
+    if (t && resolved && t->kind == TypeExpr::Seq && resolved->kind == TypeKind::Seq && t->element &&
+        t->element->kind == TypeExpr::Keyed && resolved->element && resolved->element->kind == TypeKind::Item) {
+      walk_type(t->element.get(), resolved->element, false);
+      return;
+    }
+    walk_type(t, owner, false);
   }
 
   void walk_expr(const Expr& e, int fi) {
@@ -323,6 +337,17 @@ struct Document::Impl {
         if (e.builtin >= 0) {
           auto [b, n] = name_after(e.loc.offset, e.text);
           add(b, n, {Key::Builtin, e.builtin});
+          // `.sum(balance)`, `.min(f)`, `.max(f)`, `.sort_by(f desc, g)` name fields of the elements
+          Builtin id = static_cast<Builtin>(e.builtin);
+          const pure::Type* list = e.args.empty() || !e.args[0] ? nullptr : e.args[0]->type;
+          if ((id == Builtin::LSum || id == Builtin::LMin || id == Builtin::LMax || id == Builtin::LSortBy) && list &&
+              list->is_list() && list->element && list->element->kind == TypeKind::Item)
+            for (size_t k = 1; k < e.args.size(); ++k) {
+              const Expr* a = e.args[k].get();
+              if (a && a->kind == ExprKind::Name && a->name_kind == NameKind::Unresolved && a->type &&
+                  list->element->field_index(a->text) >= 0)
+                add_named(a->loc.offset, a->text, {Key::Field, -1, -1, list->element, a->text});
+            }
         }
         break;
       case ExprKind::Field:
@@ -347,7 +372,7 @@ struct Document::Impl {
           }
         break;
       case ExprKind::NewList:
-        walk_type(e.type_expr.get(), nullptr);
+        walk_type_used(e.type_expr.get(), e.type);
         break;
       default:
         break;
@@ -370,7 +395,7 @@ struct Document::Impl {
         add(b, n, {Key::Local, fi, s.local2}, true);
       }
     }
-    walk_type(s.declared.get(), nullptr);
+    walk_type_used(s.declared.get(), s.kind == StmtKind::Let ? local_type({Key::Local, fi, s.local}) : nullptr);
     if (s.expr) walk_expr(*s.expr, fi);
     if (s.target) walk_expr(*s.target, fi);
     if (s.range_end) walk_expr(*s.range_end, fi);
@@ -414,9 +439,9 @@ struct Document::Impl {
       func_spans.push_back({f.loc.offset, next == starts.end() ? static_cast<uint32_t>(text().size()) : *next});
       for (size_t p = 0; p < f.params.size(); ++p) {
         if (p < f.locals.size()) add_named(f.params[p].loc.offset, f.params[p].name, {Key::Local, fi, static_cast<int>(p)}, true);
-        walk_type(f.params[p].type.get(), nullptr);
+        walk_type_used(f.params[p].type.get(), p < f.locals.size() ? f.locals[p].type : nullptr);
       }
-      walk_type(f.result.get(), nullptr);
+      walk_type_used(f.result.get(), f.result_type);
       walk_stmts(f.body, fi);
     }
     std::stable_sort(occ.begin(), occ.end(), [](const Occurrence& a, const Occurrence& b) { return a.begin < b.begin; });
@@ -560,6 +585,9 @@ struct Document::Impl {
     return k.b >= 0 && k.b < static_cast<int>(f.locals.size()) ? f.locals[k.b].type : nullptr;
   }
 
+  const Occurrence* rename_target(Position pos, std::string* error) const;
+  std::string owner_name(const pure::Type* owner) const;
+
   int enclosing_function(uint32_t offset) const {
     for (size_t i = 0; i < func_spans.size(); ++i)
       if (offset >= func_spans[i].first && offset < func_spans[i].second) return static_cast<int>(i);
@@ -629,12 +657,62 @@ std::vector<Range> Document::references(Position pos) const {
   return out;
 }
 
-std::vector<Range> Document::rename(Position pos, const std::string& new_name, std::string* error) const {
-  const Occurrence* o = impl_->at(impl_->offset_of(pos));
-  if (!o || o->key.kind != Key::Local) {
-    *error = "only a local variable or a parameter can be renamed here";
-    return {};
+// What can be renamed at pos: a local or parameter, or a field declared in this document whose
+// every occurrence is here and belongs to one declaration. Null, with *error saying why, when not.
+const Occurrence* Document::Impl::rename_target(Position pos, std::string* error) const {
+  const Occurrence* o = at(offset_of(pos));
+  if (!o || (o->key.kind != Key::Local && o->key.kind != Key::Field)) {
+    *error = "only a local variable, a parameter or a field can be renamed here";
+    return nullptr;
   }
+  if (o->key.kind == Key::Local) return o;
+  const Key& key = o->key;
+  auto it = declaration.find(key);
+  if (it == declaration.end()) {
+    *error = "field '" + key.name + "' is not declared in this module (" +
+             (key.owner && !key.owner->name.empty() ? "it is a field of '" + key.owner->name + "'" : "it has no declaration") +
+             "), so it cannot be renamed";
+    return nullptr;
+  }
+  for (const Occurrence& x : occ)
+    if (x.key == key && x.begin >= own_size) {
+      *error = "field '" + key.name + "' is " + (x.is_declaration ? "declared" : "used") + " in an imported file (" +
+               source->place(source->loc_at(x.begin)) + "): rename it there and here, as a rename changes this document only";
+      return nullptr;
+    }
+  // A keyed list's row type is one type per shape: two stored lists of exactly the same shape
+  // share it, and a use (`a.balance` of a row read from either) cannot be told apart.
+  std::vector<std::string> lists;
+  for (const ListDecl& l : checked.module.lists)
+    if (l.resolved && l.resolved->element == key.owner) lists.push_back("'" + l.name + "'");
+  if (lists.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < lists.size(); ++i) names += (i == 0 ? "" : i + 1 == lists.size() ? " and " : ", ") + lists[i];
+    *error = "field '" + key.name + "' cannot be renamed alone: the stored lists " + names +
+             " have exactly the same row type, so its uses cannot be told apart (rename it in each list by hand, "
+             "or give the lists different fields first)";
+    return nullptr;
+  }
+  return o;
+}
+
+std::string Document::Impl::owner_name(const pure::Type* owner) const {
+  for (const ListDecl& l : checked.module.lists)
+    if (l.resolved && l.resolved->element == owner) return "stored list '" + l.name + "'";
+  if (owner && !owner->name.empty()) return "'" + owner->name + "'";
+  return "{" + fields_text(owner, 0) + "}";
+}
+
+bool Document::prepare_rename(Position pos, Range* out, std::string* error) const {
+  const Occurrence* o = impl_->rename_target(pos, error);
+  if (!o) return false;
+  *out = impl_->range_of(o->begin, o->end);
+  return true;
+}
+
+std::vector<Range> Document::rename(Position pos, const std::string& new_name, std::string* error) const {
+  const Occurrence* o = impl_->rename_target(pos, error);
+  if (!o) return {};
   if (new_name.empty() || !ident_start(static_cast<unsigned char>(new_name[0])) ||
       !std::all_of(new_name.begin(), new_name.end(), [](char c) { return ident_char(static_cast<unsigned char>(c)); })) {
     *error = "'" + new_name + "' is not a name (letters, digits and '_', not starting with a digit)";
@@ -643,6 +721,13 @@ std::vector<Range> Document::rename(Position pos, const std::string& new_name, s
   if (is_keyword(new_name)) {
     *error = "'" + new_name + "' is a keyword";
     return {};
+  }
+  if (o->key.kind == Key::Field) {
+    if (new_name != o->key.name && o->key.owner->field_index(new_name) >= 0) {
+      *error = "'" + new_name + "' is already a field of " + impl_->owner_name(o->key.owner);
+      return {};
+    }
+    return references(pos);
   }
   const FuncDecl& f = impl_->checked.module.funcs[o->key.a];
   for (const LocalInfo& l : f.locals)

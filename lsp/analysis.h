@@ -66,8 +66,13 @@ class Document {
   bool definition(Position pos, Range& out) const;
   // Every occurrence of the name at pos, its declaration first when it has one.
   std::vector<Range> references(Position pos) const;
-  // The ranges to replace to rename the local variable or parameter at pos; *error says why not.
+  // The ranges to replace to rename the local variable, parameter or field at pos; *error says why
+  // not (a field of two stored lists of the same shape, one declared or used in an imported file,
+  // a new name that is not a name, a keyword, or already a variable of the function or a field of
+  // the same item).
   std::vector<Range> rename(Position pos, const std::string& new_name, std::string* error) const;
+  // The name at pos when it can be renamed (textDocument/prepareRename); false, *error saying why, if not.
+  bool prepare_rename(Position pos, Range* out, std::string* error) const;
   std::vector<Symbol> symbols() const;
   std::vector<Completion> completion(Position pos) const;
 

@@ -292,6 +292,7 @@ class Server {
     if (method == "textDocument/documentSymbol") return symbols(params);
     if (method == "textDocument/completion") return completion(params);
     if (method == "textDocument/rename") return rename(params);
+    if (method == "textDocument/prepareRename") return prepare_rename(params);
     if (method == "textDocument/formatting") return formatting(params);
     throw RpcError{kMethodNotFound, "pure-lsp does not implement " + method};
   }
@@ -342,7 +343,7 @@ class Server {
               {"definitionProvider", true},
               {"referencesProvider", true},
               {"documentSymbolProvider", true},
-              {"renameProvider", true},
+              {"renameProvider", {{"prepareProvider", true}}},
               {"documentFormattingProvider", true},
               {"completionProvider", {{"triggerCharacters", json::array{"."}}}}}},
             {"serverInfo", {{"name", "pure-lsp"}, {"version", "0.1"}}}};
@@ -428,6 +429,16 @@ class Server {
       edits.push_back({{"range", to_json(all)}, {"newText", formatted}});
     }
     return edits;
+  }
+
+  // The name's range when it can be renamed, else an error saying why (before the client asks
+  // for the new name).
+  json::value prepare_rename(const json::object& params) {
+    const Document& doc = document(params);
+    Range r;
+    std::string error;
+    if (!doc.prepare_rename(position_at(params, "position"), &r, &error)) throw RpcError{kRequestFailed, error};
+    return to_json(r);
   }
 
   json::value rename(const json::object& params) {

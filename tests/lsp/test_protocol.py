@@ -253,7 +253,7 @@ class Features(Base):
             self.assertIn("error", reply, bad)
         reply = self.client.request_raw("textDocument/rename", {"textDocument": {"uri": URI},
                                         "position": dict(zip(("line", "character"), pos(FIXTURE, "norm(p)"))), "newName": "x"})
-        self.assertIn("only a local variable", reply["error"]["message"])
+        self.assertIn("only a local variable, a parameter or a field", reply["error"]["message"])
 
     def test_formatting_is_pure_run_fmt(self):
         """textDocument/formatting gives pure-run --fmt's layout as one edit over the whole document
@@ -325,6 +325,109 @@ class Features(Base):
         self.assertTrue({"len", "upper", "split"} <= labels, labels)
         labels = {i["label"] for i in self.client.at("textDocument/completion", URI, *pos(text3, "stock.\n", 0, 6))["items"]}
         self.assertTrue({"has", "count", "remove"} <= labels, labels)
+
+
+FIELDS = """\
+list accounts by id: int { owner: text, balance: num = 0.0 }
+list savings by id: int { owner: text, rate: num }
+list twin by id: int { owner: text, rate: num }
+type Money { amount: num, currency: text }
+
+event deposit(id: int, amount: num) {
+  accounts[id] = { owner: "x", balance: amount }
+  accounts[id].balance += amount
+}
+
+query richest() -> num {
+  let copy = list by id: int { owner: text, balance: num = 0.0 }
+  for a in accounts { copy[a.id] = a }
+  return accounts.max(balance) + copy.sum(balance)
+}
+
+fn main() {
+  var xs = seq Money
+  xs.push(Money { amount: 1.0, currency: "eur" })
+  xs.sort_by(amount desc, currency)
+  let m = xs.first()
+  print("{m.amount} {deposit(1, 2.0).ok}")
+}
+"""
+
+
+def apply_edits(text, edits):
+    """text with the LSP edits (all on lines of ASCII) applied, the last first."""
+    lines = text.split("\n")
+    for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+        a, b = e["range"]["start"], e["range"]["end"]
+        assert a["line"] == b["line"]
+        line = lines[a["line"]]
+        lines[a["line"]] = line[:a["character"]] + e["newText"] + line[b["character"]:]
+    return "\n".join(lines)
+
+
+class FieldRename(Base):
+    """textDocument/rename and prepareRename of a field: every occurrence of that field (its
+    declaration, `.f`, `{f: ...}`, `.max(f)`, `.sort_by(f desc)`, a list type of the same shape),
+    nothing else; refused when two stored lists share the row type, for a field declared nowhere in
+    the module, and for a new name that clashes."""
+
+    def setUp(self):
+        super().setUp()
+        self.client.initialize()
+        self.uri = "file:///tmp/fields.pure"
+        self.assertEqual(self.client.open(self.uri, FIELDS), [])
+
+    def rename(self, needle, nth, new_name, into=0):
+        return self.client.request_raw("textDocument/rename", {"textDocument": {"uri": self.uri},
+                                       "position": dict(zip(("line", "character"), pos(FIELDS, needle, nth, into))),
+                                       "newName": new_name})
+
+    def check_renamed(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "renamed.pure")
+            with open(path, "w") as f:
+                f.write(text)
+            run = subprocess.run([PURE_RUN, path], capture_output=True, text=True, timeout=60)
+            self.assertEqual((run.returncode, run.stdout, run.stderr), (0, "1.0 true\n", ""))
+
+    def test_stored_list_field(self):
+        # from its declaration, from a use after '.', from `.max(balance)`: the same six places
+        want = [pos(FIELDS, "balance", n) for n in range(6)]
+        for nth in (0, 2, 4):
+            edit = self.rename("balance", nth, "funds")
+            edits = edit["result"]["changes"][self.uri]
+            self.assertEqual(sorted((e["range"]["start"]["line"], e["range"]["start"]["character"]) for e in edits), want)
+            self.assertTrue(all(e["newText"] == "funds" and
+                                e["range"]["end"]["character"] - e["range"]["start"]["character"] == 7 for e in edits))
+            renamed = apply_edits(FIELDS, edits)
+            self.assertNotIn("balance", renamed)
+            self.check_renamed(renamed)
+        prepared = self.client.at("textDocument/prepareRename", self.uri, *pos(FIELDS, "balance", 3))
+        self.assertEqual(prepared, rng(FIELDS, "balance", 3))
+
+    def test_item_type_field(self):
+        edit = self.rename("m.amount", 0, "value", 2)
+        edits = edit["result"]["changes"][self.uri]
+        # the type's field, the literal's, the sort key and the use; not deposit's parameter `amount`
+        self.assertEqual(sorted((e["range"]["start"]["line"], e["range"]["start"]["character"]) for e in edits),
+                         [pos(FIELDS, "amount: num, currency"), pos(FIELDS, "amount: 1.0"), pos(FIELDS, "amount desc"),
+                          pos(FIELDS, "m.amount", 0, 2)])
+        self.check_renamed(apply_edits(FIELDS, edits))
+
+    def test_refusals(self):
+        # savings and twin have exactly the same row type: a use cannot be told apart
+        for needle, nth in (("rate", 0), ("rate", 1), ("owner", 1)):
+            reply = self.client.request_raw("textDocument/prepareRename", {"textDocument": {"uri": self.uri},
+                                            "position": dict(zip(("line", "character"), pos(FIELDS, needle, nth)))})
+            self.assertIn("the stored lists 'savings' and 'twin' have exactly the same row type", reply["error"]["message"])
+            self.assertIn("cannot be renamed alone", self.rename(needle, nth, "r2")["error"]["message"])
+        self.assertEqual(self.rename("balance", 0, "owner")["error"]["message"],
+                         "'owner' is already a field of stored list 'accounts'")
+        self.assertEqual(self.rename("currency", 1, "amount")["error"]["message"], "'amount' is already a field of 'Money'")
+        self.assertEqual(self.rename("balance", 0, "list")["error"]["message"], "'list' is a keyword")
+        self.assertIn("is not a name", self.rename("balance", 0, "2b")["error"]["message"])
+        self.assertIn("field 'ok' is not declared in this module", self.rename(".ok", 0, "fine", 1)["error"]["message"])
+        self.assertIn("only a local variable, a parameter or a field", self.rename("deposit", 0, "d")["error"]["message"])
 
 
 class Imports(Base):
