@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include "frontend/frontend.h"
@@ -146,6 +147,7 @@ struct Document::Impl {
   CheckedModule checked;
   std::vector<uint32_t> line_starts;
   std::vector<Diag> diag_list;
+  std::vector<FileDiag> imported_diags;
   std::vector<Occurrence> occ;  // sorted by begin once built
   std::map<Key, size_t> declaration;  // key -> index in occ of its declaring occurrence
   std::vector<std::pair<uint32_t, uint32_t>> func_spans;  // [keyword offset, next declaration) of each function
@@ -190,6 +192,14 @@ struct Document::Impl {
   }
 
   Range range_of(uint32_t begin, uint32_t end) const { return {position_of(begin), position_of(end)}; }
+  // The same range in the imported file its text came from (lines of the combined text map to the
+  // file's lines one to one; a line is copied whole, so its characters are the same).
+  Range range_in_file(uint32_t begin, uint32_t end) const {
+    Range r = range_of(begin, end);
+    r.start.line = source->line_in_file(r.start.line + 1) - 1;
+    r.end.line = source->line_in_file(r.end.line + 1) - 1;
+    return r;
+  }
 
   // ---- scanning the text -----------------------------------------------------------------------
   uint32_t skip_space(uint32_t i) const {
@@ -463,7 +473,10 @@ struct Document::Impl {
     own_size = static_cast<uint32_t>(text_in.size());
     ResolvedModule resolved;
     std::string import_errors;
-    bool imported = resolve_imports(path, text_in, read_source_file, &resolved, &import_errors);
+    std::vector<ImportError> located;
+    bool imported = resolve_imports(path, text_in, read_source_file, &resolved, &import_errors, &located);
+    for (const ImportError& e : located)
+      if (e.path != path) imported_diags.push_back({e.path, file_diag(e.path, e.diagnostic)});
     source = std::make_unique<Source>(path, imported ? std::move(resolved.text) : std::move(text_in));
     for (const auto& [line, file] : resolved.files) source->add_file(line, file);
     text_in.clear();
@@ -481,6 +494,10 @@ struct Document::Impl {
     }
     for (pure::Diagnostic& d : list)
       if (d.loc.offset >= own_size && !resolved.files.empty()) {
+        uint32_t end = std::max(token_end(d.loc.offset), d.loc.offset);
+        Diag in_file{range_in_file(d.loc.offset, end), d.message};
+        if (!d.hint.empty()) in_file.message += "\nhint: " + d.hint;
+        imported_diags.push_back({source->file_of(d.loc.line), std::move(in_file)});
         d.message = "in an imported file: " + source->place(d.loc) + ":" + std::to_string(d.loc.col) + ": " + d.message;
         d.loc = use_at;
       }
@@ -499,6 +516,33 @@ struct Document::Impl {
   }
 
   std::string text_in;
+
+  // An error resolve_imports found in the imported file at file_path: its range there (the file is
+  // read again for its line, to count UTF-16 units; unreadable, the byte column is used).
+  static Diag file_diag(const std::string& file_path, const pure::Diagnostic& d) {
+    Diag out{{{d.loc.line ? d.loc.line - 1 : 0, d.loc.col ? d.loc.col - 1 : 0}, {}}, d.message};
+    if (!d.hint.empty()) out.message += "\nhint: " + d.hint;
+    std::string text, why;
+    if (d.loc.known() && read_source_file(file_path, &text, &why)) {
+      Source file(file_path, std::move(text));
+      std::string_view line = file.line_text(d.loc.line);
+      uint32_t at = std::min<uint32_t>(d.loc.col - 1, static_cast<uint32_t>(line.size())), end = at;
+      while (end < line.size() && ident_char(static_cast<unsigned char>(line[end]))) ++end;
+      auto units = [&line](uint32_t bytes) {  // UTF-16 code units of the line's first bytes
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < bytes && i < line.size(); ++i) {
+          unsigned char c = static_cast<unsigned char>(line[i]);
+          if ((c & 0xC0) != 0x80) n += c >= 0xF0 ? 2 : 1;  // not a continuation byte
+        }
+        return n;
+      };
+      out.range.start.character = units(at);
+      out.range.end = {out.range.start.line, units(end)};
+    } else {
+      out.range.end = out.range.start;
+    }
+    return out;
+  }
 
   // ---- queries ---------------------------------------------------------------------------------
   const Occurrence* at(uint32_t offset) const {
@@ -604,6 +648,7 @@ Document::Document(std::string path, std::string text) : impl_(std::make_unique<
 Document::~Document() = default;
 
 const std::vector<Diag>& Document::diagnostics() const { return impl_->diag_list; }
+const std::vector<FileDiag>& Document::imported_diagnostics() const { return impl_->imported_diags; }
 
 bool format_text(const std::string& path, const std::string& text, std::string* out, std::string* error) {
   Source source(path, text);
@@ -630,13 +675,19 @@ std::string Document::hover(Position pos) const {
   return out;
 }
 
-bool Document::definition(Position pos, Range& out) const {
+bool Document::definition(Position pos, Range& out, std::string* file) const {
   const Occurrence* o = impl_->at(impl_->offset_of(pos));
   if (!o) return false;
   auto it = impl_->declaration.find(o->key);
   if (it == impl_->declaration.end()) return false;
   const Occurrence& d = impl_->occ[it->second];
-  if (d.begin >= impl_->own_size) return false;  // declared in an imported file
+  if (file) file->clear();
+  if (d.begin >= impl_->own_size) {  // declared in an imported file
+    if (!file) return false;
+    *file = impl_->source->file_of(impl_->source->loc_at(d.begin).line);
+    out = impl_->range_in_file(d.begin, d.end);
+    return true;
+  }
   out = impl_->range_of(d.begin, d.end);
   return true;
 }

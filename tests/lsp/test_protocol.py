@@ -432,7 +432,8 @@ class FieldRename(Base):
 
 class Imports(Base):
     """A document with `use "lib.pure"` (docs/tooling.md, "Imports"): the imported names are known,
-    an imported file's errors are shown at the first use, and no answer points into another file."""
+    a definition there answers the imported file's URI and place, an imported file's errors are
+    shown at the first use and on the imported file's URI, and taken back from it when fixed."""
 
     def test_imports(self):
         import tempfile
@@ -447,7 +448,10 @@ class Imports(Base):
             self.assertEqual(self.client.open(uri, text), [])
             hover = self.client.at("textDocument/hover", uri, *pos(text, "scaled"))
             self.assertIn("fn scaled(n: int) -> int", hover["contents"]["value"])
-            self.assertIsNone(self.client.at("textDocument/definition", uri, *pos(text, "scaled")))
+            # definition: the imported file's URI, the name's range there
+            lib_uri = "file://" + lib
+            self.assertEqual(self.client.at("textDocument/definition", uri, *pos(text, "scaled")),
+                             {"uri": lib_uri, "range": {"start": {"line": 1, "character": 3}, "end": {"line": 1, "character": 9}}})
             symbols = self.client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
             self.assertEqual([s["name"] for s in symbols], ["main"])
             # a type error inside the imported file: shown at the use, naming the file and line
@@ -457,9 +461,26 @@ class Imports(Base):
             self.assertEqual(len(diags), 1, diags)
             self.assertEqual(diags[0]["range"]["start"], {"line": 0, "character": 0})
             self.assertTrue(diags[0]["message"].startswith("in an imported file: " + lib + ":3:"), diags)
+            # and on the imported file itself, at its place there
+            lib_diags = self.client.diagnostics(lib_uri)
+            self.assertEqual(len(lib_diags), 1, lib_diags)
+            self.assertEqual(lib_diags[0]["range"], {"start": {"line": 2, "character": 9}, "end": {"line": 2, "character": 12}})
+            self.assertEqual(diags[0]["message"], "in an imported file: " + lib + ":3:10: " + lib_diags[0]["message"])
+            # a syntax error in the imported file (found while resolving): on that file too
+            with open(lib, "w") as f:
+                f.write('// helpers\nfn scaled(n: int) -> int {\n  return n * * 3\n}\n')
+            diags = self.client.change(uri, text, 3)
+            self.assertTrue(diags[0]["message"].startswith("in an imported file: " + lib + ":3:"), diags)
+            lib_diags = self.client.diagnostics(lib_uri)
+            self.assertEqual([d["range"]["start"] for d in lib_diags], [{"line": 2, "character": 13}], lib_diags)
+            # fixed: the imported file's errors are taken back
+            with open(lib, "w") as f:
+                f.write("// helpers\nfn scaled(n: int) -> int {\n  return n * 3\n}\n")
+            self.assertEqual(self.client.change(uri, text, 4), [])
+            self.assertEqual(self.client.diagnostics(lib_uri), [])
             # a missing file: at the use too
             os.remove(lib)
-            diags = self.client.change(uri, text, 3)
+            diags = self.client.change(uri, text, 5)
             self.assertEqual(diags[0]["range"]["start"], {"line": 0, "character": 0})
             self.assertIn("cannot read the imported file '" + lib + "'", diags[0]["message"])
         self.assertEqual(self.client.close(), 0)
