@@ -731,6 +731,34 @@ const Occurrence* Document::Impl::rename_target(Position pos, std::string* error
                source->place(source->loc_at(x.begin)) + "): rename it there and here, as a rename changes this document only";
       return nullptr;
     }
+  // Test blocks are not checked here (compile_frontend leaves them out of the module), so what a
+  // name in one means is unknown: a field named in a test is not renamed, rather than renamed
+  // everywhere but there.
+  if (!checked.module.tests.empty()) {
+    const Module& m = checked.module;
+    std::vector<uint32_t> starts;
+    for (const auto& c : m.consts) starts.push_back(c.loc.offset);
+    for (const auto& t : m.types) starts.push_back(t.loc.offset);
+    for (const auto& l : m.lists) starts.push_back(l.loc.offset);
+    for (const auto& f : m.funcs) starts.push_back(f.loc.offset);
+    for (const auto& t : m.tests) starts.push_back(t.loc.offset);
+    std::sort(starts.begin(), starts.end());
+    for (const TestDecl& t : m.tests) {
+      auto next = std::upper_bound(starts.begin(), starts.end(), t.loc.offset);
+      uint32_t to = std::min(next == starts.end() ? own_size : *next, own_size);
+      for (size_t at = text().find(key.name, t.loc.offset); at != std::string::npos && at < to;
+           at = text().find(key.name, at + 1)) {
+        size_t end = at + key.name.size();
+        if ((at == 0 || !ident_char(static_cast<unsigned char>(text()[at - 1]))) &&
+            (end >= text().size() || !ident_char(static_cast<unsigned char>(text()[end])))) {
+          *error = "field '" + key.name + "' may be used in test \"" + t.name + "\" (line " +
+                   std::to_string(position_of(static_cast<uint32_t>(at)).line + 1) +
+                   "), which the language server does not check: rename it by hand, or with the tests moved out";
+          return nullptr;
+        }
+      }
+    }
+  }
   // A keyed list's row type is one type per shape: two stored lists of exactly the same shape
   // share it, and a use (`a.balance` of a row read from either) cannot be told apart.
   std::vector<std::string> lists;

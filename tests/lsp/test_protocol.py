@@ -429,6 +429,20 @@ class FieldRename(Base):
         self.assertIn("field 'ok' is not declared in this module", self.rename(".ok", 0, "fine", 1)["error"]["message"])
         self.assertIn("only a local variable, a parameter or a field", self.rename("deposit", 0, "d")["error"]["message"])
 
+    def test_a_field_named_in_a_test_block_is_not_renamed(self):
+        # test blocks are not checked by the server: their uses are unknown, so no rename
+        text = FIELDS + 'test "a deposit" {\n  assert(deposit(1, 2.0).ok)\n  assert_eq(accounts[1].balance, 4.0)\n}\n'
+        self.client.change(self.uri, text, 2)
+        reply = self.client.request_raw("textDocument/rename", {"textDocument": {"uri": self.uri},
+                                        "position": dict(zip(("line", "character"), pos(text, "balance"))), "newName": "funds"})
+        self.assertEqual(reply["error"]["message"],
+                         "field 'balance' may be used in test \"a deposit\" (line %d), which the language server does not "
+                         "check: rename it by hand, or with the tests moved out" % (pos(text, "accounts[1]")[0] + 1))
+        # a field the test does not name is renamed
+        reply = self.client.request_raw("textDocument/rename", {"textDocument": {"uri": self.uri},
+                                        "position": dict(zip(("line", "character"), pos(text, "currency"))), "newName": "cur"})
+        self.assertEqual(len(reply["result"]["changes"][self.uri]), 3)
+
 
 class Imports(Base):
     """A document with `use "lib.pure"` (docs/tooling.md, "Imports"): the imported names are known,
