@@ -613,8 +613,7 @@ struct Document::Impl {
         if (!k.owner) return {};
         int i = k.owner->field_index(k.name);
         if (i < 0) return {};
-        std::string of = k.owner->name.empty() ? "{" + fields_text(k.owner, 0) + "}" : k.owner->name;
-        return "field " + k.name + ": " + type_name(k.owner->fields[i].type) + "\n(of " + of + ")";
+        return "field " + k.name + ": " + type_name(k.owner->fields[i].type) + "\n(of " + owner_name(k.owner) + ")";
       }
       case Key::Builtin: return builtin_signature(k.a) + "\n(standard library)";
       default: return {};
@@ -761,13 +760,9 @@ const Occurrence* Document::Impl::rename_target(Position pos, std::string* error
   }
   // A keyed list's row type is one type per shape: two stored lists of exactly the same shape
   // share it, and a use (`a.balance` of a row read from either) cannot be told apart.
-  std::vector<std::string> lists;
-  for (const ListDecl& l : checked.module.lists)
-    if (l.resolved && l.resolved->element == key.owner) lists.push_back("'" + l.name + "'");
-  if (lists.size() > 1) {
-    std::string names;
-    for (size_t i = 0; i < lists.size(); ++i) names += (i == 0 ? "" : i + 1 == lists.size() ? " and " : ", ") + lists[i];
-    *error = "field '" + key.name + "' cannot be renamed alone: the stored lists " + names +
+  std::string owner = owner_name(key.owner);
+  if (owner.rfind("stored lists ", 0) == 0) {
+    *error = "field '" + key.name + "' cannot be renamed alone: the " + owner +
              " have exactly the same row type, so its uses cannot be told apart (rename it in each list by hand, "
              "or give the lists different fields first)";
     return nullptr;
@@ -775,9 +770,18 @@ const Occurrence* Document::Impl::rename_target(Position pos, std::string* error
   return o;
 }
 
+// Whose field it is: "stored list 'accounts'" ("stored lists 'a' and 'b'" when they share the row
+// type), "'Money'" for an item type, the fields for another list type.
 std::string Document::Impl::owner_name(const pure::Type* owner) const {
+  std::vector<std::string> lists;
   for (const ListDecl& l : checked.module.lists)
-    if (l.resolved && l.resolved->element == owner) return "stored list '" + l.name + "'";
+    if (l.resolved && l.resolved->element == owner) lists.push_back("'" + l.name + "'");
+  if (lists.size() == 1) return "stored list " + lists[0];
+  if (!lists.empty()) {
+    std::string s = "stored lists ";
+    for (size_t i = 0; i < lists.size(); ++i) s += (i == 0 ? "" : i + 1 == lists.size() ? " and " : ", ") + lists[i];
+    return s;
+  }
   if (owner && !owner->name.empty()) return "'" + owner->name + "'";
   return "{" + fields_text(owner, 0) + "}";
 }

@@ -402,6 +402,10 @@ class FieldRename(Base):
             renamed = apply_edits(FIELDS, edits)
             self.assertNotIn("balance", renamed)
             self.check_renamed(renamed)
+        hover = self.client.at("textDocument/hover", self.uri, *pos(FIELDS, "balance", 2))["contents"]["value"]
+        self.assertEqual(hover, "```pure\nfield balance: num\n```\n(of stored list 'accounts')")
+        hover = self.client.at("textDocument/hover", self.uri, *pos(FIELDS, "rate", 1))["contents"]["value"]
+        self.assertEqual(hover, "```pure\nfield rate: num\n```\n(of stored lists 'savings' and 'twin')")
         prepared = self.client.at("textDocument/prepareRename", self.uri, *pos(FIELDS, "balance", 3))
         self.assertEqual(prepared, rng(FIELDS, "balance", 3))
 
