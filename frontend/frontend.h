@@ -44,8 +44,14 @@ bool read_source_file(const std::string& path, std::string* text, std::string* w
 // rendered in *errors (each in its own file and line), on a syntax error in an imported file, a
 // file that cannot be read, a cycle, a stored list, event, query or main in an imported file, or a
 // limit (base/limits.h) passed. A module without `use` comes back as it is, with no files.
+// located, when given, gets the same errors one by one with the file each is in (the language
+// server shows those of an imported file on that file).
+struct ImportError {
+  std::string path;  // the file the error is in: the module's own (at a `use`) or an imported one
+  Diagnostic diagnostic;
+};
 bool resolve_imports(const std::string& path, const std::string& text, const ReadFile& read, ResolvedModule* out,
-                     std::string* errors);
+                     std::string* errors, std::vector<ImportError>* located = nullptr);
 
 // The canonical layout of a module's source (`pure-run --fmt`; docs/tooling.md): the same tokens
 // and line breaks, with indentation, spaces and blank lines decided, every comment kept. Formatting

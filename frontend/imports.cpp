@@ -29,7 +29,8 @@ struct File {
 
 class Resolver {
  public:
-  Resolver(const ReadFile& read, std::string* errors) : read_(read), errors_(*errors) {}
+  Resolver(const ReadFile& read, std::string* errors, std::vector<ImportError>* located)
+      : read_(read), errors_(*errors), located_(located) {}
 
   // Visits the file and the files it uses, depth first; appends each imported one to done_ after
   // the files it uses. False when an error was reported.
@@ -75,6 +76,8 @@ class Resolver {
     }
     if (diags.any()) ok = false;
     errors_ += diags.render();
+    if (located_)
+      for (const Diagnostic& d : diags.list()) located_->push_back({path, d});
     chain_.pop_back();
     if (ok && !root) done_.push_back({path, text});
     return ok;
@@ -96,6 +99,7 @@ class Resolver {
 
   const ReadFile& read_;
   std::string& errors_;
+  std::vector<ImportError>* located_;
   std::vector<std::string> chain_;
   std::set<std::string> seen_;
 };
@@ -120,12 +124,12 @@ bool read_source_file(const std::string& path, std::string* text, std::string* w
 }
 
 bool resolve_imports(const std::string& path, const std::string& text, const ReadFile& read, ResolvedModule* out,
-                     std::string* errors) {
+                     std::string* errors, std::vector<ImportError>* located) {
   out->text = text;
   out->files.clear();
   // Only a module that has a `use` line is parsed here (most have none).
   if (text.find("use") == std::string::npos) return true;
-  Resolver r(read, errors);
+  Resolver r(read, errors, located);
   if (!r.visit(path, text, true)) return false;
   if (r.done_.empty()) return true;
   uint32_t line = 1;

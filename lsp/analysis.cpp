@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
 
 #include "frontend/frontend.h"
@@ -146,6 +147,7 @@ struct Document::Impl {
   CheckedModule checked;
   std::vector<uint32_t> line_starts;
   std::vector<Diag> diag_list;
+  std::vector<FileDiag> imported_diags;
   std::vector<Occurrence> occ;  // sorted by begin once built
   std::map<Key, size_t> declaration;  // key -> index in occ of its declaring occurrence
   std::vector<std::pair<uint32_t, uint32_t>> func_spans;  // [keyword offset, next declaration) of each function
@@ -190,6 +192,14 @@ struct Document::Impl {
   }
 
   Range range_of(uint32_t begin, uint32_t end) const { return {position_of(begin), position_of(end)}; }
+  // The same range in the imported file its text came from (lines of the combined text map to the
+  // file's lines one to one; a line is copied whole, so its characters are the same).
+  Range range_in_file(uint32_t begin, uint32_t end) const {
+    Range r = range_of(begin, end);
+    r.start.line = source->line_in_file(r.start.line + 1) - 1;
+    r.end.line = source->line_in_file(r.end.line + 1) - 1;
+    return r;
+  }
 
   // ---- scanning the text -----------------------------------------------------------------------
   uint32_t skip_space(uint32_t i) const {
@@ -273,8 +283,12 @@ struct Document::Impl {
     return -1;
   }
 
-  // A declared field: `name: T` inside a type's or a stored list's braces.
-  void walk_type(const TypeExpr* t, const pure::Type* owner) {
+  // A declared field: `name: T` inside a type's or a stored list's braces (declares: the field is
+  // declared there), or inside a list type written elsewhere, a parameter's, a result's, a `let`'s
+  // or a new list's (resolved: the type the checker made of it). A keyed list type is one type per
+  // shape, so such a field name is an occurrence of the same field as the stored list's: a rename
+  // renames it too, or the parameter would no longer take the list.
+  void walk_type(const TypeExpr* t, const pure::Type* owner, bool declares = true) {
     if (!t) return;
     switch (t->kind) {
       case TypeExpr::Named:
@@ -287,12 +301,22 @@ struct Document::Impl {
       case TypeExpr::Keyed:
         for (const auto* fields : {&t->keys, &t->fields})
           for (const TypeExpr::Field& f : *fields) {
-            if (owner) add_named(f.loc.offset, f.name, {Key::Field, -1, -1, owner, f.name}, true);
+            if (owner) add_named(f.loc.offset, f.name, {Key::Field, -1, -1, owner, f.name}, declares);
             walk_type(f.type.get(), nullptr);
             if (f.default_value) walk_expr(*f.default_value, -1);
           }
         break;
     }
+  }
+  void walk_type_used(const TypeExpr* t, const pure::Type* resolved) {
+    const pure::Type* owner = nullptr;
+    if (t && resolved && t->kind == TypeExpr::Keyed && resolved->kind == TypeKind::Keyed) owner = resolved->element;
+    if (t && resolved && t->kind == TypeExpr::Seq && resolved->kind == TypeKind::Seq && t->element &&
+        t->element->kind == TypeExpr::Keyed && resolved->element && resolved->element->kind == TypeKind::Item) {
+      walk_type(t->element.get(), resolved->element, false);
+      return;
+    }
+    walk_type(t, owner, false);
   }
 
   void walk_expr(const Expr& e, int fi) {
@@ -323,6 +347,17 @@ struct Document::Impl {
         if (e.builtin >= 0) {
           auto [b, n] = name_after(e.loc.offset, e.text);
           add(b, n, {Key::Builtin, e.builtin});
+          // `.sum(balance)`, `.min(f)`, `.max(f)`, `.sort_by(f desc, g)` name fields of the elements
+          Builtin id = static_cast<Builtin>(e.builtin);
+          const pure::Type* list = e.args.empty() || !e.args[0] ? nullptr : e.args[0]->type;
+          if ((id == Builtin::LSum || id == Builtin::LMin || id == Builtin::LMax || id == Builtin::LSortBy) && list &&
+              list->is_list() && list->element && list->element->kind == TypeKind::Item)
+            for (size_t k = 1; k < e.args.size(); ++k) {
+              const Expr* a = e.args[k].get();
+              if (a && a->kind == ExprKind::Name && a->name_kind == NameKind::Unresolved && a->type &&
+                  list->element->field_index(a->text) >= 0)
+                add_named(a->loc.offset, a->text, {Key::Field, -1, -1, list->element, a->text});
+            }
         }
         break;
       case ExprKind::Field:
@@ -347,7 +382,7 @@ struct Document::Impl {
           }
         break;
       case ExprKind::NewList:
-        walk_type(e.type_expr.get(), nullptr);
+        walk_type_used(e.type_expr.get(), e.type);
         break;
       default:
         break;
@@ -370,7 +405,7 @@ struct Document::Impl {
         add(b, n, {Key::Local, fi, s.local2}, true);
       }
     }
-    walk_type(s.declared.get(), nullptr);
+    walk_type_used(s.declared.get(), s.kind == StmtKind::Let ? local_type({Key::Local, fi, s.local}) : nullptr);
     if (s.expr) walk_expr(*s.expr, fi);
     if (s.target) walk_expr(*s.target, fi);
     if (s.range_end) walk_expr(*s.range_end, fi);
@@ -414,9 +449,9 @@ struct Document::Impl {
       func_spans.push_back({f.loc.offset, next == starts.end() ? static_cast<uint32_t>(text().size()) : *next});
       for (size_t p = 0; p < f.params.size(); ++p) {
         if (p < f.locals.size()) add_named(f.params[p].loc.offset, f.params[p].name, {Key::Local, fi, static_cast<int>(p)}, true);
-        walk_type(f.params[p].type.get(), nullptr);
+        walk_type_used(f.params[p].type.get(), p < f.locals.size() ? f.locals[p].type : nullptr);
       }
-      walk_type(f.result.get(), nullptr);
+      walk_type_used(f.result.get(), f.result_type);
       walk_stmts(f.body, fi);
     }
     std::stable_sort(occ.begin(), occ.end(), [](const Occurrence& a, const Occurrence& b) { return a.begin < b.begin; });
@@ -438,7 +473,10 @@ struct Document::Impl {
     own_size = static_cast<uint32_t>(text_in.size());
     ResolvedModule resolved;
     std::string import_errors;
-    bool imported = resolve_imports(path, text_in, read_source_file, &resolved, &import_errors);
+    std::vector<ImportError> located;
+    bool imported = resolve_imports(path, text_in, read_source_file, &resolved, &import_errors, &located);
+    for (const ImportError& e : located)
+      if (e.path != path) imported_diags.push_back({e.path, file_diag(e.path, e.diagnostic)});
     source = std::make_unique<Source>(path, imported ? std::move(resolved.text) : std::move(text_in));
     for (const auto& [line, file] : resolved.files) source->add_file(line, file);
     text_in.clear();
@@ -456,6 +494,10 @@ struct Document::Impl {
     }
     for (pure::Diagnostic& d : list)
       if (d.loc.offset >= own_size && !resolved.files.empty()) {
+        uint32_t end = std::max(token_end(d.loc.offset), d.loc.offset);
+        Diag in_file{range_in_file(d.loc.offset, end), d.message};
+        if (!d.hint.empty()) in_file.message += "\nhint: " + d.hint;
+        imported_diags.push_back({source->file_of(d.loc.line), std::move(in_file)});
         d.message = "in an imported file: " + source->place(d.loc) + ":" + std::to_string(d.loc.col) + ": " + d.message;
         d.loc = use_at;
       }
@@ -474,6 +516,33 @@ struct Document::Impl {
   }
 
   std::string text_in;
+
+  // An error resolve_imports found in the imported file at file_path: its range there (the file is
+  // read again for its line, to count UTF-16 units; unreadable, the byte column is used).
+  static Diag file_diag(const std::string& file_path, const pure::Diagnostic& d) {
+    Diag out{{{d.loc.line ? d.loc.line - 1 : 0, d.loc.col ? d.loc.col - 1 : 0}, {}}, d.message};
+    if (!d.hint.empty()) out.message += "\nhint: " + d.hint;
+    std::string text, why;
+    if (d.loc.known() && read_source_file(file_path, &text, &why)) {
+      Source file(file_path, std::move(text));
+      std::string_view line = file.line_text(d.loc.line);
+      uint32_t at = std::min<uint32_t>(d.loc.col - 1, static_cast<uint32_t>(line.size())), end = at;
+      while (end < line.size() && ident_char(static_cast<unsigned char>(line[end]))) ++end;
+      auto units = [&line](uint32_t bytes) {  // UTF-16 code units of the line's first bytes
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < bytes && i < line.size(); ++i) {
+          unsigned char c = static_cast<unsigned char>(line[i]);
+          if ((c & 0xC0) != 0x80) n += c >= 0xF0 ? 2 : 1;  // not a continuation byte
+        }
+        return n;
+      };
+      out.range.start.character = units(at);
+      out.range.end = {out.range.start.line, units(end)};
+    } else {
+      out.range.end = out.range.start;
+    }
+    return out;
+  }
 
   // ---- queries ---------------------------------------------------------------------------------
   const Occurrence* at(uint32_t offset) const {
@@ -544,8 +613,7 @@ struct Document::Impl {
         if (!k.owner) return {};
         int i = k.owner->field_index(k.name);
         if (i < 0) return {};
-        std::string of = k.owner->name.empty() ? "{" + fields_text(k.owner, 0) + "}" : k.owner->name;
-        return "field " + k.name + ": " + type_name(k.owner->fields[i].type) + "\n(of " + of + ")";
+        return "field " + k.name + ": " + type_name(k.owner->fields[i].type) + "\n(of " + owner_name(k.owner) + ")";
       }
       case Key::Builtin: return builtin_signature(k.a) + "\n(standard library)";
       default: return {};
@@ -559,6 +627,9 @@ struct Document::Impl {
     const FuncDecl& f = m.funcs[k.a];
     return k.b >= 0 && k.b < static_cast<int>(f.locals.size()) ? f.locals[k.b].type : nullptr;
   }
+
+  const Occurrence* rename_target(Position pos, std::string* error) const;
+  std::string owner_name(const pure::Type* owner) const;
 
   int enclosing_function(uint32_t offset) const {
     for (size_t i = 0; i < func_spans.size(); ++i)
@@ -576,6 +647,7 @@ Document::Document(std::string path, std::string text) : impl_(std::make_unique<
 Document::~Document() = default;
 
 const std::vector<Diag>& Document::diagnostics() const { return impl_->diag_list; }
+const std::vector<FileDiag>& Document::imported_diagnostics() const { return impl_->imported_diags; }
 
 bool format_text(const std::string& path, const std::string& text, std::string* out, std::string* error) {
   Source source(path, text);
@@ -602,13 +674,19 @@ std::string Document::hover(Position pos) const {
   return out;
 }
 
-bool Document::definition(Position pos, Range& out) const {
+bool Document::definition(Position pos, Range& out, std::string* file) const {
   const Occurrence* o = impl_->at(impl_->offset_of(pos));
   if (!o) return false;
   auto it = impl_->declaration.find(o->key);
   if (it == impl_->declaration.end()) return false;
   const Occurrence& d = impl_->occ[it->second];
-  if (d.begin >= impl_->own_size) return false;  // declared in an imported file
+  if (file) file->clear();
+  if (d.begin >= impl_->own_size) {  // declared in an imported file
+    if (!file) return false;
+    *file = impl_->source->file_of(impl_->source->loc_at(d.begin).line);
+    out = impl_->range_in_file(d.begin, d.end);
+    return true;
+  }
   out = impl_->range_of(d.begin, d.end);
   return true;
 }
@@ -629,12 +707,95 @@ std::vector<Range> Document::references(Position pos) const {
   return out;
 }
 
-std::vector<Range> Document::rename(Position pos, const std::string& new_name, std::string* error) const {
-  const Occurrence* o = impl_->at(impl_->offset_of(pos));
-  if (!o || o->key.kind != Key::Local) {
-    *error = "only a local variable or a parameter can be renamed here";
-    return {};
+// What can be renamed at pos: a local or parameter, or a field declared in this document whose
+// every occurrence is here and belongs to one declaration. Null, with *error saying why, when not.
+const Occurrence* Document::Impl::rename_target(Position pos, std::string* error) const {
+  const Occurrence* o = at(offset_of(pos));
+  if (!o || (o->key.kind != Key::Local && o->key.kind != Key::Field)) {
+    *error = "only a local variable, a parameter or a field can be renamed here";
+    return nullptr;
   }
+  if (o->key.kind == Key::Local) return o;
+  const Key& key = o->key;
+  auto it = declaration.find(key);
+  if (it == declaration.end()) {
+    *error = "field '" + key.name + "' is not declared in this module (" +
+             (key.owner && !key.owner->name.empty() ? "it is a field of '" + key.owner->name + "'" : "it has no declaration") +
+             "), so it cannot be renamed";
+    return nullptr;
+  }
+  for (const Occurrence& x : occ)
+    if (x.key == key && x.begin >= own_size) {
+      *error = "field '" + key.name + "' is " + (x.is_declaration ? "declared" : "used") + " in an imported file (" +
+               source->place(source->loc_at(x.begin)) + "): rename it there and here, as a rename changes this document only";
+      return nullptr;
+    }
+  // Test blocks are not checked here (compile_frontend leaves them out of the module), so what a
+  // name in one means is unknown: a field named in a test is not renamed, rather than renamed
+  // everywhere but there.
+  if (!checked.module.tests.empty()) {
+    const Module& m = checked.module;
+    std::vector<uint32_t> starts;
+    for (const auto& c : m.consts) starts.push_back(c.loc.offset);
+    for (const auto& t : m.types) starts.push_back(t.loc.offset);
+    for (const auto& l : m.lists) starts.push_back(l.loc.offset);
+    for (const auto& f : m.funcs) starts.push_back(f.loc.offset);
+    for (const auto& t : m.tests) starts.push_back(t.loc.offset);
+    std::sort(starts.begin(), starts.end());
+    for (const TestDecl& t : m.tests) {
+      auto next = std::upper_bound(starts.begin(), starts.end(), t.loc.offset);
+      uint32_t to = std::min(next == starts.end() ? own_size : *next, own_size);
+      for (size_t at = text().find(key.name, t.loc.offset); at != std::string::npos && at < to;
+           at = text().find(key.name, at + 1)) {
+        size_t end = at + key.name.size();
+        if ((at == 0 || !ident_char(static_cast<unsigned char>(text()[at - 1]))) &&
+            (end >= text().size() || !ident_char(static_cast<unsigned char>(text()[end])))) {
+          *error = "field '" + key.name + "' may be used in test \"" + t.name + "\" (line " +
+                   std::to_string(position_of(static_cast<uint32_t>(at)).line + 1) +
+                   "), which the language server does not check: rename it by hand, or with the tests moved out";
+          return nullptr;
+        }
+      }
+    }
+  }
+  // A keyed list's row type is one type per shape: two stored lists of exactly the same shape
+  // share it, and a use (`a.balance` of a row read from either) cannot be told apart.
+  std::string owner = owner_name(key.owner);
+  if (owner.rfind("stored lists ", 0) == 0) {
+    *error = "field '" + key.name + "' cannot be renamed alone: the " + owner +
+             " have exactly the same row type, so its uses cannot be told apart (rename it in each list by hand, "
+             "or give the lists different fields first)";
+    return nullptr;
+  }
+  return o;
+}
+
+// Whose field it is: "stored list 'accounts'" ("stored lists 'a' and 'b'" when they share the row
+// type), "'Money'" for an item type, the fields for another list type.
+std::string Document::Impl::owner_name(const pure::Type* owner) const {
+  std::vector<std::string> lists;
+  for (const ListDecl& l : checked.module.lists)
+    if (l.resolved && l.resolved->element == owner) lists.push_back("'" + l.name + "'");
+  if (lists.size() == 1) return "stored list " + lists[0];
+  if (!lists.empty()) {
+    std::string s = "stored lists ";
+    for (size_t i = 0; i < lists.size(); ++i) s += (i == 0 ? "" : i + 1 == lists.size() ? " and " : ", ") + lists[i];
+    return s;
+  }
+  if (owner && !owner->name.empty()) return "'" + owner->name + "'";
+  return "{" + fields_text(owner, 0) + "}";
+}
+
+bool Document::prepare_rename(Position pos, Range* out, std::string* error) const {
+  const Occurrence* o = impl_->rename_target(pos, error);
+  if (!o) return false;
+  *out = impl_->range_of(o->begin, o->end);
+  return true;
+}
+
+std::vector<Range> Document::rename(Position pos, const std::string& new_name, std::string* error) const {
+  const Occurrence* o = impl_->rename_target(pos, error);
+  if (!o) return {};
   if (new_name.empty() || !ident_start(static_cast<unsigned char>(new_name[0])) ||
       !std::all_of(new_name.begin(), new_name.end(), [](char c) { return ident_char(static_cast<unsigned char>(c)); })) {
     *error = "'" + new_name + "' is not a name (letters, digits and '_', not starting with a digit)";
@@ -643,6 +804,13 @@ std::vector<Range> Document::rename(Position pos, const std::string& new_name, s
   if (is_keyword(new_name)) {
     *error = "'" + new_name + "' is a keyword";
     return {};
+  }
+  if (o->key.kind == Key::Field) {
+    if (new_name != o->key.name && o->key.owner->field_index(new_name) >= 0) {
+      *error = "'" + new_name + "' is already a field of " + impl_->owner_name(o->key.owner);
+      return {};
+    }
+    return references(pos);
   }
   const FuncDecl& f = impl_->checked.module.funcs[o->key.a];
   for (const LocalInfo& l : f.locals)

@@ -25,6 +25,12 @@ struct Diag {
   std::string message;  // the message, then "hint: ..." on its own line when there is a hint
 };
 
+// A diagnostic of a file the document imports: that file's path, and the range in that file.
+struct FileDiag {
+  std::string path;
+  Diag diag;
+};
+
 // LSP's SymbolKind numbers for the kinds Pure has.
 enum class SymbolKind : int { Field = 8, Function = 12, Variable = 13, Constant = 14, Struct = 23, Event = 24, Array = 18 };
 
@@ -60,14 +66,24 @@ class Document {
   Document& operator=(const Document&) = delete;
 
   const std::vector<Diag>& diagnostics() const;
+  // The errors inside the files the document imports, each in its own file (the document's own
+  // diagnostics also show each at its first `use`).
+  const std::vector<FileDiag>& imported_diagnostics() const;
   // Markdown for the name at pos, or empty.
   std::string hover(Position pos) const;
   // The declaration of the name at pos; false when there is none (a keyword, a standard function).
-  bool definition(Position pos, Range& out) const;
+  // A declaration in an imported file: with file, *file is that file's path and out a range in it
+  // (else false); *file is empty for one in this document.
+  bool definition(Position pos, Range& out, std::string* file = nullptr) const;
   // Every occurrence of the name at pos, its declaration first when it has one.
   std::vector<Range> references(Position pos) const;
-  // The ranges to replace to rename the local variable or parameter at pos; *error says why not.
+  // The ranges to replace to rename the local variable, parameter or field at pos; *error says why
+  // not (a field of two stored lists of the same shape, one declared or used in an imported file,
+  // a new name that is not a name, a keyword, or already a variable of the function or a field of
+  // the same item).
   std::vector<Range> rename(Position pos, const std::string& new_name, std::string* error) const;
+  // The name at pos when it can be renamed (textDocument/prepareRename); false, *error saying why, if not.
+  bool prepare_rename(Position pos, Range* out, std::string* error) const;
   std::vector<Symbol> symbols() const;
   std::vector<Completion> completion(Position pos) const;
 

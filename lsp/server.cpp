@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "base/limits.h"
@@ -98,6 +99,25 @@ std::string uri_path(const std::string& uri) {
   return out;
 }
 
+// The file:// URI of an absolute path (bytes other than letters, digits, "/-._~" escaped as %XX);
+// a path that is not absolute is kept as it is (it came from a URI that was not a file's).
+std::string path_uri(const std::string& path) {
+  if (path.empty() || path[0] != '/') return path;
+  std::string out = "file://";
+  static const char* const kHex = "0123456789ABCDEF";
+  for (unsigned char c : path) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '-' || c == '.' ||
+        c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 class Server {
  public:
   Server(std::FILE* in, std::FILE* out, std::FILE* log) : in_(in), out_(out), log_(log) {}
@@ -124,6 +144,7 @@ class Server {
   struct Open {
     std::string text;
     std::unique_ptr<Document> doc;
+    std::set<std::string> imported;  // the URIs of imported files this document published errors on
   };
   std::map<std::string, Open> docs_;
 
@@ -292,6 +313,7 @@ class Server {
     if (method == "textDocument/documentSymbol") return symbols(params);
     if (method == "textDocument/completion") return completion(params);
     if (method == "textDocument/rename") return rename(params);
+    if (method == "textDocument/prepareRename") return prepare_rename(params);
     if (method == "textDocument/formatting") return formatting(params);
     throw RpcError{kMethodNotFound, "pure-lsp does not implement " + method};
   }
@@ -330,7 +352,13 @@ class Server {
       update(uri, std::move(text));
     } else if (method == "textDocument/didClose") {
       std::string uri = string_at(object_at(params, "textDocument"), "uri");
-      if (docs_.erase(uri)) notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+      auto it = docs_.find(uri);
+      if (it != docs_.end()) {
+        std::set<std::string> imported = std::move(it->second.imported);
+        docs_.erase(it);
+        notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", json::array()}});
+        clear_imported(imported, {});
+      }
     }
     // initialized, didSave, $/cancelRequest, workspace/didChangeConfiguration, ...: nothing to do
   }
@@ -342,7 +370,7 @@ class Server {
               {"definitionProvider", true},
               {"referencesProvider", true},
               {"documentSymbolProvider", true},
-              {"renameProvider", true},
+              {"renameProvider", {{"prepareProvider", true}}},
               {"documentFormattingProvider", true},
               {"completionProvider", {{"triggerCharacters", json::array{"."}}}}}},
             {"serverInfo", {{"name", "pure-lsp"}, {"version", "0.1"}}}};
@@ -358,6 +386,33 @@ class Server {
     for (const Diag& d : open.doc->diagnostics())
       diags.push_back({{"range", to_json(d.range)}, {"severity", 1}, {"source", "pure"}, {"message", d.message}});
     notify("textDocument/publishDiagnostics", {{"uri", uri}, {"diagnostics", std::move(diags)}});
+    // The errors inside imported files, on those files (unless one is open: its own analysis
+    // answers for it); a file whose errors are gone gets an empty list.
+    std::map<std::string, json::array> by_file;
+    for (const FileDiag& d : open.doc->imported_diagnostics()) {
+      std::string file_uri = path_uri(d.path);
+      if (file_uri == uri || docs_.count(file_uri)) continue;
+      by_file[file_uri].push_back(
+          {{"range", to_json(d.diag.range)}, {"severity", 1}, {"source", "pure"}, {"message", d.diag.message}});
+    }
+    std::set<std::string> before = std::move(open.imported), now;
+    for (auto& [file_uri, list] : by_file) {
+      now.insert(file_uri);
+      notify("textDocument/publishDiagnostics", {{"uri", file_uri}, {"diagnostics", std::move(list)}});
+    }
+    open.imported = now;
+    for (const std::string& u : now) before.erase(u);
+    clear_imported(before, uri);
+  }
+
+  // Empty diagnostics for imported files no open document publishes errors on any more.
+  void clear_imported(const std::set<std::string>& uris, const std::string& except) {
+    for (const std::string& u : uris) {
+      bool still = docs_.count(u) > 0;
+      for (const auto& [doc_uri, open] : docs_)
+        if (doc_uri != except && open.imported.count(u)) still = true;
+      if (!still) notify("textDocument/publishDiagnostics", {{"uri", u}, {"diagnostics", json::array()}});
+    }
   }
 
   const Document& document(const json::object& params, std::string* uri_out = nullptr) {
@@ -379,8 +434,9 @@ class Server {
     std::string uri;
     const Document& doc = document(params, &uri);
     Range r;
-    if (!doc.definition(position_at(params, "position"), r)) return nullptr;
-    return json::object{{"uri", uri}, {"range", to_json(r)}};
+    std::string file;
+    if (!doc.definition(position_at(params, "position"), r, &file)) return nullptr;
+    return json::object{{"uri", file.empty() ? uri : path_uri(file)}, {"range", to_json(r)}};
   }
 
   json::value references(const json::object& params) {
@@ -428,6 +484,16 @@ class Server {
       edits.push_back({{"range", to_json(all)}, {"newText", formatted}});
     }
     return edits;
+  }
+
+  // The name's range when it can be renamed, else an error saying why (before the client asks
+  // for the new name).
+  json::value prepare_rename(const json::object& params) {
+    const Document& doc = document(params);
+    Range r;
+    std::string error;
+    if (!doc.prepare_rename(position_at(params, "position"), &r, &error)) throw RpcError{kRequestFailed, error};
+    return to_json(r);
   }
 
   json::value rename(const json::object& params) {

@@ -233,6 +233,30 @@ Response Api::refuse_token(const Tokens::Check& check, uint8_t needed, std::stri
   return r;
 }
 
+namespace {
+
+// "runtime error at LINE:COL: ..." (an event's or a query's failure, as the VM words it) with the
+// place in its own file, "runtime error at lib/m.pure:2:12: ...", when the module imports files.
+std::string placed_reason(const Module& m, const std::string& reason) {
+  static constexpr std::string_view kAt = "runtime error at ";
+  if (!m.place || reason.compare(0, kAt.size(), kAt) != 0) return reason;
+  size_t i = kAt.size();
+  auto number = [&](uint32_t* out) {
+    size_t from = i;
+    uint64_t v = 0;
+    while (i < reason.size() && i - from < 9 && reason[i] >= '0' && reason[i] <= '9') v = v * 10 + (reason[i++] - '0');
+    *out = static_cast<uint32_t>(v);
+    return i > from;
+  };
+  Loc at;
+  if (!number(&at.line) || i >= reason.size() || reason[i++] != ':' || !number(&at.col) ||
+      reason.compare(i, 2, ": ") != 0)
+    return reason;
+  return std::string(kAt) + m.place(at) + reason.substr(i);
+}
+
+}  // namespace
+
 void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
                 Respond respond, Clock::time_point start) {
   auto answer = [&](Response r) {
@@ -252,7 +276,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
   m.owner->submit(index, std::move(args),
-                  [this, &fn, respond = std::move(respond), target = std::string(request.target), start](host::EventReply reply) {
+                  [this, &m, &fn, respond = std::move(respond), target = std::string(request.target), start](host::EventReply reply) {
                     Response r;
                     switch (reply.kind) {
                       case host::EventReply::Kind::Committed: {
@@ -287,7 +311,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                       }
                       case host::EventReply::Kind::Failed: {
                         std::string body = "{\"ok\":false,\"reason\":";
-                        append_json_string(body, reply.reason);
+                        append_json_string(body, placed_reason(m, reply.reason));
                         r = json_response(409, body + "}");
                         break;
                       }
@@ -372,8 +396,9 @@ Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const
     // As an event's reason reads: "runtime error at LINE:COL: message".
     std::string reason = r.reason;
     if (r.error)
-      reason = "runtime error at " + std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col) + ": " +
-               r.error->message;
+      reason = "runtime error at " +
+               (m.place ? m.place(r.error->loc) : std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col)) +
+               ": " + r.error->message;
     append_json_string(body, reason);
     return json_response(409, body + "}");
   }

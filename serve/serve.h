@@ -40,6 +40,10 @@ struct Module {
   std::string source;                  // the module's text, for GET /v1/NAME/source
   std::string dir;                     // its data directory
   std::unique_ptr<vm::Program> program;
+  // A place in the module's text as "FILE:LINE:COL" in the file it came from, for a module that
+  // imports files (pure-serve sets it from the import map, tools::place_in_files); empty: a place
+  // is "LINE:COL" in the one text. Failure reasons in replies are written with it.
+  std::function<std::string(Loc)> place;
   std::vector<ir::ListDesc> stored;    // the stored lists' column names (the Program keeps types)
   std::unique_ptr<host::Owner> owner;
   std::atomic<State> state{State::Recovering};

@@ -2,6 +2,7 @@
 #include "tools/compile_module.h"
 
 #include <cstdio>
+#include <memory>
 #include <utility>
 
 namespace pure::tools {
@@ -17,9 +18,14 @@ bool resolve_module(const std::string& path, std::string* text, CompileSteps* st
 std::string render_failure(const vm::RuntimeError& error, const std::string& path,
                            const std::vector<std::pair<uint32_t, std::string>>& files) {
   if (files.empty()) return error.render(path);
-  Source lines(path, "");  // only its map of lines to files
-  for (const auto& [line, file] : files) lines.add_file(line, file);
-  return error.render([&lines](Loc at) { return lines.place(at) + ":" + std::to_string(at.col); });
+  return error.render(place_in_files(path, files));
+}
+
+std::function<std::string(Loc)> place_in_files(const std::string& path,
+                                               const std::vector<std::pair<uint32_t, std::string>>& files) {
+  auto lines = std::make_shared<Source>(path, "");  // only its map of lines to files
+  for (const auto& [line, file] : files) lines->add_file(line, file);
+  return [lines](Loc at) { return lines->place(at) + ":" + std::to_string(at.col); };
 }
 
 std::unique_ptr<vm::Program> compile_or_report(const std::string& path, std::string text, const CompileSteps& steps) {

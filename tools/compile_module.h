@@ -31,6 +31,11 @@ struct CompileSteps {
 // errors in *errors (a file that cannot be read, a cycle, an error inside an imported file).
 bool resolve_module(const std::string& path, std::string* text, CompileSteps* steps, std::string* errors);
 
+// A place in the text resolve_module made, "FILE:LINE:COL" in the file the line came from (files:
+// CompileSteps::files): the import map, one for pure-run's messages and pure-serve's replies.
+std::function<std::string(Loc)> place_in_files(const std::string& path,
+                                               const std::vector<std::pair<uint32_t, std::string>>& files);
+
 // A runtime error of the module at `path` as pure-run prints it, each place (the error's and each
 // caller's) in its own file and line when the module has imports (files: CompileSteps::files).
 std::string render_failure(const vm::RuntimeError& error, const std::string& path,

@@ -295,6 +295,7 @@ int main(int argc, char** argv) {
       }
     }
     m->source = text;  // GET /v1/NAME/source
+    if (!steps.files.empty()) m->place = pure::tools::place_in_files(path, steps.files);
     steps.lowered = [&m](const pure::ir::Program& ir) {
       m->stored = ir.stored;
       m->versioned.code.schema = pure::tools::schema_spec(ir);

@@ -253,7 +253,7 @@ class Features(Base):
             self.assertIn("error", reply, bad)
         reply = self.client.request_raw("textDocument/rename", {"textDocument": {"uri": URI},
                                         "position": dict(zip(("line", "character"), pos(FIXTURE, "norm(p)"))), "newName": "x"})
-        self.assertIn("only a local variable", reply["error"]["message"])
+        self.assertIn("only a local variable, a parameter or a field", reply["error"]["message"])
 
     def test_formatting_is_pure_run_fmt(self):
         """textDocument/formatting gives pure-run --fmt's layout as one edit over the whole document
@@ -327,9 +327,131 @@ class Features(Base):
         self.assertTrue({"has", "count", "remove"} <= labels, labels)
 
 
+FIELDS = """\
+list accounts by id: int { owner: text, balance: num = 0.0 }
+list savings by id: int { owner: text, rate: num }
+list twin by id: int { owner: text, rate: num }
+type Money { amount: num, currency: text }
+
+event deposit(id: int, amount: num) {
+  accounts[id] = { owner: "x", balance: amount }
+  accounts[id].balance += amount
+}
+
+query richest() -> num {
+  let copy = list by id: int { owner: text, balance: num = 0.0 }
+  for a in accounts { copy[a.id] = a }
+  return accounts.max(balance) + copy.sum(balance)
+}
+
+fn main() {
+  var xs = seq Money
+  xs.push(Money { amount: 1.0, currency: "eur" })
+  xs.sort_by(amount desc, currency)
+  let m = xs.first()
+  print("{m.amount} {deposit(1, 2.0).ok}")
+}
+"""
+
+
+def apply_edits(text, edits):
+    """text with the LSP edits (all on lines of ASCII) applied, the last first."""
+    lines = text.split("\n")
+    for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]), reverse=True):
+        a, b = e["range"]["start"], e["range"]["end"]
+        assert a["line"] == b["line"]
+        line = lines[a["line"]]
+        lines[a["line"]] = line[:a["character"]] + e["newText"] + line[b["character"]:]
+    return "\n".join(lines)
+
+
+class FieldRename(Base):
+    """textDocument/rename and prepareRename of a field: every occurrence of that field (its
+    declaration, `.f`, `{f: ...}`, `.max(f)`, `.sort_by(f desc)`, a list type of the same shape),
+    nothing else; refused when two stored lists share the row type, for a field declared nowhere in
+    the module, and for a new name that clashes."""
+
+    def setUp(self):
+        super().setUp()
+        self.client.initialize()
+        self.uri = "file:///tmp/fields.pure"
+        self.assertEqual(self.client.open(self.uri, FIELDS), [])
+
+    def rename(self, needle, nth, new_name, into=0):
+        return self.client.request_raw("textDocument/rename", {"textDocument": {"uri": self.uri},
+                                       "position": dict(zip(("line", "character"), pos(FIELDS, needle, nth, into))),
+                                       "newName": new_name})
+
+    def check_renamed(self, text):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "renamed.pure")
+            with open(path, "w") as f:
+                f.write(text)
+            run = subprocess.run([PURE_RUN, path], capture_output=True, text=True, timeout=60)
+            self.assertEqual((run.returncode, run.stdout, run.stderr), (0, "1.0 true\n", ""))
+
+    def test_stored_list_field(self):
+        # from its declaration, from a use after '.', from `.max(balance)`: the same six places
+        want = [pos(FIELDS, "balance", n) for n in range(6)]
+        for nth in (0, 2, 4):
+            edit = self.rename("balance", nth, "funds")
+            edits = edit["result"]["changes"][self.uri]
+            self.assertEqual(sorted((e["range"]["start"]["line"], e["range"]["start"]["character"]) for e in edits), want)
+            self.assertTrue(all(e["newText"] == "funds" and
+                                e["range"]["end"]["character"] - e["range"]["start"]["character"] == 7 for e in edits))
+            renamed = apply_edits(FIELDS, edits)
+            self.assertNotIn("balance", renamed)
+            self.check_renamed(renamed)
+        hover = self.client.at("textDocument/hover", self.uri, *pos(FIELDS, "balance", 2))["contents"]["value"]
+        self.assertEqual(hover, "```pure\nfield balance: num\n```\n(of stored list 'accounts')")
+        hover = self.client.at("textDocument/hover", self.uri, *pos(FIELDS, "rate", 1))["contents"]["value"]
+        self.assertEqual(hover, "```pure\nfield rate: num\n```\n(of stored lists 'savings' and 'twin')")
+        prepared = self.client.at("textDocument/prepareRename", self.uri, *pos(FIELDS, "balance", 3))
+        self.assertEqual(prepared, rng(FIELDS, "balance", 3))
+
+    def test_item_type_field(self):
+        edit = self.rename("m.amount", 0, "value", 2)
+        edits = edit["result"]["changes"][self.uri]
+        # the type's field, the literal's, the sort key and the use; not deposit's parameter `amount`
+        self.assertEqual(sorted((e["range"]["start"]["line"], e["range"]["start"]["character"]) for e in edits),
+                         [pos(FIELDS, "amount: num, currency"), pos(FIELDS, "amount: 1.0"), pos(FIELDS, "amount desc"),
+                          pos(FIELDS, "m.amount", 0, 2)])
+        self.check_renamed(apply_edits(FIELDS, edits))
+
+    def test_refusals(self):
+        # savings and twin have exactly the same row type: a use cannot be told apart
+        for needle, nth in (("rate", 0), ("rate", 1), ("owner", 1)):
+            reply = self.client.request_raw("textDocument/prepareRename", {"textDocument": {"uri": self.uri},
+                                            "position": dict(zip(("line", "character"), pos(FIELDS, needle, nth)))})
+            self.assertIn("the stored lists 'savings' and 'twin' have exactly the same row type", reply["error"]["message"])
+            self.assertIn("cannot be renamed alone", self.rename(needle, nth, "r2")["error"]["message"])
+        self.assertEqual(self.rename("balance", 0, "owner")["error"]["message"],
+                         "'owner' is already a field of stored list 'accounts'")
+        self.assertEqual(self.rename("currency", 1, "amount")["error"]["message"], "'amount' is already a field of 'Money'")
+        self.assertEqual(self.rename("balance", 0, "list")["error"]["message"], "'list' is a keyword")
+        self.assertIn("is not a name", self.rename("balance", 0, "2b")["error"]["message"])
+        self.assertIn("field 'ok' is not declared in this module", self.rename(".ok", 0, "fine", 1)["error"]["message"])
+        self.assertIn("only a local variable, a parameter or a field", self.rename("deposit", 0, "d")["error"]["message"])
+
+    def test_a_field_named_in_a_test_block_is_not_renamed(self):
+        # test blocks are not checked by the server: their uses are unknown, so no rename
+        text = FIELDS + 'test "a deposit" {\n  assert(deposit(1, 2.0).ok)\n  assert_eq(accounts[1].balance, 4.0)\n}\n'
+        self.client.change(self.uri, text, 2)
+        reply = self.client.request_raw("textDocument/rename", {"textDocument": {"uri": self.uri},
+                                        "position": dict(zip(("line", "character"), pos(text, "balance"))), "newName": "funds"})
+        self.assertEqual(reply["error"]["message"],
+                         "field 'balance' may be used in test \"a deposit\" (line %d), which the language server does not "
+                         "check: rename it by hand, or with the tests moved out" % (pos(text, "accounts[1]")[0] + 1))
+        # a field the test does not name is renamed
+        reply = self.client.request_raw("textDocument/rename", {"textDocument": {"uri": self.uri},
+                                        "position": dict(zip(("line", "character"), pos(text, "currency"))), "newName": "cur"})
+        self.assertEqual(len(reply["result"]["changes"][self.uri]), 3)
+
+
 class Imports(Base):
     """A document with `use "lib.pure"` (docs/tooling.md, "Imports"): the imported names are known,
-    an imported file's errors are shown at the first use, and no answer points into another file."""
+    a definition there answers the imported file's URI and place, an imported file's errors are
+    shown at the first use and on the imported file's URI, and taken back from it when fixed."""
 
     def test_imports(self):
         import tempfile
@@ -344,7 +466,10 @@ class Imports(Base):
             self.assertEqual(self.client.open(uri, text), [])
             hover = self.client.at("textDocument/hover", uri, *pos(text, "scaled"))
             self.assertIn("fn scaled(n: int) -> int", hover["contents"]["value"])
-            self.assertIsNone(self.client.at("textDocument/definition", uri, *pos(text, "scaled")))
+            # definition: the imported file's URI, the name's range there
+            lib_uri = "file://" + lib
+            self.assertEqual(self.client.at("textDocument/definition", uri, *pos(text, "scaled")),
+                             {"uri": lib_uri, "range": {"start": {"line": 1, "character": 3}, "end": {"line": 1, "character": 9}}})
             symbols = self.client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
             self.assertEqual([s["name"] for s in symbols], ["main"])
             # a type error inside the imported file: shown at the use, naming the file and line
@@ -354,9 +479,26 @@ class Imports(Base):
             self.assertEqual(len(diags), 1, diags)
             self.assertEqual(diags[0]["range"]["start"], {"line": 0, "character": 0})
             self.assertTrue(diags[0]["message"].startswith("in an imported file: " + lib + ":3:"), diags)
+            # and on the imported file itself, at its place there
+            lib_diags = self.client.diagnostics(lib_uri)
+            self.assertEqual(len(lib_diags), 1, lib_diags)
+            self.assertEqual(lib_diags[0]["range"], {"start": {"line": 2, "character": 9}, "end": {"line": 2, "character": 12}})
+            self.assertEqual(diags[0]["message"], "in an imported file: " + lib + ":3:10: " + lib_diags[0]["message"])
+            # a syntax error in the imported file (found while resolving): on that file too
+            with open(lib, "w") as f:
+                f.write('// helpers\nfn scaled(n: int) -> int {\n  return n * * 3\n}\n')
+            diags = self.client.change(uri, text, 3)
+            self.assertTrue(diags[0]["message"].startswith("in an imported file: " + lib + ":3:"), diags)
+            lib_diags = self.client.diagnostics(lib_uri)
+            self.assertEqual([d["range"]["start"] for d in lib_diags], [{"line": 2, "character": 13}], lib_diags)
+            # fixed: the imported file's errors are taken back
+            with open(lib, "w") as f:
+                f.write("// helpers\nfn scaled(n: int) -> int {\n  return n * 3\n}\n")
+            self.assertEqual(self.client.change(uri, text, 4), [])
+            self.assertEqual(self.client.diagnostics(lib_uri), [])
             # a missing file: at the use too
             os.remove(lib)
-            diags = self.client.change(uri, text, 3)
+            diags = self.client.change(uri, text, 5)
             self.assertEqual(diags[0]["range"]["start"], {"line": 0, "character": 0})
             self.assertIn("cannot read the imported file '" + lib + "'", diags[0]["message"])
         self.assertEqual(self.client.close(), 0)
