@@ -174,11 +174,15 @@ void Api::handle(const Request& request, Respond respond) {
   if (parts.size() != 2)
     return answer(Route::Other, error(404, "no route " + std::string(target) + ": use /v1/" + m->name + "/NAME or /v1/" +
                                                m->name + "/lists/LIST"));
-  int index = parts[1].empty() ? -1 : vm::find_function(*m->program, parts[1]);
-  // GET .../source is the module's text; events and queries take POST, so one named source
-  // stays reachable.
-  if (parts[1] == "source" && (get || index < 0)) {
-    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD"));
+  // The version serving now (a hot upgrade may replace it; this request keeps the one it found).
+  std::shared_ptr<const Module::Running> running = m->current();
+  const vm::Program& program = *running->program;
+  int index = parts[1].empty() ? -1 : vm::find_function(program, parts[1]);
+  // GET .../source is the module's text, PUT a hot upgrade (docs/upgrades.md); events and queries
+  // take POST, so one named source stays reachable.
+  if (parts[1] == "source" && (get || method == "PUT" || index < 0)) {
+    if (method == "PUT") return upgrade(*m, query_string, request, auth, std::move(respond), start);
+    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD, PUT"));
     return answer(Route::Source, source(*m));
   }
   // GET .../events is the audit trail (docs/history.md); an event or query named `events` takes POST.
@@ -187,7 +191,7 @@ void Api::handle(const Request& request, Respond respond) {
     if (!m->serving()) return answer(Route::History, not_serving(*m));
     return history(*m, query_string, request, std::move(respond), start);
   }
-  const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
+  const vm::Function* fn = index >= 0 ? &program.functions[index] : nullptr;
   if (!fn || (fn->kind != FuncKind::Event && fn->kind != FuncKind::Query))
     return answer(Route::Other, error(404, "module " + m->name + " has no event or query '" + std::string(parts[1]) + "'"));
   Route route = fn->kind == FuncKind::Event ? Route::Event : Route::Query;
@@ -203,7 +207,7 @@ void Api::handle(const Request& request, Respond respond) {
                                         ")"));
   if (!m->serving()) return answer(route, not_serving(*m));
   if (route == Route::Query) return query(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
-  event(*m, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
+  event(*m, program, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
 }
 
 Response Api::refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const {
@@ -233,7 +237,7 @@ Response Api::refuse_token(const Tokens::Check& check, uint8_t needed, std::stri
   return r;
 }
 
-void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+void Api::event(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
                 Respond respond, Clock::time_point start) {
   auto answer = [&](Response r) {
     finish(Route::Event, request.target, r, start);
@@ -269,6 +273,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                         }
                         try {
                           std::string body = "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence);
+                          if (reply.version) body += ",\"version\":" + std::to_string(reply.version);
                           if (fn.result_type.kind != Kind::Void) {  // the result the event declares
                             body += ",\"result\":";
                             append_value(body, fn.result_type, reply.value);
@@ -288,6 +293,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                       case host::EventReply::Kind::Failed: {
                         std::string body = "{\"ok\":false,\"reason\":";
                         append_json_string(body, reply.reason);
+                        if (reply.version) body += ",\"version\":" + std::to_string(reply.version);
                         r = json_response(409, body + "}");
                         break;
                       }
@@ -302,7 +308,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                     finish(Route::Event, target, r, start);
                     respond(std::move(r));
                   },
-                  std::move(key));
+                  std::move(key), &program);
 }
 
 Response Api::too_large(const std::string& what, uint64_t bytes) const {
@@ -398,6 +404,8 @@ Response Api::interface(const Module& m) const {
   }
   // Its versions (docs/upgrades.md): the one serving, and each one the directory kept, with the
   // sequence of the upgrade record that started it (0: version 1). Known once it serves.
+  std::shared_ptr<const Module::Running> running = m.current();
+  std::unique_lock<std::mutex> history_lock(m.upgrade_mu);  // a hot upgrade appends to the history
   if (m.serving() && !m.versions.history.empty()) {
     out += ",\"version\":" + std::to_string(m.versions.version) + ",\"versions\":[";
     for (size_t i = 0; i < m.versions.history.size(); ++i) {
@@ -407,12 +415,13 @@ Response Api::interface(const Module& m) const {
     }
     out += ']';
   }
+  history_lock.unlock();
   out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
   out += reads_need_token_ ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
     out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
     bool first = true;
-    for (const vm::Function& fn : m.program->functions) {
+    for (const vm::Function& fn : running->program->functions) {
       if (fn.kind != kind) continue;
       if (!first) out += ',';
       first = false;
@@ -434,9 +443,14 @@ Response Api::interface(const Module& m) const {
   }
   out += ",\"lists\":[";
   // row counts: O(1) each; null while the module recovers (it has no state yet)
-  std::shared_ptr<const rt::Snapshot> snap = m.serving() ? m.owner->snapshot() : nullptr;
-  for (size_t i = 0; i < m.stored.size(); ++i) {
-    const ir::ListDesc& d = m.stored[i];
+  std::shared_ptr<const rt::Snapshot> snap;
+  if (m.serving()) {  // the lists of the visible snapshot's version
+    auto [s, sequence] = m.owner->visible();
+    snap = std::move(s);
+    running = m.running_for(m.owner->program_at(sequence).first);
+  }
+  for (size_t i = 0; i < running->stored.size(); ++i) {
+    const ir::ListDesc& d = running->stored[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, d.name);
@@ -465,7 +479,7 @@ Response Api::source(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
   out += ",\"source\":";
-  append_json_string(out, m.source);
+  append_json_string(out, m.current()->source);
   out += '}';
   return json_response(200, std::move(out));
 }
