@@ -5,8 +5,6 @@
 #include <chrono>
 #include <utility>
 
-#include "ir/ir.h"
-
 namespace pure::host {
 
 namespace {
@@ -37,6 +35,16 @@ class NoDurability final : public Durability {
   uint64_t last_ = 0;
   bool closed_ = false;
 };
+
+// The same type as a caller sees it (descriptor indexes aside, which differ between programs).
+bool same_type(const ir::ValueType& a, const ir::ValueType& b) {
+  if (a.kind != b.kind || a.name != b.name || a.field_names != b.field_names || a.key_count != b.key_count ||
+      a.row_is_item != b.row_is_item || a.fields.size() != b.fields.size())
+    return false;
+  for (size_t i = 0; i < a.fields.size(); ++i)
+    if (!same_type(a.fields[i], b.fields[i])) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -132,10 +140,8 @@ int64_t Owner::remap_event(const vm::Program& from, uint32_t fn, std::string* wh
     return -1;
   }
   const vm::Function& now = program_->functions[index];
-  bool same = now.param_types.size() == old.param_types.size() &&
-              ir::value_type_name(now.result_type) == ir::value_type_name(old.result_type);
-  for (size_t i = 0; same && i < now.param_types.size(); ++i)
-    same = ir::value_type_name(now.param_types[i]) == ir::value_type_name(old.param_types[i]);
+  bool same = now.param_types.size() == old.param_types.size() && same_type(now.result_type, old.result_type);
+  for (size_t i = 0; same && i < now.param_types.size(); ++i) same = same_type(now.param_types[i], old.param_types[i]);
   if (!same) {
     *why = upgraded + ", whose event " + old.name + " takes other parameters or returns another type (not run: send it again)";
     return -1;

@@ -87,7 +87,9 @@ Api::Api(std::vector<Module*> modules, ApiOptions options)
       reads_need_token_(options_.tokens.reads_need_token()),
       timeout_why_("cancelled: it ran longer than the time limit of " + std::to_string(options_.query_timeout_ms) +
                    " ms (--query-timeout-ms); ask for less, or raise --query-timeout-ms"),
-      queries_(options_.query_threads, options_.max_query_queue) {}
+      queries_(options_.query_threads, options_.max_query_queue) {
+  for (Module* m : modules_) m->start_running();  // serve() did already; a test's modules may not have
+}
 
 Module* Api::find(std::string_view name) const {
   for (Module* m : modules_)

@@ -80,6 +80,18 @@ struct Module {
   std::shared_ptr<const Running> running;                // set by serve() before it listens
   std::vector<std::shared_ptr<const Running>> ran;       // every version this process served, oldest first
   std::atomic<bool> upgrading{false};                    // one PUT at a time (another: 409)
+  // Sets running, unless set, to the program as compiled (the Module keeps it), as version 1.
+  void start_running() {
+    std::lock_guard<std::mutex> lock(upgrade_mu);
+    if (running) return;
+    auto r = std::make_shared<Running>();
+    r->program = std::shared_ptr<const vm::Program>(std::shared_ptr<void>(), program.get());
+    r->stored = stored;
+    r->source = source;
+    r->schema = versioned.code.schema;
+    running = r;
+    ran = {r};
+  }
   std::shared_ptr<const Running> current() const {
     std::lock_guard<std::mutex> lock(upgrade_mu);
     return running;

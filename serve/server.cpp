@@ -31,13 +31,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   for (auto& m : modules) {
     PURE_ASSERT(host::check_module_name(m->name).empty());  // DATA/NAME stays inside DATA
     m->dir = data + "/" + m->name;
-    auto running = std::make_shared<Module::Running>();  // the program as compiled (the Module keeps it)
-    running->program = std::shared_ptr<const vm::Program>(std::shared_ptr<void>(), m->program.get());
-    running->stored = m->stored;
-    running->source = m->source;
-    running->schema = m->versioned.code.schema;
-    m->running = running;
-    m->ran = {running};
+    m->start_running();  // routes find events and queries in it while the module recovers
     if (host::Status s = host::lock_data_dir(m->dir, "pure-serve", &m->lock); !s.ok()) {
       server_log("error", {{"module", as_json_string(m->name)}, {"message", as_json_string(s.error)}});
       std::fprintf(stderr, "pure-serve: %s: %s\n", m->name.c_str(), s.error.c_str());
