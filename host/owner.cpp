@@ -130,20 +130,23 @@ std::pair<const vm::Program*, uint32_t> Owner::program_at(uint64_t sequence) con
   return {v->program, v->number};
 }
 
-int64_t Owner::remap_event(const vm::Program& from, uint32_t fn, std::string* why) const {
+int64_t Owner::remap(const vm::Program& from, const vm::Program& to, uint32_t to_version, uint32_t fn,
+                     std::string* why) const {
   const vm::Function& old = from.functions[fn];
-  int index = vm::find_function(*program_, old.name);
-  std::string upgraded = "module " + name_ + " was upgraded to version " + std::to_string(version_) +
-                         " while event " + old.name + " waited";
-  if (index < 0 || program_->functions[index].kind != FuncKind::Event) {
-    *why = upgraded + ", and version " + std::to_string(version_) + " has no event " + old.name + " (not run)";
+  const char* what = old.kind == FuncKind::Event ? "event " : "query ";
+  int index = vm::find_function(to, old.name);
+  std::string upgraded = "module " + name_ + " was upgraded to version " + std::to_string(to_version) + " while " +
+                         what + old.name + " waited";
+  if (index < 0 || to.functions[index].kind != old.kind) {
+    *why = upgraded + ", and version " + std::to_string(to_version) + " has no " + what + old.name + " (not run)";
     return -1;
   }
-  const vm::Function& now = program_->functions[index];
+  const vm::Function& now = to.functions[index];
   bool same = now.param_types.size() == old.param_types.size() && same_type(now.result_type, old.result_type);
   for (size_t i = 0; same && i < now.param_types.size(); ++i) same = same_type(now.param_types[i], old.param_types[i]);
   if (!same) {
-    *why = upgraded + ", whose event " + old.name + " takes other parameters or returns another type (not run: send it again)";
+    *why = upgraded + ", whose " + what + old.name +
+           " takes other parameters or returns another type (not run: send it again)";
     return -1;
   }
   return index;
@@ -213,13 +216,26 @@ std::shared_ptr<const rt::Snapshot> Owner::snapshot() const { return visible_.re
 
 std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> Owner::visible() const { return visible_.read(); }
 
-vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel) const {
+vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel,
+                            const vm::Program* decoded_for) const {
   // Against the module's budget, the state it holds counted in (a query's snapshot shares it).
   vm::RunOptions o = run_options_;
   o.memory_held = memory_held_.load(std::memory_order_relaxed);
   o.cancel = cancel;
   auto [snap, sequence] = visible();
-  return vm::call_query(*program_at(sequence).first, snap, fn, args, o);
+  auto [program, version] = program_at(sequence);  // the code of the version the snapshot is in
+  if (decoded_for && decoded_for != program) {      // a hot upgrade came between
+    std::string why;
+    int64_t index = remap(*decoded_for, *program, version, fn, &why);
+    if (index < 0) {
+      vm::CallResult r;
+      r.ok = false;
+      r.reason = std::move(why);
+      return r;
+    }
+    fn = static_cast<uint32_t>(index);
+  }
+  return vm::call_query(*program, snap, fn, args, o);
 }
 
 vm::RunOptions Owner::event_options() const {
@@ -337,7 +353,7 @@ void Owner::run() {
         }
         if (p.decoded_for && p.decoded_for != program_) {  // a hot upgrade came between
           std::string why;
-          int64_t index = remap_event(*p.decoded_for, p.fn, &why);
+          int64_t index = remap(*p.decoded_for, *program_, version_, p.fn, &why);
           if (index < 0) {
             EventReply failed{EventReply::Kind::Failed, 0, std::move(why)};
             failed.version = version_;

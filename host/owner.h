@@ -288,8 +288,10 @@ class Owner {
   std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> visible() const;
   // Any thread: runs query fn against snapshot(), with the owner's step budget.
   // cancel: vm::RunOptions::cancel (null: none).
-  vm::CallResult query(uint32_t fn, std::span<const vm::Value> args,
-                       const std::atomic<const char*>* cancel = nullptr) const;
+  // decoded_for: as submit's (the query runs with the code of the snapshot's version; a query of
+  // the same name and types stands in for fn, else it fails with the reason).
+  vm::CallResult query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel = nullptr,
+                       const vm::Program* decoded_for = nullptr) const;
 
   bool healthy() const { return !poisoned_.load(std::memory_order_acquire); }
   std::string unhealthy_reason() const;
@@ -334,8 +336,10 @@ class Owner {
   void collect_ready(std::vector<Waiting>& out);
   void deliver(std::vector<Waiting>& ready);  // runs the callbacks in order, counting outcomes
   void run_upgrade(Upgrading& u);             // the owner thread, between batches
-  // The owner thread: index of event fn of `from` in program_, or why it cannot run there.
-  int64_t remap_event(const vm::Program& from, uint32_t fn, std::string* why) const;
+  // The index in `to` (version to_version) of the event or query of the same name and types as
+  // fn of `from`, or -1 and why it cannot run there.
+  int64_t remap(const vm::Program& from, const vm::Program& to, uint32_t to_version, uint32_t fn,
+                std::string* why) const;
   // The options of one event: the budget with the least room left (the module's or the pool's),
   // with the bytes already held against it.
   vm::RunOptions event_options() const;

@@ -208,7 +208,7 @@ void Api::handle(const Request& request, Respond respond) {
                                                                       : "'" + std::string(request.content_type) + "'") +
                                         ")"));
   if (!m->serving()) return answer(route, not_serving(*m));
-  if (route == Route::Query) return query(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
+  if (route == Route::Query) return query(*m, program, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
   event(*m, program, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
 }
 
@@ -321,7 +321,7 @@ Response Api::too_large(const std::string& what, uint64_t bytes) const {
 
 // The query runs on a query thread; a query whose result, or whose reply, runs out of memory is
 // that query's failure (503), never the server's.
-void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
                 Clock::time_point start) {
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) {
@@ -343,14 +343,14 @@ void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request
     call->respond(std::move(r));
   };
   QueryPool::Job job;
-  job.run = [this, &m, &fn, index, call, reply] {
+  job.run = [this, &m, &program, &fn, index, call, reply] {
     Response r;
     try {
       uint64_t watched = 0;  // the time limit counts from the start on a query thread
       if (options_.query_timeout_ms)
         watched = watch_.watch(call->cancel, Clock::now() + std::chrono::milliseconds(options_.query_timeout_ms),
                                timeout_why_.c_str());
-      r = run_query(m, fn, index, call->args, *call->cancel);
+      r = run_query(m, program, fn, index, call->args, *call->cancel);
       if (watched) watch_.unwatch(watched);
     } catch (const std::bad_alloc&) {
       r = error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
@@ -367,9 +367,9 @@ void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request
   }
 }
 
-Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+Response Api::run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
                           const CancelFlag& cancel) {
-  vm::CallResult r = m.owner->query(index, args, &cancel);
+  vm::CallResult r = m.owner->query(index, args, &cancel, &program);
   if (r.cancelled && r.error) {  // the time limit, or the client gone (whose answer nobody reads)
     (cancel.load(std::memory_order_acquire) == kClientGone ? cancelled_client_gone_ : cancelled_timeout_)
         .fetch_add(1, std::memory_order_relaxed);

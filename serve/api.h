@@ -103,9 +103,11 @@ class Api {
   // 413: a result (or its reply) of at least `bytes` passes --max-reply; `what` names it.
   Response too_large(const std::string& what, uint64_t bytes) const;
   // Decodes the arguments here, then runs the query on a query thread and answers from there.
-  void query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+  void query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request,
+             Respond respond,
              std::chrono::steady_clock::time_point start);
-  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+  Response run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index,
+                     const std::vector<vm::Value>& args,
                      const CancelFlag& cancel);
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
