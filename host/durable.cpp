@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/assert.h"
+#include "host/bytes.h"
 #include "host/file_io.h"
 #include "host/owner.h"
 #include "host/versions.h"
@@ -66,6 +67,12 @@ class DurableLogImpl final : public DurableLog {
       in_[i] = EventIn{events[i].fn, encoded_[i], events[i].key, events[i].result};
     }
     return log_->append(in_);
+  }
+
+  uint64_t append_version(uint32_t number) override {
+    char args[4];
+    store_u32(args, number);
+    return log_->append(kVersionEvent, std::string_view(args, 4));
   }
 
   std::string close() override {

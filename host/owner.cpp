@@ -2,6 +2,7 @@
 // committed events to the Durability, replies and snapshots released once durable.
 #include "host/owner.h"
 
+#include <chrono>
 #include <utility>
 
 namespace pure::host {
@@ -18,6 +19,12 @@ class NoDurability final : public Durability {
     if (listener_) listener_(last_, false, "");
     return last_;
   }
+  uint64_t append_version(uint32_t) override {
+    if (closed_) return 0;
+    ++last_;
+    if (listener_) listener_(last_, false, "");
+    return last_;
+  }
   std::string close() override {
     closed_ = true;
     return "";
@@ -29,6 +36,16 @@ class NoDurability final : public Durability {
   bool closed_ = false;
 };
 
+// The same type as a caller sees it (descriptor indexes aside, which differ between programs).
+bool same_type(const ir::ValueType& a, const ir::ValueType& b) {
+  if (a.kind != b.kind || a.name != b.name || a.field_names != b.field_names || a.key_count != b.key_count ||
+      a.row_is_item != b.row_is_item || a.fields.size() != b.fields.size())
+    return false;
+  for (size_t i = 0; i < a.fields.size(); ++i)
+    if (!same_type(a.fields[i], b.fields[i])) return false;
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<Durability> make_no_durability() { return std::make_unique<NoDurability>(); }
@@ -36,7 +53,10 @@ std::unique_ptr<Durability> make_no_durability() { return std::make_unique<NoDur
 Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::Store> store,
              std::unique_ptr<Durability> durability, OwnerOptions options)
     : name_(std::move(name)),
-      program_(program),
+      first_program_(program),
+      program_(&program),
+      version_(options.version),
+      versions_{Version{options.version, options.version_begins, &program}},
       store_(std::move(store)),
       durability_(std::move(durability)),
       options_(options) {
@@ -64,7 +84,8 @@ Owner::Owner(std::string name, const vm::Program& program, std::unique_ptr<rt::S
 
 Owner::~Owner() { close(); }
 
-void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std::string key) {
+void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std::string key,
+                   const vm::Program* decoded_for) {
   std::string refused;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -75,7 +96,7 @@ void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std
     } else if (queue_.size() >= options_.max_queue) {
       refused = "module " + name_ + " has " + std::to_string(queue_.size()) + " events queued (the limit)";
     } else {
-      queue_.push_back(Pending{fn, std::move(args), std::move(done), std::move(key)});
+      queue_.push_back(Pending{fn, std::move(args), std::move(done), std::move(key), decoded_for});
       if (queue_.size() == 1) queue_cv_.notify_one();
       return;
     }
@@ -84,16 +105,137 @@ void Owner::submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std
   done(EventReply{EventReply::Kind::Unavailable, 0, std::move(refused)});
 }
 
+void Owner::upgrade(HotUpgrade upgrade, std::function<void(const HotUpgradeDone&)> done) {
+  std::string refused;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (stopping_) refused = "module " + name_ + " is shutting down";
+    else if (poisoned_.load(std::memory_order_acquire)) refused = "module " + name_ + " is unhealthy: " + unhealthy_reason();
+    else {
+      upgrades_.push_back(Upgrading{std::move(upgrade), std::move(done)});
+      queue_cv_.notify_one();
+      return;
+    }
+  }
+  HotUpgradeDone d;
+  d.error = std::move(refused);
+  done(d);
+}
+
+std::pair<const vm::Program*, uint32_t> Owner::program_at(uint64_t sequence) const {
+  std::lock_guard<std::mutex> lock(versions_mu_);
+  const Version* v = &versions_.front();
+  for (const Version& x : versions_)
+    if (x.begins <= sequence) v = &x;
+  return {v->program, v->number};
+}
+
+int64_t Owner::remap(const vm::Program& from, const vm::Program& to, uint32_t to_version, uint32_t fn,
+                     std::string* why) const {
+  const vm::Function& old = from.functions[fn];
+  const char* what = old.kind == FuncKind::Event ? "event " : "query ";
+  int index = vm::find_function(to, old.name);
+  std::string upgraded = "module " + name_ + " was upgraded to version " + std::to_string(to_version) + " while " +
+                         what + old.name + " waited";
+  if (index < 0 || to.functions[index].kind != old.kind) {
+    *why = upgraded + ", and version " + std::to_string(to_version) + " has no " + what + old.name + " (not run)";
+    return -1;
+  }
+  const vm::Function& now = to.functions[index];
+  bool same = now.param_types.size() == old.param_types.size() && same_type(now.result_type, old.result_type);
+  for (size_t i = 0; same && i < now.param_types.size(); ++i) same = same_type(now.param_types[i], old.param_types[i]);
+  if (!same) {
+    *why = upgraded + ", whose " + what + old.name +
+           " takes other parameters or returns another type (not run: send it again)";
+    return -1;
+  }
+  return index;
+}
+
+void Owner::run_upgrade(Upgrading& u) {
+  HotUpgradeDone d;
+  auto started = std::chrono::steady_clock::now();
+  if (poisoned_.load(std::memory_order_acquire)) {
+    d.error = "module " + name_ + " is unhealthy: " + unhealthy_reason();
+    u.done(d);
+    return;
+  }
+  if (!u.upgrade.prepare(*store_, next_sequence_)) {
+    u.done(d);
+    return;
+  }
+  uint64_t sequence = durability_->append_version(u.upgrade.version);
+  if (sequence == 0) {
+    d.error = "the log did not take the version record (it is poisoned or closed, or keeps no versions)";
+    u.done(d);
+    return;
+  }
+  next_sequence_ = sequence + 1;
+  {  // the new version begins only once its record is durable (else recovery would not know it)
+    std::unique_lock<std::mutex> lock(waiting_mu_);
+    durable_cv_.wait(lock, [&] { return durable_ >= sequence || poisoned_.load(std::memory_order_relaxed); });
+    if (durable_ < sequence) {
+      d.error = "the version record did not become durable: " + poison_reason_;
+      u.done(d);
+      return;
+    }
+  }
+  if (std::string why = u.upgrade.apply(&store_); !why.empty()) {
+    on_durable(0, true, "the upgrade to version " + std::to_string(u.upgrade.version) + " failed after its record was durable: " + why);
+    d.error = why;
+    u.done(d);
+    return;
+  }
+  program_ = u.upgrade.program;
+  version_ = u.upgrade.version;
+  {
+    std::lock_guard<std::mutex> lock(versions_mu_);
+    versions_.push_back(Version{version_, sequence, program_});
+  }
+  note_memory();
+  Waiting w;
+  w.through = sequence;
+  w.snapshot = store_->publish();
+  rt::MemoryUse m = store_->memory();
+  state_bytes_ = m.state_bytes;
+  structure_bytes_ = m.structure_bytes;
+  std::vector<Waiting> ready;
+  {
+    std::lock_guard<std::mutex> lock(waiting_mu_);
+    waiting_.push_back(std::move(w));
+    collect_ready(ready);
+  }
+  deliver(ready);
+  d.applied = true;
+  d.sequence = sequence;
+  d.pause_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  u.done(d);
+}
+
 std::shared_ptr<const rt::Snapshot> Owner::snapshot() const { return visible_.read().first; }
 
 std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> Owner::visible() const { return visible_.read(); }
 
-vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel) const {
+vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel,
+                            const vm::Program* decoded_for) const {
   // Against the module's budget, the state it holds counted in (a query's snapshot shares it).
   vm::RunOptions o = run_options_;
   o.memory_held = memory_held_.load(std::memory_order_relaxed);
   o.cancel = cancel;
-  return vm::call_query(program_, snapshot(), fn, args, o);
+  auto [snap, sequence] = visible();
+  auto [program, version] = program_at(sequence);  // the code of the version the snapshot is in
+  if (decoded_for && decoded_for != program) {      // a hot upgrade came between
+    std::string why;
+    int64_t index = remap(*decoded_for, *program, version, fn, &why);
+    if (index < 0) {
+      vm::CallResult r;
+      r.ok = false;
+      r.reason = std::move(why);
+      return r;
+    }
+    fn = static_cast<uint32_t>(index);
+  }
+  return vm::call_query(*program, snap, fn, args, o);
 }
 
 vm::RunOptions Owner::event_options() const {
@@ -156,12 +298,19 @@ void Owner::run() {
   std::vector<CommittedEvent> committed;
   std::vector<size_t> committed_at;  // index in batch of each committed event
   std::vector<std::string> keyed_results;  // a keyed event's encoded result (logged with it), by index in batch
+  std::vector<Upgrading> upgrades;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and nothing left
-      batch.swap(queue_);
+      queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || !upgrades_.empty(); });
+      upgrades.swap(upgrades_);
+      if (upgrades.empty() && queue_.empty()) return;  // stopping, and nothing left
+      if (upgrades.empty()) batch.swap(queue_);
+    }
+    if (!upgrades.empty()) {  // between two batches
+      for (Upgrading& u : upgrades) run_upgrade(u);
+      upgrades.clear();
+      continue;
     }
     ++batches_;
     Waiting w;
@@ -192,6 +341,7 @@ void Owner::run() {
             }
             EventReply reply{EventReply::Kind::Committed, seen->sequence, ""};
             reply.replayed = true;
+            reply.version = program_at(seen->sequence).second;
             std::vector<vm::Value> result;
             if (seen->result.empty() || !decode_values(seen->result, &result).ok() || result.size() != 1)
               reply.result_error = "the original result was not kept (it was too large to send then too)";
@@ -201,9 +351,20 @@ void Owner::run() {
             continue;
           }
         }
+        if (p.decoded_for && p.decoded_for != program_) {  // a hot upgrade came between
+          std::string why;
+          int64_t index = remap(*p.decoded_for, *program_, version_, p.fn, &why);
+          if (index < 0) {
+            EventReply failed{EventReply::Kind::Failed, 0, std::move(why)};
+            failed.version = version_;
+            w.replies.emplace_back(std::move(p.done), std::move(failed));
+            continue;
+          }
+          p.fn = static_cast<uint32_t>(index);
+        }
         vm::CallResult r;
         try {
-          r = vm::call_event(program_, *store_, p.fn, p.args, event_options());
+          r = vm::call_event(*program_, *store_, p.fn, p.args, event_options());
         } catch (const std::bad_alloc&) {
           // before the event ran (its machine could not be set up): it changed nothing; inside
           // it, call_event turns running out of memory into the event's runtime error
@@ -225,11 +386,14 @@ void Owner::run() {
           committed.push_back(CommittedEvent{p.fn, p.args, p.key, keyed_results[i]});
           committed_at.push_back(i);
           EventReply reply{EventReply::Kind::Committed, 0, "", std::move(r.value)};
+          reply.version = version_;
           reply.result_bytes_at_least = r.result_bytes_at_least;
           reply.result_error = std::move(r.result_error);
           w.replies.emplace_back(std::move(p.done), std::move(reply));
         } else {
-          w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Failed, 0, std::move(r.reason)});
+          EventReply failed{EventReply::Kind::Failed, 0, std::move(r.reason)};
+          failed.version = version_;
+          w.replies.emplace_back(std::move(p.done), std::move(failed));
         }
       }
       if (!committed.empty()) {
@@ -308,6 +472,7 @@ void Owner::on_durable(uint64_t sequence, bool poisoned, const std::string& reas
     }
     collect_ready(ready);
   }
+  durable_cv_.notify_all();
   deliver(ready);
 }
 

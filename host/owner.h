@@ -76,6 +76,12 @@ class Durability {
   // Queues the events as consecutive records; returns the sequence number of the last, or 0 when
   // the log is poisoned or closed (nothing was queued then). events is never empty.
   virtual uint64_t append(std::span<const CommittedEvent> events) = 0;
+  // Queues the record that starts version `number` (host/versions.h kVersionEvent) after what was
+  // appended; returns its sequence, or 0 when the log is poisoned or closed, or keeps no versions.
+  virtual uint64_t append_version(uint32_t number) {
+    (void)number;
+    return 0;
+  }
   // Makes what was appended durable (reporting it through the listener) and stops. Returns "" or
   // why it failed. Idempotent.
   virtual std::string close() = 0;
@@ -155,6 +161,8 @@ struct EventReply {
   // Committed: not run now: its idempotency key had committed this event with these arguments as
   // `sequence`, whose result this is (the original answer).
   bool replayed = false;
+  // Committed or Failed: the module version whose code ran it (docs/upgrades.md; 1 before any upgrade).
+  uint32_t version = 0;
 };
 using EventDone = std::function<void(EventReply)>;
 
@@ -193,6 +201,31 @@ struct OwnerOptions {
   // I/O threads: one hand-off a batch instead of one a reply, and the replies' encoding leaves
   // the owner.
   std::function<void(std::function<void()> job)> reply_runner;
+  // The module version the program is (host/versions.h) and the sequence of its version record
+  // (0: from the start): what the replies' `version` says until a hot upgrade (Owner::upgrade).
+  uint32_t version = 1;
+  uint64_t version_begins = 0;
+};
+
+// A hot upgrade (docs/upgrades.md): the owner switches to another program between two batches.
+struct HotUpgrade {
+  const vm::Program* program = nullptr;  // the new version's code; outlives the owner
+  uint32_t version = 0;                  // its number (the current one plus one)
+  // On the owner thread, between two batches (every earlier batch appended to the log, not
+  // necessarily durable yet), with the live store and the sequence the version record would get:
+  // plans, checks and writes the version file. false: stop here (a plan only, or refused), nothing
+  // was changed.
+  std::function<bool(const rt::Store& store, uint64_t sequence)> prepare;
+  // Once the version record is durable, before any event runs on the new version: changes the
+  // store to the new schema (may replace it). "" or why not; then the module turns unhealthy (the
+  // log says the new version begins there, and the store could not follow).
+  std::function<std::string(std::unique_ptr<rt::Store>* store)> apply;
+};
+struct HotUpgradeDone {
+  bool applied = false;       // the owner runs the new version now
+  uint64_t sequence = 0;      // applied: the version record's sequence
+  double pause_seconds = 0;   // applied: from prepare's start to the new version serving (no event ran meanwhile)
+  std::string error;          // not applied after prepare said go: why (the log refused, apply failed)
 };
 
 struct OwnerStats {
@@ -224,7 +257,8 @@ class Owner {
   Owner& operator=(const Owner&) = delete;
 
   const std::string& name() const { return name_; }
-  const vm::Program& program() const { return program_; }
+  // The program the owner was made with (a hot upgrade does not change it: see program_at).
+  const vm::Program& program() const { return first_program_; }
 
   // Any thread. Queues event `fn` (an event of program(); args already checked by the caller or
   // checked on the owner). done runs exactly once: on a durability or owner thread, or on this
@@ -233,7 +267,20 @@ class Owner {
   // whose key committed the same event with the same arguments within the window is not run
   // again but answered as that one was (replayed, once it is durable); with another event or
   // other arguments it is KeyReused. A failed event's key is not remembered (a retry runs it).
-  void submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std::string key = {});
+  // decoded_for: the program in which the caller found fn and checked args (null: program()). When
+  // a hot upgrade switched programs since, the event runs as the new version's event of the same
+  // name if its parameters and result are the same, and fails (rolled back, nothing logged) if not.
+  void submit(uint32_t fn, std::vector<vm::Value> args, EventDone done, std::string key = {},
+              const vm::Program* decoded_for = nullptr);
+
+  // Any thread. Queues a hot upgrade: the owner runs it after the batch it is running, before the
+  // next (see HotUpgrade); done runs once, on the owner thread (or at once on this one when the
+  // owner is stopping or unhealthy). Events queued meanwhile wait and then run on whichever version
+  // is current (submit's decoded_for).
+  void upgrade(HotUpgrade upgrade, std::function<void(const HotUpgradeDone&)> done);
+
+  // Any thread: the program of the version in force at sequence (a visible snapshot's), and its number.
+  std::pair<const vm::Program*, uint32_t> program_at(uint64_t sequence) const;
 
   // Any thread: the latest visible (durable) state.
   std::shared_ptr<const rt::Snapshot> snapshot() const;
@@ -241,8 +288,10 @@ class Owner {
   std::pair<std::shared_ptr<const rt::Snapshot>, uint64_t> visible() const;
   // Any thread: runs query fn against snapshot(), with the owner's step budget.
   // cancel: vm::RunOptions::cancel (null: none).
-  vm::CallResult query(uint32_t fn, std::span<const vm::Value> args,
-                       const std::atomic<const char*>* cancel = nullptr) const;
+  // decoded_for: as submit's (the query runs with the code of the snapshot's version; a query of
+  // the same name and types stands in for fn, else it fails with the reason).
+  vm::CallResult query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel = nullptr,
+                       const vm::Program* decoded_for = nullptr) const;
 
   bool healthy() const { return !poisoned_.load(std::memory_order_acquire); }
   std::string unhealthy_reason() const;
@@ -259,6 +308,16 @@ class Owner {
     std::vector<vm::Value> args;
     EventDone done;
     std::string key;
+    const vm::Program* decoded_for = nullptr;
+  };
+  struct Upgrading {
+    HotUpgrade upgrade;
+    std::function<void(const HotUpgradeDone&)> done;
+  };
+  struct Version {
+    uint32_t number;
+    uint64_t begins;
+    const vm::Program* program;
   };
   // A batch run by the owner, waiting for its events to be durable.
   struct Waiting {
@@ -276,13 +335,22 @@ class Owner {
   // snapshot among them.
   void collect_ready(std::vector<Waiting>& out);
   void deliver(std::vector<Waiting>& ready);  // runs the callbacks in order, counting outcomes
+  void run_upgrade(Upgrading& u);             // the owner thread, between batches
+  // The index in `to` (version to_version) of the event or query of the same name and types as
+  // fn of `from`, or -1 and why it cannot run there.
+  int64_t remap(const vm::Program& from, const vm::Program& to, uint32_t to_version, uint32_t fn,
+                std::string* why) const;
   // The options of one event: the budget with the least room left (the module's or the pool's),
   // with the bytes already held against it.
   vm::RunOptions event_options() const;
   void note_memory();  // after an event: the store's bytes to memory_held_ and the pool
 
   const std::string name_;
-  const vm::Program& program_;
+  const vm::Program& first_program_;
+  const vm::Program* program_;   // owner thread only: the version running now
+  uint32_t version_ = 1;         // owner thread only
+  mutable std::mutex versions_mu_;
+  std::vector<Version> versions_;  // oldest first: what program_at reads
   std::unique_ptr<rt::Store> store_;  // owner thread only
   std::unique_ptr<Durability> durability_;
   const OwnerOptions options_;
@@ -293,6 +361,7 @@ class Owner {
   mutable std::mutex queue_mu_;
   std::condition_variable queue_cv_;
   std::vector<Pending> queue_;
+  std::vector<Upgrading> upgrades_;  // run before the next batch
   bool stopping_ = false;
 
   // Taken before waiting_mu_, never while holding it.
@@ -303,6 +372,7 @@ class Owner {
   mutable std::mutex waiting_mu_;
   std::deque<Waiting> waiting_;
   uint64_t durable_ = 0;
+  std::condition_variable durable_cv_;  // durable_ grew or the log failed (an upgrade waits for its record)
   std::string poison_reason_;
   std::atomic<bool> poisoned_{false};
 

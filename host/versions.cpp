@@ -356,6 +356,21 @@ Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_p
   return {};
 }
 
+std::string upgrade_refusal(const std::string& dir, uint32_t current, const UpgradePlan& plan, bool allow_drop,
+                            const std::string& consent) {
+  if (!plan.refused.empty())
+    return dir + ": the source cannot be upgraded to from version " + std::to_string(current) + ": " + plan.refused +
+           "\n" + plan.render();
+  if (plan.drops && !allow_drop)
+    return dir + ": the upgrade to version " + std::to_string(current + 1) + " loses data, and " + consent +
+           " was not given\n" + plan.render();
+  return "";
+}
+
+Status write_version_file(FileSystem& fs, const std::string& dir, const VersionFile& v) {
+  return write_whole_file(fs, dir, version_file_name(v.number), encode_version_file(v));
+}
+
 Status read_versions(FileSystem& fs, const std::string& dir, std::vector<VersionFile>* out) {
   out->clear();
   std::vector<std::string> names;
@@ -504,17 +519,15 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
         return false;
       }
     if (!report->plan.refused.empty()) {
-      decided = Status::failure(dir + ": the source cannot be upgraded to from version " + std::to_string(current) +
-                                ": " + report->plan.refused + "\n" + report->plan.render());
+      decided = Status::failure(upgrade_refusal(dir, current, report->plan, options.allow_drop, "--allow-drop"));
       return false;
     }
     if (!options.upgrade) {  // the plan is the answer: nothing is written
       report->needs_upgrade = true;
       return false;
     }
-    if (report->plan.drops && !options.allow_drop) {
-      decided = Status::failure(dir + ": the upgrade to version " + std::to_string(current + 1) +
-                                " loses data, and --allow-drop was not given\n" + report->plan.render());
+    if (std::string why = upgrade_refusal(dir, current, report->plan, options.allow_drop, "--allow-drop"); !why.empty()) {
+      decided = Status::failure(why);
       return false;
     }
     return true;
@@ -552,8 +565,7 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
     next.identity = versions[0].identity;
     next.begins = opened.report.last_sequence + 1;
     next.source = options.source;
-    if (Status s = write_whole_file(fs, dir, version_file_name(next.number), encode_version_file(next)); !s.ok())
-      return s;
+    if (Status s = write_version_file(fs, dir, next); !s.ok()) return s;
     char args[4];
     store_u32(args, next.number);
     uint64_t sequence = opened.log->append(kVersionEvent, std::string_view(args, 4));

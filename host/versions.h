@@ -99,6 +99,16 @@ Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& 
 // when the schema changes; a code-only upgrade keeps the rows where they are.
 Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store);
 
+// Why the upgrade from version `current` that `plan` describes cannot be applied, or "" when it can:
+// a refused plan (a key or type change), or a plan that loses data without consent (`consent` names
+// how to give it: "--allow-drop", "allow_drop=1"). The restart path (open_versioned) and the hot
+// upgrade of pure-serve (PUT /v1/NAME/source) both ask this.
+std::string upgrade_refusal(const std::string& dir, uint32_t current, const UpgradePlan& plan, bool allow_drop,
+                            const std::string& consent);
+// Writes version file v into DIR whole (temporary file, fdatasync, rename, directory fsync): the
+// step before its version record is appended.
+Status write_version_file(FileSystem& fs, const std::string& dir, const VersionFile& v);
+
 // ---- Opening a versioned directory ----
 
 struct VersionedOptions {

@@ -87,7 +87,9 @@ Api::Api(std::vector<Module*> modules, ApiOptions options)
       reads_need_token_(options_.tokens.reads_need_token()),
       timeout_why_("cancelled: it ran longer than the time limit of " + std::to_string(options_.query_timeout_ms) +
                    " ms (--query-timeout-ms); ask for less, or raise --query-timeout-ms"),
-      queries_(options_.query_threads, options_.max_query_queue) {}
+      queries_(options_.query_threads, options_.max_query_queue) {
+  for (Module* m : modules_) m->start_running();  // serve() did already; a test's modules may not have
+}
 
 Module* Api::find(std::string_view name) const {
   for (Module* m : modules_)
@@ -174,11 +176,15 @@ void Api::handle(const Request& request, Respond respond) {
   if (parts.size() != 2)
     return answer(Route::Other, error(404, "no route " + std::string(target) + ": use /v1/" + m->name + "/NAME or /v1/" +
                                                m->name + "/lists/LIST"));
-  int index = parts[1].empty() ? -1 : vm::find_function(*m->program, parts[1]);
-  // GET .../source is the module's text; events and queries take POST, so one named source
-  // stays reachable.
-  if (parts[1] == "source" && (get || index < 0)) {
-    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD"));
+  // The version serving now (a hot upgrade may replace it; this request keeps the one it found).
+  std::shared_ptr<const Module::Running> running = m->current();
+  const vm::Program& program = *running->program;
+  int index = parts[1].empty() ? -1 : vm::find_function(program, parts[1]);
+  // GET .../source is the module's text, PUT a hot upgrade (docs/upgrades.md); events and queries
+  // take POST, so one named source stays reachable.
+  if (parts[1] == "source" && (get || method == "PUT" || index < 0)) {
+    if (method == "PUT") return upgrade(*m, query_string, request, auth, std::move(respond), start);
+    if (!get) return answer(Route::Source, method_not_allowed(method, "/v1/" + m->name + "/source", "GET, HEAD, PUT"));
     return answer(Route::Source, source(*m));
   }
   // GET .../events is the audit trail (docs/history.md); an event or query named `events` takes POST.
@@ -187,7 +193,7 @@ void Api::handle(const Request& request, Respond respond) {
     if (!m->serving()) return answer(Route::History, not_serving(*m));
     return history(*m, query_string, request, std::move(respond), start);
   }
-  const vm::Function* fn = index >= 0 ? &m->program->functions[index] : nullptr;
+  const vm::Function* fn = index >= 0 ? &program.functions[index] : nullptr;
   if (!fn || (fn->kind != FuncKind::Event && fn->kind != FuncKind::Query))
     return answer(Route::Other, error(404, "module " + m->name + " has no event or query '" + std::string(parts[1]) + "'"));
   Route route = fn->kind == FuncKind::Event ? Route::Event : Route::Query;
@@ -202,8 +208,8 @@ void Api::handle(const Request& request, Respond respond) {
                                                                       : "'" + std::string(request.content_type) + "'") +
                                         ")"));
   if (!m->serving()) return answer(route, not_serving(*m));
-  if (route == Route::Query) return query(*m, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
-  event(*m, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
+  if (route == Route::Query) return query(*m, program, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
+  event(*m, program, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
 }
 
 Response Api::refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const {
@@ -237,9 +243,9 @@ namespace {
 
 // "runtime error at LINE:COL: ..." (an event's or a query's failure, as the VM words it) with the
 // place in its own file, "runtime error at lib/m.pure:2:12: ...", when the module imports files.
-std::string placed_reason(const Module& m, const std::string& reason) {
+std::string placed_reason(const std::function<std::string(Loc)>& place, const std::string& reason) {
   static constexpr std::string_view kAt = "runtime error at ";
-  if (!m.place || reason.compare(0, kAt.size(), kAt) != 0) return reason;
+  if (!place || reason.compare(0, kAt.size(), kAt) != 0) return reason;
   size_t i = kAt.size();
   auto number = [&](uint32_t* out) {
     size_t from = i;
@@ -252,12 +258,12 @@ std::string placed_reason(const Module& m, const std::string& reason) {
   if (!number(&at.line) || i >= reason.size() || reason[i++] != ':' || !number(&at.col) ||
       reason.compare(i, 2, ": ") != 0)
     return reason;
-  return std::string(kAt) + m.place(at) + reason.substr(i);
+  return std::string(kAt) + place(at) + reason.substr(i);
 }
 
 }  // namespace
 
-void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+void Api::event(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
                 Respond respond, Clock::time_point start) {
   auto answer = [&](Response r) {
     finish(Route::Event, request.target, r, start);
@@ -293,6 +299,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                         }
                         try {
                           std::string body = "{\"ok\":true,\"seq\":" + std::to_string(reply.sequence);
+                          if (reply.version) body += ",\"version\":" + std::to_string(reply.version);
                           if (fn.result_type.kind != Kind::Void) {  // the result the event declares
                             body += ",\"result\":";
                             append_value(body, fn.result_type, reply.value);
@@ -311,7 +318,8 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                       }
                       case host::EventReply::Kind::Failed: {
                         std::string body = "{\"ok\":false,\"reason\":";
-                        append_json_string(body, placed_reason(m, reply.reason));
+                        append_json_string(body, placed_reason(m.place_of(reply.version), reply.reason));
+                        if (reply.version) body += ",\"version\":" + std::to_string(reply.version);
                         r = json_response(409, body + "}");
                         break;
                       }
@@ -326,7 +334,7 @@ void Api::event(Module& m, const vm::Function& fn, uint32_t index, const Request
                     finish(Route::Event, target, r, start);
                     respond(std::move(r));
                   },
-                  std::move(key));
+                  std::move(key), &program);
 }
 
 Response Api::too_large(const std::string& what, uint64_t bytes) const {
@@ -337,7 +345,7 @@ Response Api::too_large(const std::string& what, uint64_t bytes) const {
 
 // The query runs on a query thread; a query whose result, or whose reply, runs out of memory is
 // that query's failure (503), never the server's.
-void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
                 Clock::time_point start) {
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) {
@@ -359,14 +367,14 @@ void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request
     call->respond(std::move(r));
   };
   QueryPool::Job job;
-  job.run = [this, &m, &fn, index, call, reply] {
+  job.run = [this, &m, &program, &fn, index, call, reply] {
     Response r;
     try {
       uint64_t watched = 0;  // the time limit counts from the start on a query thread
       if (options_.query_timeout_ms)
         watched = watch_.watch(call->cancel, Clock::now() + std::chrono::milliseconds(options_.query_timeout_ms),
                                timeout_why_.c_str());
-      r = run_query(m, fn, index, call->args, *call->cancel);
+      r = run_query(m, program, fn, index, call->args, *call->cancel);
       if (watched) watch_.unwatch(watched);
     } catch (const std::bad_alloc&) {
       r = error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
@@ -383,9 +391,9 @@ void Api::query(Module& m, const vm::Function& fn, uint32_t index, const Request
   }
 }
 
-Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+Response Api::run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
                           const CancelFlag& cancel) {
-  vm::CallResult r = m.owner->query(index, args, &cancel);
+  vm::CallResult r = m.owner->query(index, args, &cancel, &program);
   if (r.cancelled && r.error) {  // the time limit, or the client gone (whose answer nobody reads)
     (cancel.load(std::memory_order_acquire) == kClientGone ? cancelled_client_gone_ : cancelled_timeout_)
         .fetch_add(1, std::memory_order_relaxed);
@@ -395,10 +403,12 @@ Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const
     std::string body = "{\"reason\":";
     // As an event's reason reads: "runtime error at LINE:COL: message".
     std::string reason = r.reason;
-    if (r.error)
+    if (r.error) {
+      const std::function<std::string(Loc)> place = m.running_for(&program)->place;  // the version that ran it
       reason = "runtime error at " +
-               (m.place ? m.place(r.error->loc) : std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col)) +
+               (place ? place(r.error->loc) : std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col)) +
                ": " + r.error->message;
+    }
     append_json_string(body, reason);
     return json_response(409, body + "}");
   }
@@ -423,6 +433,8 @@ Response Api::interface(const Module& m) const {
   }
   // Its versions (docs/upgrades.md): the one serving, and each one the directory kept, with the
   // sequence of the upgrade record that started it (0: version 1). Known once it serves.
+  std::shared_ptr<const Module::Running> running = m.current();
+  std::unique_lock<std::mutex> history_lock(m.upgrade_mu);  // a hot upgrade appends to the history
   if (m.serving() && !m.versions.history.empty()) {
     out += ",\"version\":" + std::to_string(m.versions.version) + ",\"versions\":[";
     for (size_t i = 0; i < m.versions.history.size(); ++i) {
@@ -432,12 +444,13 @@ Response Api::interface(const Module& m) const {
     }
     out += ']';
   }
+  history_lock.unlock();
   out += options_.tokens.writes_need_token() ? ",\"events_need_token\":true" : ",\"events_need_token\":false";
   out += reads_need_token_ ? ",\"reads_need_token\":true" : ",\"reads_need_token\":false";
   for (FuncKind kind : {FuncKind::Event, FuncKind::Query}) {
     out += kind == FuncKind::Event ? ",\"events\":[" : ",\"queries\":[";
     bool first = true;
-    for (const vm::Function& fn : m.program->functions) {
+    for (const vm::Function& fn : running->program->functions) {
       if (fn.kind != kind) continue;
       if (!first) out += ',';
       first = false;
@@ -459,9 +472,14 @@ Response Api::interface(const Module& m) const {
   }
   out += ",\"lists\":[";
   // row counts: O(1) each; null while the module recovers (it has no state yet)
-  std::shared_ptr<const rt::Snapshot> snap = m.serving() ? m.owner->snapshot() : nullptr;
-  for (size_t i = 0; i < m.stored.size(); ++i) {
-    const ir::ListDesc& d = m.stored[i];
+  std::shared_ptr<const rt::Snapshot> snap;
+  if (m.serving()) {  // the lists of the visible snapshot's version
+    auto [s, sequence] = m.owner->visible();
+    snap = std::move(s);
+    running = m.running_for(m.owner->program_at(sequence).first);
+  }
+  for (size_t i = 0; i < running->stored.size(); ++i) {
+    const ir::ListDesc& d = running->stored[i];
     if (i) out += ',';
     out += "{\"name\":";
     append_json_string(out, d.name);
@@ -490,7 +508,7 @@ Response Api::source(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
   out += ",\"source\":";
-  append_json_string(out, m.source);
+  append_json_string(out, m.current()->source);
   out += '}';
   return json_response(200, std::move(out));
 }

@@ -96,14 +96,18 @@ class Api {
   static constexpr std::array<int, 17> kStatuses = {200, 304, 400, 401, 403, 404, 405, 408, 409,
                                                      413, 415, 421, 431, 500, 503, 505, 0};
 
-  void event(Module& m, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
+  // program: the version fn was found in (the owner maps fn to a newer version's event of the
+  // same name and types if a hot upgrade comes before it runs).
+  void event(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request, const Tokens::Check& auth,
              Respond respond, std::chrono::steady_clock::time_point start);
   // 413: a result (or its reply) of at least `bytes` passes --max-reply; `what` names it.
   Response too_large(const std::string& what, uint64_t bytes) const;
   // Decodes the arguments here, then runs the query on a query thread and answers from there.
-  void query(Module& m, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
+  void query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request,
+             Respond respond,
              std::chrono::steady_clock::time_point start);
-  Response run_query(Module& m, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
+  Response run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index,
+                     const std::vector<vm::Value>& args,
                      const CancelFlag& cancel);
   Response interface(const Module& m) const;
   Response list_page(const Module& m, std::string_view list, std::string_view query) const;
@@ -112,6 +116,11 @@ class Api {
   // query thread; its parameters are checked here (400).
   void history(Module& m, std::string_view query_string, const Request& request, Respond respond,
                std::chrono::steady_clock::time_point start);
+  // PUT /v1/NAME/source (api_upgrade.cpp): a hot upgrade (docs/upgrades.md). The new source is
+  // compiled on a query thread, planned by the module's owner against its live state between two
+  // batches, and applied there when the plan allows it (?plan=1: answered, never applied).
+  void upgrade(Module& m, std::string_view query_string, const Request& request, const Tokens::Check& auth,
+               Respond respond, std::chrono::steady_clock::time_point start);
   Response health() const;
   Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
   // 401 or 403 for a request that needs a token of scope `needed` and has not got one (what: the

@@ -14,13 +14,26 @@ namespace pure::serve {
 
 namespace {
 
-HistoryCode history_code(const Module& m) {
+// The module's versions as one request sees them (a hot upgrade may add one meanwhile): kept
+// alive by the request, since its page is read on a query thread.
+struct HistoryKeep {
+  std::shared_ptr<const Module::Running> running;
+  std::vector<host::VersionFile> versions;
   HistoryCode code;
-  code.program = m.program.get();
-  code.version = m.versions.version;
-  code.version_begins = m.versions.version_begins;
-  code.versions = &m.versions.history;
-  return code;
+};
+
+std::shared_ptr<const HistoryKeep> history_code(const Module& m) {
+  auto keep = std::make_shared<HistoryKeep>();
+  {
+    std::lock_guard<std::mutex> lock(m.upgrade_mu);
+    keep->running = m.running;
+    keep->versions = m.versions.history;
+    keep->code.version = m.versions.version;
+    keep->code.version_begins = m.versions.version_begins;
+  }
+  keep->code.program = keep->running->program.get();
+  keep->code.versions = &keep->versions;
+  return keep;
 }
 
 }  // namespace
@@ -35,6 +48,7 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
   host::HistoryFilter filter;
   bool has_before = false;
   filter.max_scan_bytes = limits::kHistoryScanBytes;
+  std::shared_ptr<const HistoryKeep> keep = history_code(m);
   for (std::string_view kv : split(query_string, '&')) {
     if (kv.empty()) continue;
     size_t eq = kv.find('=');
@@ -42,7 +56,7 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
     std::string_view value = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
     if (!is_history_parameter(key))
       return answer(error(400, "unknown query parameter '" + std::string(key) + "': " + takes));
-    std::string bad = parse_history_parameter(history_code(m), m.name, key, value, limits::kHistoryPageRecords, &filter,
+    std::string bad = parse_history_parameter(keep->code, m.name, key, value, limits::kHistoryPageRecords, &filter,
                                               &has_before);
     if (!bad.empty()) return answer(error(400, bad));
   }
@@ -57,7 +71,7 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
     call->respond(std::move(r));
   };
   QueryPool::Job job;
-  job.run = [&m, filter, reply]() mutable {
+  job.run = [&m, filter, reply, keep]() mutable {
     Response r;
     try {
       filter.through = m.owner->visible().second;  // whole on disk: durable
@@ -74,7 +88,7 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
       out += ",\"events\":[";
       for (size_t i = 0; i < page.records.size(); ++i) {
         if (i) out += ',';
-        append_history_record(out, history_code(m), page.records[i]);
+        append_history_record(out, keep->code, page.records[i]);
       }
       out += "],\"next_after\":" + (page.next_after ? std::to_string(page.next_after) : std::string("null")) + "}";
       r = json_response(200, std::move(out));

@@ -44,10 +44,14 @@ bool percent_decode(std::string_view in, std::string& out) {
 }  // namespace
 
 Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string) const {
+  // The visible state, read with the lists of the version it is in (a hot upgrade changes them).
+  auto [snap, sequence] = m.owner->visible();
+  std::shared_ptr<const Module::Running> running = m.running_for(m.owner->program_at(sequence).first);
+  const std::vector<ir::ListDesc>& stored = running->stored;
   size_t li = 0;
-  while (li < m.stored.size() && m.stored[li].name != list) ++li;
-  if (li == m.stored.size()) return error(404, "module " + m.name + " has no stored list '" + std::string(list) + "'");
-  const ir::ListDesc& d = m.stored[li];
+  while (li < stored.size() && stored[li].name != list) ++li;
+  if (li == stored.size()) return error(404, "module " + m.name + " has no stored list '" + std::string(list) + "'");
+  const ir::ListDesc& d = stored[li];
   int64_t limit = 100;
   std::string after, prefix;
   bool has_after = false, has_prefix = false;
@@ -121,9 +125,8 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
     if (!e.empty()) return error(400, e + ", got '" + after + "'");
   }
 
-  std::shared_ptr<const rt::Snapshot> snap = m.owner->snapshot();
   const rt::ListReader& reader = snap->list(li);
-  const rt::ListShape& shape = *m.program->stored_shapes[li];
+  const rt::ListShape& shape = *running->program->stored_shapes[li];
   std::unique_ptr<rt::Cursor> cursor;
   bool skip_keys = false;  // rows at or before after_key still to be skipped
   if (!has_after) {

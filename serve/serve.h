@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,18 @@ namespace pure::serve {
 // usage error or a socket it cannot listen on, no module's data directory recovered (with
 // require_all_modules: one did not), a data directory in use by another process.
 constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3, kExitDataDir = 4;
+
+// What a module's source compiles to, for a hot upgrade (PUT /v1/NAME/source): the command line
+// compiles (serve/ cannot: tools/ sits above it) through Module::compile.
+struct CompiledSource {
+  std::string source;  // the whole text (`use` lines resolved): what the data directory keeps
+  std::shared_ptr<vm::Program> program;
+  std::vector<ir::ListDesc> stored;
+  host::SchemaSpec schema;
+  // A place in `source` as "FILE:LINE:COL" in the file it came from, when it imports files (as
+  // Module::place); empty otherwise.
+  std::function<std::string(Loc)> place;
+};
 
 // One served module. It starts Recovering (its data directory being read: events, queries and
 // list pages answer 503); owner is set, then state becomes Serving (release), so a reader that
@@ -55,6 +68,62 @@ struct Module {
   host::VersionedOptions versioned;
   host::VersionedReport versions;
   std::string failure;                 // written before state becomes Failed
+
+  // Hot upgrades (PUT /v1/NAME/source, docs/upgrades.md). compile: the command line's compiler
+  // (the messages, located, in *errors when it returns false). The version serving now (program,
+  // stored lists, source, schema, number) is `running`: read it through current(); an upgrade
+  // replaces it (under upgrade_mu, with versions.history and .version). Every program run since
+  // the start is kept to the end (queries and list pages of a snapshot use its own version's, and
+  // the JIT's code refers to them).
+  std::function<bool(const std::string& source, CompiledSource* out, std::string* errors)> compile;
+  struct Running {
+    uint32_t version = 1;
+    std::shared_ptr<const vm::Program> program;
+    std::vector<ir::ListDesc> stored;
+    std::string source;
+    host::SchemaSpec schema;
+    std::function<std::string(Loc)> place;  // as Module::place, for this version's source
+  };
+  mutable std::mutex upgrade_mu;
+  std::shared_ptr<const Running> running;                // set by serve() before it listens
+  std::vector<std::shared_ptr<const Running>> ran;       // every version this process served, oldest first
+  std::atomic<bool> upgrading{false};                    // one PUT at a time (another: 409)
+  // Sets running, unless set, to the program as compiled (the Module keeps it), as version 1.
+  void start_running() {
+    std::lock_guard<std::mutex> lock(upgrade_mu);
+    if (running) return;
+    auto r = std::make_shared<Running>();
+    r->program = std::shared_ptr<const vm::Program>(std::shared_ptr<void>(), program.get());
+    r->stored = stored;
+    r->source = source;
+    r->schema = versioned.code.schema;
+    r->place = place;
+    running = r;
+    ran = {r};
+  }
+  std::shared_ptr<const Running> current() const {
+    std::lock_guard<std::mutex> lock(upgrade_mu);
+    return running;
+  }
+  // The version whose program is p (a snapshot's, Owner::program_at); the current one if none is.
+  std::shared_ptr<const Running> running_for(const vm::Program* p) const {
+    std::lock_guard<std::mutex> lock(upgrade_mu);
+    for (const auto& r : ran)
+      if (r->program.get() == p) return r;
+    return running;
+  }
+  // The place function of the version numbered `version` (a failed event's reply names it); the
+  // current version's when no version this process ran has that number.
+  std::function<std::string(Loc)> place_of(uint32_t version) const {
+    std::lock_guard<std::mutex> lock(upgrade_mu);
+    for (const auto& r : ran)
+      if (r->version == version) return r->place;
+    return running ? running->place : place;
+  }
+  host::VersionedReport versions_copy() const {
+    std::lock_guard<std::mutex> lock(upgrade_mu);
+    return versions;
+  }
 
   bool serving() const { return state.load(std::memory_order_acquire) == State::Serving; }
 };

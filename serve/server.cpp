@@ -31,6 +31,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   for (auto& m : modules) {
     PURE_ASSERT(host::check_module_name(m->name).empty());  // DATA/NAME stays inside DATA
     m->dir = data + "/" + m->name;
+    m->start_running();  // routes find events and queries in it while the module recovers
     if (host::Status s = host::lock_data_dir(m->dir, "pure-serve", &m->lock); !s.ok()) {
       server_log("error", {{"module", as_json_string(m->name)}, {"message", as_json_string(s.error)}});
       std::fprintf(stderr, "pure-serve: %s: %s\n", m->name.c_str(), s.error.c_str());
@@ -125,6 +126,15 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       oo.on_unhealthy = [name](const std::string& why) {
         server_log("log_poisoned", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
       };
+      oo.version = m->versions.version ? m->versions.version : 1;
+      oo.version_begins = m->versions.version_begins;
+      {
+        std::lock_guard<std::mutex> lock(m->upgrade_mu);
+        auto running = std::make_shared<Module::Running>(*m->running);
+        running->version = oo.version;
+        m->running = running;
+        m->ran = {running};
+      }
       m->owner = std::make_unique<host::Owner>(m->name, *m->program, std::move(store), std::move(event_log), oo);
       const host::RecoveryReport& r = m->recovery;
       char secs[32];

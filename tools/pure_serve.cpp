@@ -318,6 +318,23 @@ int main(int argc, char** argv) {
       return pure::tools::compile_version(dir + "/" + pure::host::version_file_name(number), version_source, replay,
                                           out);
     };
+    // A hot upgrade's source (PUT /v1/NAME/source) compiles as this file would: its `use` lines
+    // resolved beside it, its messages located in it.
+    m->compile = [path](const std::string& source, pure::serve::CompiledSource* out, std::string* errors) {
+      std::string text = source;
+      pure::tools::CompileSteps steps;
+      if (!pure::tools::resolve_module(path, &text, &steps, errors)) return false;
+      out->source = text;
+      if (!steps.files.empty()) out->place = pure::tools::place_in_files(path, steps.files);
+      steps.lowered = [out](const pure::ir::Program& ir) {
+        out->stored = ir.stored;
+        out->schema = pure::tools::schema_spec(ir);
+      };
+      std::shared_ptr<pure::vm::Program> program = pure::tools::compile_to(path, std::move(text), steps, errors);
+      if (!program) return false;
+      out->program = std::move(program);
+      return true;
+    };
     modules.push_back(std::move(m));
   }
   if (failed) return kExitCompile;

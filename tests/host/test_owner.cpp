@@ -8,7 +8,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -52,6 +55,13 @@ class ManualLog final : public pure::host::Durability {
     appended_ += events.size();
     cv_.notify_all();
     return last_;
+  }
+  uint64_t append_version(uint32_t) override {  // one record, as the durable log's
+    std::lock_guard<std::mutex> lock(mu_);
+    if (poisoned_) return 0;
+    ++appended_;
+    cv_.notify_all();
+    return ++last_;
   }
   std::string close() override {
     closed_ = true;
@@ -273,4 +283,112 @@ TEST_CASE("owner: several threads submit to two modules while others query") {
   CHECK(acked.load() == kThreads * kEach);
   CHECK(count(a, "k") + count(b, "k") == kThreads * kEach);
   CHECK(backwards.load() == 0);
+}
+
+TEST_CASE("owner: a hot upgrade runs between two batches, after its record is durable; waiting events and queries find "
+          "their namesakes or fail") {
+  auto v1 = compile(kCounter);
+  // version 2: hit adds 10, bad is gone, count takes another parameter, total is new
+  auto v2 = compile(R"(list hits by name: text { n: int = 0 }
+event hit(name: text) { hits[name].n += 10 }
+event spin() { while true { } }
+query count(name: text, twice: bool) -> int {
+  let h = hits[name] else return 0
+  return h.n
+}
+query total() -> int {
+  var t = 0
+  for h in hits { t += h.n }
+  return t
+}
+)");
+  auto log = std::make_unique<ManualLog>();
+  ManualLog* manual = log.get();
+  pure::host::Owner owner("m", *v1, pure::rt::make_store(v1->stored), std::move(log));
+  Replies replies;
+  owner.submit(fn(*v1, "hit"), {Value::of_text("a")}, replies.make(0), {}, v1.get());
+  manual->wait_appended(1);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<pure::host::HotUpgradeDone> done;
+  uint64_t prepared_at = 0;
+  bool applied = false;
+  pure::host::HotUpgrade u;
+  u.program = v2.get();
+  u.version = 2;
+  u.prepare = [&](const pure::rt::Store&, uint64_t sequence) {
+    prepared_at = sequence;
+    return true;
+  };
+  u.apply = [&](std::unique_ptr<pure::rt::Store>*) {
+    applied = true;
+    return std::string();
+  };
+  owner.upgrade(std::move(u), [&](const pure::host::HotUpgradeDone& d) {
+    std::lock_guard<std::mutex> lock(mu);
+    done = d;
+    cv.notify_all();
+  });
+  manual->wait_appended(2);  // the version record; the owner now waits for it to be durable
+  CHECK(prepared_at == 2);
+  CHECK_FALSE(applied);
+  // sent meanwhile, decoded for version 1: hit runs as version 2's hit, bad has no namesake
+  owner.submit(fn(*v1, "hit"), {Value::of_text("a")}, replies.make(1), {}, v1.get());
+  owner.submit(fn(*v1, "bad"), {Value::of_text("a")}, replies.make(2), {}, v1.get());
+  owner.submit(fn(*v2, "hit"), {Value::of_text("b")}, replies.make(3), {}, v2.get());
+  CHECK(replies.size() == 0);
+  manual->ack_all();  // event 1 and the version record durable
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return done.has_value(); }));
+  }
+  CHECK(done->applied);
+  CHECK(done->sequence == 2);
+  CHECK(applied);
+  manual->wait_appended(4);
+  manual->ack_all();
+  replies.wait(4);
+  std::map<int, EventReply> by_tag;
+  for (auto& [tag, r] : replies.got) by_tag[tag] = r;
+  CHECK(by_tag[0].kind == EventReply::Kind::Committed);
+  CHECK((by_tag[0].sequence == 1 && by_tag[0].version == 1));
+  CHECK(by_tag[1].kind == EventReply::Kind::Committed);
+  CHECK((by_tag[1].sequence == 3 && by_tag[1].version == 2));
+  CHECK(by_tag[2].kind == EventReply::Kind::Failed);
+  CHECK(by_tag[2].version == 2);
+  CHECK(by_tag[2].reason == "module m was upgraded to version 2 while event bad waited, and version 2 has no event bad (not run)");
+  CHECK((by_tag[3].sequence == 4 && by_tag[3].version == 2));
+  // queries: the visible state is version 2's; total is found by its own program, count decoded
+  // for version 1 has no namesake of the same types
+  CHECK(owner.program_at(owner.visible().second).second == 2);
+  pure::vm::CallResult total = owner.query(fn(*v2, "total"), {}, nullptr, v2.get());
+  REQUIRE(total.ok);
+  CHECK(total.value.i == 21);  // 1 (version 1's hit) + 10 + 10
+  std::vector<Value> args{Value::of_text("a")};
+  pure::vm::CallResult old = owner.query(fn(*v1, "count"), args, nullptr, v1.get());
+  CHECK_FALSE(old.ok);
+  CHECK(old.reason.find("whose query count takes other parameters") != std::string::npos);
+  owner.close();
+}
+
+TEST_CASE("owner: a hot upgrade whose prepare says no changes nothing") {
+  auto v1 = compile(kCounter);
+  auto v2 = compile(std::string(kCounter) + "query two() -> int { return 2 }\n");
+  pure::host::Owner owner("m", *v1, pure::rt::make_store(v1->stored), pure::host::make_no_durability());
+  Replies replies;
+  std::promise<pure::host::HotUpgradeDone> promise;
+  pure::host::HotUpgrade u;
+  u.program = v2.get();
+  u.version = 2;
+  u.prepare = [](const pure::rt::Store&, uint64_t) { return false; };
+  u.apply = [](std::unique_ptr<pure::rt::Store>*) { return std::string("never called"); };
+  owner.upgrade(std::move(u), [&](const pure::host::HotUpgradeDone& d) { promise.set_value(d); });
+  pure::host::HotUpgradeDone d = promise.get_future().get();
+  CHECK_FALSE(d.applied);
+  CHECK(d.error.empty());
+  owner.submit(fn(*v1, "hit"), {Value::of_text("a")}, replies.make(0), {}, v1.get());
+  replies.wait(1);
+  CHECK((replies.got[0].second.sequence == 1 && replies.got[0].second.version == 1));
+  CHECK(owner.program_at(1).first == v1.get());
 }

@@ -109,7 +109,7 @@ class ConsoleRoutes(unittest.TestCase):
         with open(SHOP, encoding="utf-8") as f:
             self.assertEqual((status, body), (200, {"module": "shop", "source": f.read()}))
         status, headers, _ = c.request("POST", "/v1/shop/source", "{}")
-        self.assertEqual((status, headers["allow"]), (405, "GET, HEAD"))
+        self.assertEqual((status, headers["allow"]), (405, "GET, HEAD, PUT"))
         status, body = c.json("GET", "/v1/nope/source")
         self.assertEqual(status, 404)
 

@@ -95,13 +95,13 @@ class OneProcessPerDirectory(DataDirTest):
         first = Server(find_binary(), [SHOP], data=data)
         try:
             c = Conn(first.port)
-            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "a"}), (200, {"ok": True, "seq": 1}))
+            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "a"}), (200, {"ok": True, "version": 1, "seq": 1}))
             code, err = self.serve(data, SHOP)
             self.assertEqual(code, 4, err)
             self.assertIn(f"pure-serve: shop: {data}/shop: in use by pure-serve (pid {first.proc.pid}): "
                           "one process at a time per data directory", err)
             # the first one goes on, alone
-            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "a"}), (200, {"ok": True, "seq": 2}))
+            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "a"}), (200, {"ok": True, "version": 1, "seq": 2}))
             c.close()
         finally:
             self.assertEqual(first.stop(), 0)
@@ -201,7 +201,7 @@ class Manifest(DataDirTest):
         try:
             c = Conn(server.port)
             self.assertEqual(c.json("POST", "/v1/shop/total_hits", {}), (200, {"result": first_lost - 1}))
-            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "after"}), (200, {"ok": True, "seq": first_lost}))
+            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "after"}), (200, {"ok": True, "version": 1, "seq": first_lost}))
             self.assertEqual(c.json("GET", "/health")[0], 200)
             c.close()
             self.assertTrue(wait_until(lambda: server.log("data_loss_accepted")))
@@ -270,7 +270,7 @@ class OneBadModule(DataDirTest):
             c = Conn(server.port)
             self.assertTrue(wait_until(lambda: c.json("GET", "/v1/bank_ledger")[1]["state"] == "serving"))
             self.assertEqual(c.json("POST", "/v1/bank_ledger/open", {"id": 1, "owner": "ann", "deposit": 10.0}),
-                             (200, {"ok": True, "seq": 1}))
+                             (200, {"ok": True, "version": 1, "seq": 1}))
             self.assertEqual(c.json("POST", "/v1/bank_ledger/total", {}), (200, {"result": 10.0}))
             for method, path, body in [("POST", "/v1/shop/hit", {"name": "x"}), ("POST", "/v1/shop/total_hits", {}),
                                        ("GET", "/v1/shop/lists/hits", None)]:

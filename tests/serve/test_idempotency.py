@@ -36,9 +36,9 @@ class Idempotency(unittest.TestCase):
             key = {"Idempotency-Key": "hit-a-1"}
             status, first = c.json("POST", "/v1/shop/hit", {"name": "a"}, key)
             self.assertEqual(status, 200, first)
-            self.assertEqual(first, {"ok": True, "seq": 1})
+            self.assertEqual(first, {"ok": True, "version": 1, "seq": 1})
             status, again = c.json("POST", "/v1/shop/hit", {"name": "a"}, key)
-            self.assertEqual((status, again), (200, {"ok": True, "seq": 1, "replayed": True}))
+            self.assertEqual((status, again), (200, {"ok": True, "version": 1, "seq": 1, "replayed": True}))
             self.assertEqual(count(c, "a"), 1)
             # an event with a result: the retry gets the original result
             mkey = {"Idempotency-Key": "missing-1"}
@@ -96,7 +96,7 @@ class Idempotency(unittest.TestCase):
             self.assertEqual((status, retry), (200, dict(acked, replayed=True)))
             self.assertEqual(count(c, "k"), 1)
             status, retry = c.json("POST", "/v1/shop/hit", {"name": "a"}, key)  # the first key, too
-            self.assertEqual((status, retry), (200, {"ok": True, "seq": 1, "replayed": True}))
+            self.assertEqual((status, retry), (200, {"ok": True, "version": 1, "seq": 1, "replayed": True}))
             self.assertEqual(count(c, "a"), 1)
             self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "k"}, {"Idempotency-Key": "kill-1x"})[0], 200)  # a new key: a new event
             self.assertEqual(count(c, "k"), 2)

@@ -322,8 +322,8 @@ class Lifecycle(unittest.TestCase):
             c = Conn(server.port)
             self.assertEqual(c.json("POST", "/v1/bank_ledger/total", {}), (200, {"result": 0.0}))
             self.assertEqual(c.json("POST", "/v1/bank_ledger/open", {"id": 1, "owner": "ann", "deposit": 100.0}),
-                             (200, {"ok": True, "seq": 1}))
-            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "z"}), (200, {"ok": True, "seq": 1}))
+                             (200, {"ok": True, "version": 1, "seq": 1}))
+            self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "z"}), (200, {"ok": True, "version": 1, "seq": 1}))
             self.assertEqual(c.json("GET", "/health"), (200, {"ok": True, "modules": {"shop": "serving",
                                                                                        "bank_ledger": "serving"}}))
             c.close()

@@ -88,7 +88,7 @@ class MemoryTest(unittest.TestCase):
         self.assertTrue(body["error"].startswith("event mark committed as seq 1; its result is larger than the reply "
                                                  "limit of 1048576 bytes"), body)
         self.assertEqual(ask(s.port, "/v1/mem/count", {}), (200, {"result": 1}))
-        self.assertEqual(ask(s.port, "/v1/mem/mark", {"n": 2}), (200, {"ok": True, "seq": 2, "result": [7, 7]}))
+        self.assertEqual(ask(s.port, "/v1/mem/mark", {"n": 2}), (200, {"ok": True, "version": 1, "seq": 2, "result": [7, 7]}))
         self.assertEqual(s.stop(), 0)
 
     def test_module_budget(self):

@@ -69,9 +69,9 @@ class Routes(ServeTest):
         self.assertEqual((s2, b2["ok"]), (200, True))
         self.assertGreater(b2["seq"], b1["seq"])
         self.assertEqual(c.json("POST", "/v1/shop/add", {"sku": "x", "qty": -1, "price": 1, "active": True}),
-                         (409, {"ok": False, "reason": "qty must not be negative: -1"}))
+                         (409, {"ok": False, "reason": "qty must not be negative: -1", "version": 1}))
         self.assertEqual(c.json("POST", "/v1/shop/order", {"id": 1, "sku": "apple", "qty": 99}),
-                         (409, {"ok": False, "reason": "only 10 of apple left"}))
+                         (409, {"ok": False, "reason": "only 10 of apple left", "version": 1}))
         # a runtime error in an event: 409, everything it did is undone
         status, body = c.json("POST", "/v1/shop/boom", {"id": 12345})
         self.assertEqual(status, 409)
@@ -89,15 +89,15 @@ class Routes(ServeTest):
         picks = [{"sku": "s1", "qty": 2}, {"sku": "s2", "qty": 1}]
         status, body = c.json("POST", "/v1/shop/order_lines", {"id": 501, "picks": picks, "notes": ["gift"]})
         self.assertEqual(status, 200, body)
-        self.assertEqual(set(body), {"ok", "seq", "result"})
+        self.assertEqual(set(body), {"ok", "seq", "version", "result"})
         self.assertEqual(body["ok"], True)
         self.assertEqual(body["result"], {"id": 501, "total": 3.25, "first": "s1", "noted": True})
         # a failed event: 409 without a result, and nothing of it stays
         self.assertEqual(c.json("POST", "/v1/shop/order_lines", {"id": 502, "picks": picks, "notes": []}),
-                         (409, {"ok": False, "reason": "only 0 of s2 left"}))
+                         (409, {"ok": False, "reason": "only 0 of s2 left", "version": 1}))
         self.assertEqual(c.json("POST", "/v1/shop/qty", {"sku": "s1"}), (200, {"result": 3}))
         self.assertEqual(c.json("POST", "/v1/shop/order_lines", {"id": 503, "picks": [], "notes": []}),
-                         (409, {"ok": False, "reason": "an order needs a line"}))
+                         (409, {"ok": False, "reason": "an order needs a line", "version": 1}))
         # an item may also come as an array of its fields in declaration order (a compact row)
         status, body = c.json("POST", "/v1/shop/order_lines", {"id": 504, "picks": [["s1", 1]], "notes": []})
         self.assertEqual((status, body["result"]), (200, {"id": 504, "total": 1.5, "first": "s1", "noted": False}))
@@ -112,7 +112,7 @@ class Routes(ServeTest):
         self.assertEqual(c.json("POST", "/v1/shop/sum_all", {"xs": [1, 2.5, -0.5]}), (200, {"result": 3.0}))
         # an event without a result answers as before
         status, body = c.json("POST", "/v1/shop/hit", {"name": "seqtest"})
-        self.assertEqual((status, set(body)), (200, {"ok", "seq"}))
+        self.assertEqual((status, set(body)), (200, {"ok", "seq", "version"}))
         # type mismatches inside arrays: 400, naming the element and the field
         bad = [
             ("order_lines", {"id": 1, "picks": 5, "notes": []}, "parameter 'picks': expected seq Pick (an array of objects or of rows), got the integer 5"),
