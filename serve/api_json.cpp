@@ -103,7 +103,12 @@ void append_row(std::string& out, const ir::ValueType& list, const vm::Value& ro
 void append_value(std::string& out, const ir::ValueType& t, const vm::Value& v) {
   switch (t.kind) {
     case Kind::Void: out += "null"; return;
-    case Kind::Int: out += std::to_string(v.i); return;
+    case Kind::Int:  // an enum by its member's name
+      if (!t.members.empty() && v.i >= 0 && static_cast<uint64_t>(v.i) < t.members.size())
+        append_json_string(out, t.members[static_cast<size_t>(v.i)]);
+      else
+        out += std::to_string(v.i);
+      return;
     case Kind::Num: append_json_num(out, v.n); return;
     case Kind::Bool: out += v.i ? "true" : "false"; return;
     case Kind::Text: append_json_string(out, v.text); return;
@@ -137,6 +142,12 @@ const char* col_name(rt::ColType c) {
     case rt::ColType::Text: return "text";
   }
   return "?";
+}
+
+void append_column(std::string& out, const ir::ListDesc& d, size_t col, rt::Cell cell) {
+  if (col < d.members.size() && !d.members[col].empty() && d.cols[col] == rt::ColType::Int && cell < d.members[col].size())
+    return append_json_string(out, d.members[col][cell]);
+  append_cell(out, d.cols[col], cell);
 }
 
 void append_cell(std::string& out, rt::ColType c, rt::Cell cell) {
