@@ -369,9 +369,12 @@ Response Api::run_query(Module& m, const vm::Function& fn, uint32_t index, const
   }
   if (!r.ok) {
     std::string body = "{\"reason\":";
-    // As an event's reason reads: "runtime error at LINE:COL: message".
+    // As an event's reason reads: a `fail`'s own text, or "runtime error at LINE:COL: message".
     std::string reason = r.reason;
-    if (r.error)
+    static constexpr std::string_view kFailed = "failed: ";
+    if (r.error && r.error->is_fail && r.error->message.starts_with(kFailed))
+      reason = r.error->message.substr(kFailed.size());
+    else if (r.error)
       reason = "runtime error at " + std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col) + ": " +
                r.error->message;
     append_json_string(body, reason);
