@@ -454,7 +454,9 @@ Response Api::interface(const Module& m) const {
         append_json_string(out, d.names[c]);
         out += ",\"type\":\"";
         out += col_name(d.cols[c]);
-        out += "\"}";
+        out += '"';
+        if (c < d.members.size() && !d.members[c].empty()) append_members(out, d.members[c]);
+        out += '}';
       }
       out += ']';
     }

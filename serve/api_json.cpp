@@ -179,11 +179,21 @@ std::string_view first_key_text(rt::ColType c, rt::Cell cell, std::string& buffe
 }
 
 // The type as JSON for the interface: {"name":..,"type":..} plus the fields of items and lists.
+void append_members(std::string& out, const std::vector<std::string>& members) {
+  out += ",\"members\":[";
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, members[i]);
+  }
+  out += ']';
+}
+
 void append_typed(std::string& out, std::string_view name, const ir::ValueType& t) {
   out += "{\"name\":";
   append_json_string(out, name);
   out += ",\"type\":";
   append_json_string(out, ir::value_type_name(t));
+  if (!t.members.empty()) append_members(out, t.members);
   if (t.kind == Kind::Item || t.kind == Kind::Keyed || (t.kind == Kind::Seq && t.row_is_item)) {
     if (t.kind == Kind::Keyed) out += ",\"key_count\":" + std::to_string(t.key_count);
     out += ",\"fields\":[";

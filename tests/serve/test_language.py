@@ -41,6 +41,16 @@ class Enums(unittest.TestCase):
         self.assertEqual([r["status"] for r in body["rows"]], ["open", "shipped", "open"])
         status, body = c.json("GET", "/v1/orders/lists/counts")
         self.assertEqual(body["rows"], [{"status": "open", "n": 2}, {"status": "shipped", "n": 1}])
+        # the interface names the members a client may send and will read
+        status, body = c.json("GET", "/v1/orders")
+        members = ["open", "shipped", "cancelled"]
+        move = next(e for e in body["events"] if e["name"] == "move")
+        self.assertEqual(move["params"][1], {"name": "to", "type": "Status", "members": members})
+        self.assertEqual(move["result"], {"name": "result", "type": "Status", "members": members})
+        order = next(q for q in body["queries"] if q["name"] == "order")
+        self.assertEqual(order["result"]["fields"][1], {"name": "status", "type": "Status", "members": members})
+        counts = next(l for l in body["lists"] if l["name"] == "counts")
+        self.assertEqual(counts["key"], [{"name": "status", "type": "int", "members": members}])
 
     def test_a_name_that_is_no_member_is_refused(self):
         c = self.c
