@@ -152,11 +152,14 @@ struct ListDecl {  // a stored list
   const Type* resolved = nullptr;
 };
 
-struct ItemDecl {  // type Name { fields } or type Name = T
+struct ItemDecl {  // type Name { fields }, type Name = T, or enum Name { a, b, c }
   Loc loc;
   std::string name;
-  TypeExprPtr type;       // Keyed with no keys for an item; or any type for an alias
+  TypeExprPtr type;       // Keyed with no keys for an item; or any type for an alias; null for an enum
   bool is_alias = false;
+  bool is_enum = false;
+  std::vector<std::string> members;  // an enum's members, in order (a value is the member's index)
+  std::vector<Loc> member_locs;
   bool has_errors = false;  // a syntax error inside it: the checker gives its name the error type
   const Type* resolved = nullptr;
 };

@@ -37,9 +37,22 @@ std::vector<std::string> Checker::known_type_names() const {
   return names;
 }
 
+// Enums, before constants (`const FIRST = Status.open`) and the other types; a second declaration
+// of a name is left to declare_types, which reports it.
+void Checker::declare_enums() {
+  for (ItemDecl& d : m_.types) {
+    if (!d.is_enum || d.has_errors || type_names_.count(d.name) || d.name == "int" || d.name == "num" ||
+        d.name == "bool" || d.name == "text")
+      continue;
+    d.resolved = tt_.new_enum(d.name, d.members);
+    type_names_[d.name] = d.resolved;
+  }
+}
+
 void Checker::declare_types() {
   // First the names, so that declarations may refer to each other in any order.
   for (ItemDecl& d : m_.types) {
+    if (d.is_enum && d.resolved) continue;  // declared by declare_enums
     if (type_names_.count(d.name) || d.name == "int" || d.name == "num" || d.name == "bool" || d.name == "text") {
       std::string also;
       for (const ItemDecl& first : m_.types)
@@ -54,7 +67,7 @@ void Checker::declare_types() {
       type_names_[d.name] = tt_.error();
       continue;
     }
-    if (!d.is_alias) {
+    if (!d.is_alias && !d.is_enum) {
       Type* item = tt_.new_item(d.name);
       d.resolved = item;
       type_names_[d.name] = item;
@@ -66,7 +79,7 @@ void Checker::declare_types() {
     if (!type_names_.count(d.name)) type_names_[d.name] = d.resolved;
   }
   for (ItemDecl& d : m_.types) {
-    if (d.is_alias || !d.type || !d.resolved) continue;
+    if (d.is_alias || d.is_enum || !d.type || !d.resolved) continue;
     Type* item = const_cast<Type*>(d.resolved);
     for (auto& f : d.type->fields) {
       FieldInfo info = resolve_field(f, "an item's field");

@@ -69,7 +69,14 @@ Checker::ConstVal Checker::const_error(Loc loc, std::string msg, std::string hin
 // The value of a constant expression, or a ConstVal with a null type after an error.
 Checker::ConstVal Checker::const_value(Expr& e) {
   switch (e.kind) {
-    case ExprKind::Int: return const_of(tt_.int_type(), e.int_value);
+    case ExprKind::Int: return const_of(e.type && e.type->is_enum() ? e.type : tt_.int_type(), e.int_value);
+    case ExprKind::Field: {
+      const Type* t = enum_member(e);
+      if (!t) return const_error(e.loc, "a constant's value must be computed at compile time from literals and other constants",
+                                 "fields of variables are not constant");
+      if (is_error(t)) return {};
+      return const_of(t, e.int_value);
+    }
     case ExprKind::Num: return const_of(tt_.num_type(), 0, e.num_value);
     case ExprKind::Bool: return const_of(tt_.bool_type(), e.int_value);
     case ExprKind::Text: return const_of(tt_.text_type(), 0, 0, e.text);
@@ -122,7 +129,7 @@ Checker::ConstVal Checker::const_value(Expr& e) {
         if (!v.type) return v;
         switch (v.type->kind) {
           case TypeKind::Text: out += v.t; break;
-          case TypeKind::Int: out += std::to_string(v.i); break;
+          case TypeKind::Int: out += v.type->is_enum() ? v.type->members[static_cast<size_t>(v.i)] : std::to_string(v.i); break;
           case TypeKind::Bool: out += v.i ? "true" : "false"; break;
           default:
             return const_error(part->loc, "a num cannot be put into a constant text", "make the text where it is used, or use fixed(...) there");

@@ -1,5 +1,7 @@
 // frontend/checker_exprs.cpp — expressions: names, unary, binary and bitwise operators,
 // conditionals, item and seq literals; an int literal adapts to num where a num is wanted.
+#include <algorithm>
+
 #include "frontend/checker_internal.h"
 
 namespace pure::checker {
@@ -17,7 +19,7 @@ const Type* Checker::check_expr(Expr& e, const Type* expected) {
 
 const Type* Checker::check_expr_inner(Expr& e, const Type* expected) {
   switch (e.kind) {
-    case ExprKind::Int: return tt_.int_type();
+    case ExprKind::Int: return e.type && e.type->is_enum() ? e.type : tt_.int_type();  // an enum member stays one
     case ExprKind::Num: return tt_.num_type();
     case ExprKind::Bool: return tt_.bool_type();
     case ExprKind::Text: return tt_.text_type();
@@ -39,7 +41,10 @@ const Type* Checker::check_expr_inner(Expr& e, const Type* expected) {
                   "write 'xs.sort_by(field desc)'");
       return t;
     }
-    case ExprKind::Field: check_expr(*e.args[0], nullptr); return field_type(e);
+    case ExprKind::Field:
+      if (const Type* t = enum_member(e)) return t;
+      check_expr(*e.args[0], nullptr);
+      return field_type(e);
     case ExprKind::Index: {
       const Type* t = check_list_index(e, false);
       if (e.int_value == 1)
@@ -60,6 +65,32 @@ const Type* Checker::check_expr_inner(Expr& e, const Type* expected) {
     }
   }
   return tt_.error();
+}
+
+// `Status.open`, when Status names an enum (and no local or constant): the member becomes an int
+// literal of the enum's type, its index. Null when e is not an enum member; the error type after
+// an unknown member (reported with the members to choose from).
+const Type* Checker::enum_member(Expr& e) {
+  if (e.kind != ExprKind::Field || e.args.empty() || e.args[0]->kind != ExprKind::Name) return nullptr;
+  const std::string& name = e.args[0]->text;
+  if (fn_ && lookup_local(name) >= 0) return nullptr;
+  if (const_index_.count(name)) return nullptr;
+  auto it = type_names_.find(name);
+  if (it == type_names_.end() || !it->second->is_enum()) return nullptr;
+  const Type* t = it->second;
+  auto member = std::find(t->members.begin(), t->members.end(), e.text);
+  if (member == t->members.end()) {
+    std::string all;
+    for (const std::string& m : t->members) all += (all.empty() ? "" : ", ") + m;
+    std::string hint = suggest(e.text, t->members);
+    error(e.loc, "enum '" + name + "' has no member '" + e.text + "'; its members are " + all, hint);
+    return tt_.error();
+  }
+  e.kind = ExprKind::Int;
+  e.int_value = member - t->members.begin();
+  e.args.clear();
+  e.type = t;
+  return t;
 }
 
 const Type* Checker::check_name(Expr& e) {
@@ -86,8 +117,11 @@ const Type* Checker::check_name(Expr& e) {
     error(e.loc, "'" + e.text + "' is a function; call it with parentheses");
     return tt_.error();
   }
-  if (type_names_.count(e.text)) {
-    error(e.loc, "'" + e.text + "' is a type, not a value", "write '" + e.text + " { field: value }' for an item");
+  if (auto t = type_names_.find(e.text); t != type_names_.end()) {
+    if (t->second->is_enum())
+      error(e.loc, "'" + e.text + "' is an enum type, not a value", "write one of its members, e.g. '" + e.text + "." + t->second->members[0] + "'");
+    else
+      error(e.loc, "'" + e.text + "' is a type, not a value", "write '" + e.text + " { field: value }' for an item");
     return tt_.error();
   }
   error(e.loc, "unknown name '" + e.text + "'", suggest(e.text, visible_names()));
@@ -120,7 +154,7 @@ const Type* Checker::check_unary(Expr& e, const Type* expected) {
 void Checker::unify_literals(Expr& a, Expr& b) {
   if (!a.type || !b.type) return;
   auto adapt = [&](Expr& lit, const Type* other) {
-    if (lit.kind == ExprKind::Int && is_num(other)) {
+    if (lit.kind == ExprKind::Int && is_num(other) && !(lit.type && lit.type->is_enum())) {
       lit.kind = ExprKind::Num;
       lit.num_value = static_cast<double>(lit.int_value);
       lit.type = tt_.num_type();

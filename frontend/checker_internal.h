@@ -39,7 +39,7 @@ inline std::string a_type(const Type* t) {
   return (vowel ? "an " : "a ") + n;
 }
 
-inline bool is_int(const Type* t) { return t->kind == TypeKind::Int; }
+inline bool is_int(const Type* t) { return t->kind == TypeKind::Int && !t->is_enum(); }  // an enum is not arithmetic
 inline bool is_num(const Type* t) { return t->kind == TypeKind::Num; }
 inline bool is_error(const Type* t) { return t->kind == TypeKind::Error; }
 inline bool is_numeric(const Type* t) { return is_int(t) || is_num(t); }
@@ -58,6 +58,7 @@ class Checker {
   Checker(Module& m, TypeTable& tt, Diagnostics& d) : m_(m), tt_(tt), d_(d) {}
 
   void run() {
+    declare_enums();  // first: a constant may be an enum's member
     declare_consts();
     declare_types();
     declare_lists();
@@ -173,6 +174,8 @@ class Checker {
   const Type* check_expr(Expr& e, const Type* expected);
   const Type* check_expr_inner(Expr& e, const Type* expected);
   const Type* check_name(Expr& e);
+  const Type* enum_member(Expr& e);
+  void declare_enums();
   const Type* check_unary(Expr& e, const Type* expected);
   void unify_literals(Expr& a, Expr& b);
   const Type* check_binary(Expr& e, const Type* expected);

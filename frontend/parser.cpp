@@ -4,6 +4,7 @@
 #include "base/limits.h"
 #include "frontend/lexer.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace pure {
@@ -63,6 +64,8 @@ class Parser {
   bool at_test() const { return at(Tok::Ident) && peek().text == "test" && peek(1).kind == Tok::Str; }
   // `use "lib.pure"` at module level: `use` is a word there too, not a keyword.
   bool at_use() const { return at(Tok::Ident) && peek().text == "use" && peek(1).kind == Tok::Str; }
+  // `enum Name {` at module level: `enum` is a word there, not a keyword (a name elsewhere).
+  bool at_enum() const { return at(Tok::Ident) && peek().text == "enum" && peek(1).kind == Tok::Ident && peek(2).kind == Tok::LBrace; }
   const Token& advance() {
     const Token& t = peek();
     if (pos_ < toks_.size() - 1) ++pos_;
@@ -122,7 +125,7 @@ class Parser {
     while (!at(Tok::End)) {
       const Token& t = peek();
       if (t.newline_before && (t.kind == Tok::KwFn || t.kind == Tok::KwEvent || t.kind == Tok::KwQuery ||
-                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test() || at_use()))
+                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test() || at_use() || at_enum()))
         break;
       advance();
     }
@@ -161,6 +164,10 @@ class Parser {
         default:
           if (at_test()) {
             test_declaration(m);
+            break;
+          }
+          if (at_enum()) {
+            enum_declaration(m);
             break;
           }
           if (at_use()) {
@@ -251,6 +258,33 @@ class Parser {
       expect(Tok::LBrace, "to start the fields of the item type");
       field_list(d.type->fields, true);
     }
+    d.has_errors = panic_;
+    if (!d.name.empty()) m.types.push_back(std::move(d));
+  }
+
+  // enum Name { a, b, c }: members are names, separated by commas or new lines.
+  void enum_declaration(Module& m) {
+    ItemDecl d;
+    d.loc = advance().loc;
+    d.is_enum = true;
+    d.name = advance().text;
+    advance();  // '{' (at_enum saw it)
+    while (!at(Tok::RBrace) && !at(Tok::End) && !panic_) {
+      Loc loc = peek().loc;
+      std::string member = expect_name("an enum member's name");
+      if (panic_) break;
+      if (std::find(d.members.begin(), d.members.end(), member) != d.members.end()) {
+        error_at(loc, "enum member '" + member + "' appears twice in '" + d.name + "'");
+        break;
+      }
+      d.members.push_back(member);
+      d.member_locs.push_back(loc);
+      if (!accept(Tok::Comma) && !at(Tok::RBrace) && !peek().newline_before)
+        error_here("expected ',' or '}' after an enum member, found " + found());
+    }
+    if (!panic_ && d.members.empty())
+      error_here("an enum needs at least one member", "e.g. 'enum Status { open, shipped, cancelled }'");
+    expect(Tok::RBrace, "to close the enum's members");
     d.has_errors = panic_;
     if (!d.name.empty()) m.types.push_back(std::move(d));
   }
@@ -420,7 +454,7 @@ class Parser {
     switch (peek().kind) {
       case Tok::KwFn: case Tok::KwEvent: case Tok::KwQuery: case Tok::KwType: case Tok::KwConst: return true;
       case Tok::KwList: return peek(1).kind != Tok::KwBy;
-      default: return at_test();
+      default: return at_test() || at_enum();
     }
   }
 

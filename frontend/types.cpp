@@ -30,7 +30,7 @@ std::string type_name(const Type* t) {
   switch (t->kind) {
     case TypeKind::Error: return "<error>";
     case TypeKind::Void: return "nothing";
-    case TypeKind::Int: return "int";
+    case TypeKind::Int: return t->is_enum() ? t->name : "int";
     case TypeKind::Num: return "num";
     case TypeKind::Bool: return "bool";
     case TypeKind::Text: return "text";
@@ -57,6 +57,14 @@ TypeTable::TypeTable() {
   o->fields.push_back({"ok", &bool_});
   o->fields.push_back({"reason", &text_});
   outcome_ = o;
+}
+
+Type* TypeTable::new_enum(std::string name, std::vector<std::string> members) {
+  Type& t = owned_.emplace_back();
+  t.kind = TypeKind::Int;
+  t.name = std::move(name);
+  t.members = std::move(members);
+  return &t;
 }
 
 Type* TypeTable::new_item(std::string name) {

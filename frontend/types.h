@@ -35,7 +35,12 @@ struct Type {
   // fields are ok, reason, then the slots of the value (one field "value" for a scalar or a list;
   // "value.f" for each field f of an item), so `.value` is the value's slots from slot 2 on.
   const Type* value = nullptr;
+  // An enum (`enum Status { open, shipped }`): kind Int, named, its members in declaration order;
+  // a value is the member's index, so later layers see an int (stored, passed and compared as
+  // one) and only printing, JSON and the checker know the names.
+  std::vector<std::string> members;
 
+  bool is_enum() const { return !members.empty(); }
   bool is_scalar() const { return kind == TypeKind::Int || kind == TypeKind::Num || kind == TypeKind::Bool || kind == TypeKind::Text; }
   bool is_list() const { return kind == TypeKind::Seq || kind == TypeKind::Keyed; }
   bool is_ref() const { return kind == TypeKind::Text || is_list(); }  // slot holds a counted pointer
@@ -64,6 +69,7 @@ class TypeTable {
   // A keyed list: keys and fields must be scalars; their row item is made anonymous.
   const Type* keyed(std::vector<FieldInfo> keys, std::vector<FieldInfo> fields);
   Type* new_item(std::string name);  // nominal: each call is a distinct type
+  Type* new_enum(std::string name, std::vector<std::string> members);  // nominal, like items
 
  private:
   Type error_, void_, int_, num_, bool_, text_;

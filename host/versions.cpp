@@ -38,6 +38,30 @@ const char* type_name(rt::ColType t) {
   return "?";
 }
 
+// A column's type as the plan names it: an enum by its members.
+std::string column_type(const ColumnSpec& c) {
+  if (c.members.empty()) return type_name(c.type);
+  std::string s = "enum {";
+  for (size_t i = 0; i < c.members.size(); ++i) s += (i ? ", " : " ") + c.members[i];
+  return s + " }";
+}
+
+// Whether a column's values carry over as they are: the same type, and for an enum the old
+// members first, in their order (a stored cell is a member's position, so members may only be
+// added at the end). "" or why not.
+std::string column_change(const ColumnSpec& from, const ColumnSpec& to) {
+  bool same = from.type == to.type && from.members.empty() == to.members.empty();
+  if (same && from.members.size() <= to.members.size())
+    same = std::equal(from.members.begin(), from.members.end(), to.members.begin());
+  else if (same)
+    same = false;
+  if (same) return "";
+  std::string why = "changes type from " + column_type(from) + " to " + column_type(to);
+  if (!from.members.empty() && !to.members.empty())
+    why += " (an enum's stored value is its member's position: members can only be added at the end)";
+  return why;
+}
+
 std::optional<uint32_t> parse_version_name(std::string_view name) {
   const size_t prefix = sizeof kVersionPrefix - 1, suffix = sizeof kVersionSuffix - 1;
   if (name.size() != prefix + 10 + suffix || name.substr(0, prefix) != kVersionPrefix ||
@@ -245,9 +269,9 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
       const ColumnSpec& col = l.cols[c];
       bool key = c < l.key_count;
       if (key) {  // keys: matched by position (their names are not stored); the type must stay
-        if (o->cols[c].type != col.type)
-          refuse(l.name + "'s key " + col.name + " changes type from " + type_name(o->cols[c].type) + " to " +
-                 type_name(col.type) + ": that needs a migration, which upgrades cannot do yet");
+        std::string change = column_change(o->cols[c], col);
+        if (!change.empty())
+          refuse(l.name + "'s key " + col.name + " " + change + ": that needs a migration, which upgrades cannot do yet");
         col_used[c] = true;
         continue;
       }
@@ -271,8 +295,8 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
       }
       col_used[static_cast<size_t>(at)] = true;
       const ColumnSpec& oc = o->cols[static_cast<size_t>(at)];
-      if (oc.type != col.type) {
-        refuse(l.name + "." + col.name + " changes type from " + type_name(oc.type) + " to " + type_name(col.type) +
+      if (std::string change = column_change(oc, col); !change.empty()) {
+        refuse(l.name + "." + col.name + " " + change +
                ": that needs a migration, which upgrades cannot do yet (add a new field instead)");
         continue;
       }

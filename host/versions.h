@@ -36,6 +36,7 @@ struct ColumnSpec {
   rt::ColType type = rt::ColType::Int;
   uint64_t default_bits = 0;  // Int/Bool/Num cell of the default (the type's zero when none)
   std::string default_text;   // Text columns' default
+  std::vector<std::string> members;  // an enum column (type Int): its members in order; a cell is a position
 };
 
 // One stored list: its name, an optional former name, and its columns (keys first).

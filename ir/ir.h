@@ -169,6 +169,7 @@ struct ListDesc {
   bool all_defaults = false;        // every non-key column has a default
   std::string was;                  // a stored list: its former name (`list NAME was OLD`), or ""
   std::vector<std::string> was_names;  // a stored list: per column, its former name (`f: T was OLD`), or ""
+  std::vector<std::vector<std::string>> members;  // per column: an enum column's members (its cells are indexes), or empty
   uint32_t width() const { return static_cast<uint32_t>(cols.size()); }
 };
 
@@ -183,6 +184,7 @@ struct ValueType {
   uint32_t key_count = 0;           // Keyed: leading columns that form the key
   bool row_is_item = false;         // Seq: elements are items (else one scalar column)
   int desc = -1;                    // Seq/Keyed parameter or result: its descriptor (Program::lists)
+  std::vector<std::string> members; // Int: an enum's members (JSON carries a member's name), else empty
   uint32_t width() const;           // frame slots a value takes (items: one per field)
 };
 ValueType value_type_of(const Type* t);

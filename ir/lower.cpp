@@ -49,6 +49,7 @@ ListDesc TreeLowerer::make_desc(const Type* t, const std::string& name) {
     for (const FieldInfo& fi : e->fields) {
       d.cols.push_back(col_type(fi.type));
       d.names.push_back(fi.name);
+      d.members.push_back(fi.type->members);
     }
     d.all_defaults = true;
     for (size_t i = d.key_count; i < e->fields.size(); ++i) {
@@ -63,6 +64,7 @@ ListDesc TreeLowerer::make_desc(const Type* t, const std::string& name) {
   } else {
     d.cols.push_back(col_type(e));
     d.names.push_back("value");
+    d.members.push_back(e->members);
     d.defaults.push_back(0);
   }
   return d;

@@ -268,7 +268,10 @@ void TreeLowerer::to_text(const Expr& e, uint32_t dst) {
 
 void TreeLowerer::text_of(const Type* t, uint32_t v, uint32_t dst, Loc loc) {
   switch (t->kind) {
-    case TypeKind::Int: emit(Op::INT_TEXT, dst, v, 0, 0, loc); return;
+    case TypeKind::Int:
+      if (t->is_enum()) enum_text(t, v, dst, loc);
+      else emit(Op::INT_TEXT, dst, v, 0, 0, loc);
+      return;
     case TypeKind::Num: emit(Op::NUM_TEXT, dst, v, 0, 0, loc); return;
     case TypeKind::Bool: emit(Op::BOOL_TEXT, dst, v, 0, 0, loc); return;
     case TypeKind::Text: move(dst, v, loc); return;
@@ -332,6 +335,28 @@ void TreeLowerer::text_of(const Type* t, uint32_t v, uint32_t dst, Loc loc) {
     }
     default: return;
   }
+}
+
+// An enum value's member name: a chain of comparisons with each member's index (the last member
+// needs none: a value of the type is always one of its members), made of ops every engine has.
+void TreeLowerer::enum_text(const Type* t, uint32_t v, uint32_t dst, Loc loc) {
+  size_t n = t->members.size();
+  int done = new_block();
+  std::vector<int> blocks;
+  uint32_t index = n > 1 ? new_slot(SlotKind::Int) : 0;
+  for (size_t i = 0; i + 1 < n; ++i) {
+    blocks.push_back(new_block());
+    emit(Op::CONST, index, 0, 0, static_cast<int64_t>(i), loc);
+    emit(Op::JEQ_INT, 0, v, index, blocks.back(), loc);
+  }
+  emit(Op::CONST_TEXT, dst, 0, 0, text_constant(t->members[n - 1]), loc);
+  jump(done);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    set_block(blocks[i]);
+    emit(Op::CONST_TEXT, dst, 0, 0, text_constant(t->members[i]), loc);
+    jump(done);
+  }
+  set_block(done);
 }
 
 // User functions, events and queries: arguments go straight into the callee's frame.

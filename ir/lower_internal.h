@@ -170,6 +170,7 @@ class TreeLowerer {
   uint32_t binary(const Expr& e, int64_t dst);
   void to_text(const Expr& e, uint32_t dst);
   void text_of(const Type* t, uint32_t v, uint32_t dst, Loc loc);
+  void enum_text(const Type* t, uint32_t v, uint32_t dst, Loc loc);
   uint32_t call(const Expr& e, int64_t dst);
   static bool is_simple_scalar(const Expr& e);
   static bool holds_ref(const Type* t, uint32_t k);

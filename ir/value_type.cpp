@@ -27,6 +27,7 @@ ValueType value_type_of(const Type* t) {
   if (!t) return v;
   v.kind = kind_of(t->kind);
   v.name = t->kind == TypeKind::Item ? t->name : type_name(t);
+  v.members = t->members;
   const Type* row = t->kind == TypeKind::Item ? t : t->is_list() ? t->element : nullptr;
   if (t->kind == TypeKind::Seq && row && row->kind != TypeKind::Item) {
     v.field_names.push_back("");
@@ -47,7 +48,7 @@ ValueType value_type_of(const Type* t) {
 std::string value_type_name(const ValueType& t) {
   switch (t.kind) {
     case ValueType::Kind::Void: return "nothing";
-    case ValueType::Kind::Int: return "int";
+    case ValueType::Kind::Int: return t.members.empty() ? "int" : t.name;
     case ValueType::Kind::Num: return "num";
     case ValueType::Kind::Bool: return "bool";
     case ValueType::Kind::Text: return "text";

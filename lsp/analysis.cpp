@@ -577,6 +577,11 @@ struct Document::Impl {
 
   std::string item_text(const ItemDecl& d) const {
     if (d.is_alias) return "type " + d.name + " = " + (d.resolved ? type_name(d.resolved) : "?");
+    if (d.is_enum) {
+      std::string members;
+      for (const std::string& m : d.members) members += (members.empty() ? "" : ", ") + m;
+      return "enum " + d.name + " { " + members + " }";
+    }
     return "type " + d.name + " { " + fields_text(d.resolved, 0) + " }";
   }
 
@@ -585,7 +590,9 @@ struct Document::Impl {
     if (!c.type) return s;
     s += ": " + type_name(c.type) + " = ";
     switch (c.type->kind) {
-      case TypeKind::Int: s += std::to_string(c.int_value); break;
+      case TypeKind::Int:
+        s += c.type->is_enum() ? c.type->name + "." + c.type->members[static_cast<size_t>(c.int_value)] : std::to_string(c.int_value);
+        break;
       case TypeKind::Bool: s += c.int_value ? "true" : "false"; break;
       case TypeKind::Num: s += std::to_string(c.num_value); break;
       case TypeKind::Text: s += "\"" + c.text + "\""; break;
@@ -850,7 +857,7 @@ std::vector<Symbol> Document::symbols() const {
   for (size_t i = 0; i < m.types.size(); ++i) {
     size_t before = out.size();
     declared({Key::Type, static_cast<int>(i)}, m.types[i].loc.offset, m.types[i].name, SymbolKind::Struct, im.item_text(m.types[i]));
-    if (out.size() > before && !m.types[i].is_alias) out.back().children = field_children(m.types[i].resolved);
+    if (out.size() > before && !m.types[i].is_alias && !m.types[i].is_enum) out.back().children = field_children(m.types[i].resolved);
   }
   for (size_t i = 0; i < m.lists.size(); ++i) {
     size_t before = out.size();

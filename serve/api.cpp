@@ -401,9 +401,12 @@ Response Api::run_query(Module& m, const vm::Program& program, const vm::Functio
   }
   if (!r.ok) {
     std::string body = "{\"reason\":";
-    // As an event's reason reads: "runtime error at LINE:COL: message".
+    // As an event's reason reads: a `fail`'s own text, or "runtime error at LINE:COL: message".
     std::string reason = r.reason;
-    if (r.error) {
+    static constexpr std::string_view kFailed = "failed: ";
+    if (r.error && r.error->is_fail && r.error->message.starts_with(kFailed)) {
+      reason = r.error->message.substr(kFailed.size());
+    } else if (r.error) {
       const std::function<std::string(Loc)> place = m.running_for(&program)->place;  // the version that ran it
       reason = "runtime error at " +
                (place ? place(r.error->loc) : std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col)) +
@@ -494,7 +497,9 @@ Response Api::interface(const Module& m) const {
         append_json_string(out, d.names[c]);
         out += ",\"type\":\"";
         out += col_name(d.cols[c]);
-        out += "\"}";
+        out += '"';
+        if (c < d.members.size() && !d.members[c].empty()) append_members(out, d.members[c]);
+        out += '}';
       }
       out += ']';
     }

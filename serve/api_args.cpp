@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -118,6 +119,17 @@ std::string decode(const Path& path, const ir::ValueType& t, const json::value& 
   auto what = [&path] { return "parameter '" + path.str() + "'"; };
   switch (t.kind) {
     case Kind::Int:
+      if (!t.members.empty()) {  // an enum: one of its members' names
+        std::string all;
+        for (const std::string& m : t.members) all += (all.empty() ? "\"" : ", \"") + m + "\"";
+        if (!v.is_string()) return what() + ": expected " + t.name + " (one of " + all + "), got " + json_kind(v);
+        auto m = std::find(t.members.begin(), t.members.end(), std::string_view(v.get_string()));
+        if (m == t.members.end())
+          return what() + ": " + t.name + " has no member \"" + std::string(v.get_string()) + "\"; its members are " + all;
+        out.kind = vm::Value::Kind::Int;
+        out.i = m - t.members.begin();
+        return "";
+      }
       if (v.is_int64()) {
         out.kind = vm::Value::Kind::Int;
         out.i = v.get_int64();
@@ -309,6 +321,7 @@ class FastArgs {
     if (depth > kMaxDepth) return false;
     switch (t.kind) {
       case Kind::Int:
+        if (!t.members.empty()) return false;  // an enum's names: the general decoder
         out.kind = vm::Value::Kind::Int;
         return integer(out.i);
       case Kind::Num: {

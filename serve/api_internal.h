@@ -17,6 +17,10 @@ namespace pure::serve {
 void append_value(std::string& out, const ir::ValueType& t, const vm::Value& v);
 const char* col_name(rt::ColType c);
 void append_cell(std::string& out, rt::ColType c, rt::Cell cell);
+// A stored list's cell in column `col` of d: an enum column's cell as its member's name.
+// ,"members":["a","b"]: an enum's members, in an interface's type (the names its values are sent as).
+void append_members(std::string& out, const std::vector<std::string>& members);
+void append_column(std::string& out, const ir::ListDesc& d, size_t col, rt::Cell cell);
 // A list's first key cell as `after` writes it (42, bob, true), for the prefix filter.
 std::string_view first_key_text(rt::ColType c, rt::Cell cell, std::string& buffer);
 // The type as JSON for the interface: {"name":..,"type":..} plus the fields of items and lists.

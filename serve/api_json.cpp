@@ -103,7 +103,12 @@ void append_row(std::string& out, const ir::ValueType& list, const vm::Value& ro
 void append_value(std::string& out, const ir::ValueType& t, const vm::Value& v) {
   switch (t.kind) {
     case Kind::Void: out += "null"; return;
-    case Kind::Int: out += std::to_string(v.i); return;
+    case Kind::Int:  // an enum by its member's name
+      if (!t.members.empty() && v.i >= 0 && static_cast<uint64_t>(v.i) < t.members.size())
+        append_json_string(out, t.members[static_cast<size_t>(v.i)]);
+      else
+        out += std::to_string(v.i);
+      return;
     case Kind::Num: append_json_num(out, v.n); return;
     case Kind::Bool: out += v.i ? "true" : "false"; return;
     case Kind::Text: append_json_string(out, v.text); return;
@@ -139,6 +144,12 @@ const char* col_name(rt::ColType c) {
   return "?";
 }
 
+void append_column(std::string& out, const ir::ListDesc& d, size_t col, rt::Cell cell) {
+  if (col < d.members.size() && !d.members[col].empty() && d.cols[col] == rt::ColType::Int && cell < d.members[col].size())
+    return append_json_string(out, d.members[col][cell]);
+  append_cell(out, d.cols[col], cell);
+}
+
 void append_cell(std::string& out, rt::ColType c, rt::Cell cell) {
   switch (c) {
     case rt::ColType::Int: out += std::to_string(static_cast<int64_t>(cell)); return;
@@ -168,11 +179,21 @@ std::string_view first_key_text(rt::ColType c, rt::Cell cell, std::string& buffe
 }
 
 // The type as JSON for the interface: {"name":..,"type":..} plus the fields of items and lists.
+void append_members(std::string& out, const std::vector<std::string>& members) {
+  out += ",\"members\":[";
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, members[i]);
+  }
+  out += ']';
+}
+
 void append_typed(std::string& out, std::string_view name, const ir::ValueType& t) {
   out += "{\"name\":";
   append_json_string(out, name);
   out += ",\"type\":";
   append_json_string(out, ir::value_type_name(t));
+  if (!t.members.empty()) append_members(out, t.members);
   if (t.kind == Kind::Item || t.kind == Kind::Keyed || (t.kind == Kind::Seq && t.row_is_item)) {
     if (t.kind == Kind::Keyed) out += ",\"key_count\":" + std::to_string(t.key_count);
     out += ",\"fields\":[";

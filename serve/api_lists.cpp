@@ -173,7 +173,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
       if (c) out += ',';
       append_json_string(out, d.names[c]);
       out += ':';
-      append_cell(out, d.cols[c], row[c]);
+      append_column(out, d, c, row[c]);
     }
     out += '}';
     last = row;
@@ -196,7 +196,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
         if (k) out += ',';
         append_json_string(out, d.names[k]);
         out += ':';
-        append_cell(out, d.cols[k], row[k]);
+        append_column(out, d, k, row[k]);
       }
       out += '}';
       last = row;

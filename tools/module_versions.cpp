@@ -19,6 +19,7 @@ host::SchemaSpec schema_spec(const ir::Program& ir) {
       col.name = c < d.names.size() ? d.names[c] : "";
       col.was = c < d.was_names.size() ? d.was_names[c] : "";
       col.type = d.cols[c];
+      if (c < d.members.size()) col.members = d.members[c];
       if (c >= d.key_count && c - d.key_count < d.defaults.size()) {
         uint64_t bits = d.defaults[c - d.key_count];
         if (col.type == rt::ColType::Text) {

@@ -168,22 +168,31 @@ std::string cell_text(const rt::Cell c, rt::ColType t) {
   return "";
 }
 
-std::string list_text(VM& vm, const Slot* args, const Instr* ip, const std::vector<std::string>& names) {
+// A cell as print shows it; an enum column's cell (an index) as its member's name.
+static std::string column_text(rt::Cell c, rt::ColType t, const std::vector<std::string>& members) {
+  if (!members.empty() && t == rt::ColType::Int && c < members.size()) return members[c];
+  return cell_text(c, t);
+}
+
+std::string list_text(VM& vm, const Slot* args, const Instr* ip, const std::vector<std::string>& names,
+                      const std::vector<std::vector<std::string>>& members) {
   RowWalker walk(vm, args, ip);
   const rt::ListShape& shape = walk.shape();
+  static const std::vector<std::string> none;
+  auto members_of = [&](uint32_t i) -> const std::vector<std::string>& { return i < members.size() ? members[i] : none; };
   std::string out = "[";
   bool first = true;
   while (const rt::Cell* row = walk.next()) {
     if (!first) out += ", ";
     first = false;
     if (names.size() == 1 && names[0] == "value") {
-      out += cell_text(row[0], shape.cols[0]);
+      out += column_text(row[0], shape.cols[0], members_of(0));
       continue;
     }
     out += "{ ";
     for (uint32_t i = 0; i < shape.width(); ++i) {
       if (i) out += ", ";
-      out += names[i] + ": " + cell_text(row[i], shape.cols[i]);
+      out += names[i] + ": " + column_text(row[i], shape.cols[i], members_of(i));
     }
     out += " }";
     if (out.size() > rt::kMaxTextBytes) fault(ip, "text too long");
@@ -465,7 +474,7 @@ void run_builtin(VM& vm, Slot* a, const Instr* ip, Builtin b) {
         return;
       }
       case Builtin::ToText: {
-        std::string r = list_text(vm, a, ip, vm.prog.shape_columns[ip->c >> 1]);
+        std::string r = list_text(vm, a, ip, vm.prog.shape_columns[ip->c >> 1], vm.prog.shape_members[ip->c >> 1]);
         a[0].t = make_text(ip, r);
         return;
       }

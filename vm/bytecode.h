@@ -162,6 +162,7 @@ struct Program {
   std::vector<std::unique_ptr<rt::ListShape>> shapes;   // event list shapes, by descriptor
   std::vector<std::string> shape_names;
   std::vector<std::vector<std::string>> shape_columns;
+  std::vector<std::vector<std::vector<std::string>>> shape_members;  // per shape, per column: an enum's members, or empty
   std::vector<rt::ListSchema> stored;      // the module's stored lists
   std::vector<std::unique_ptr<rt::ListShape>> stored_shapes;  // same layouts as ListShape, for defaults
   int main = -1;

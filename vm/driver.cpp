@@ -100,6 +100,7 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       if (boundary == SIZE_MAX) {
         RuntimeError err;
         err.message = f.is_fail ? "failed: " + f.message : f.message;
+        err.is_fail = f.is_fail;
         err.stack = stack_trace(vm, f.ip);
         err.loc = err.stack.empty() ? Loc{} : err.stack[0].loc;
         unwind_to(vm, 0);

@@ -305,6 +305,7 @@ std::unique_ptr<Program> load_program(const ir::Program& ir, std::string& error,
     p->shapes.push_back(make_shape(d, *p));
     p->shape_names.push_back(d.name);
     p->shape_columns.push_back(d.names);
+    p->shape_members.push_back(d.members);
   }
   for (const ir::ListDesc& d : ir.stored) {
     rt::ListSchema schema;

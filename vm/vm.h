@@ -31,6 +31,7 @@ struct RuntimeError {
   std::string message;
   Loc loc;
   std::vector<StackEntry> stack;
+  bool is_fail = false;  // the program's own `fail "text"`: message is "failed: " + the text
   std::string render(const std::string& path) const;  // FILE:LINE:COL: runtime error: ... + stack
   // The same with each place written by place(loc) as "FILE:LINE:COL": a module made of several
   // files (imports) names each place's own file and line.

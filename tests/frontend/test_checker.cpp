@@ -698,3 +698,49 @@ fn main() {
   CHECK(contains(e, "t.pure:12:15: error: 'try' calls a query and gives its outcome; 'sqrt' is a standard function\n"));
   CHECK(contains(e, "t.pure:14:16: error: 'v' is declared as int but the value is outcome of int\n"));
 }
+
+TEST_CASE("checker: enums are types of fields, keys, parameters, locals and results; members are checked") {
+  const char* good = R"(enum Status { open, shipped
+  cancelled }
+type Order { id: int, status: Status }
+const FIRST = Status.open
+list orders by id: int { status: Status = FIRST }
+list counts by status: Status { n: int = 0 }
+fn next(s: Status) -> Status { if s == Status.open { return Status.shipped }; return Status.cancelled }
+event ship(id: int) -> Status { orders[id].status = next(orders[id].status); return orders[id].status }
+query of(id: int) -> Order { return { id: id, status: orders[id].status } }
+fn main() {
+  var s: Status = Status.open
+  s = next(s)
+  let enum = 3
+  print("{s} {enum} {s != FIRST}")
+  let xs: seq Status = [s, Status.cancelled]
+  print(xs)
+}
+)";
+  CHECK(errors_of(good) == "");
+  const std::string bad = errors_of(R"(enum Status { open, shipped, cancelled }
+fn main() {
+  let a = Status.opne
+  let b = Status.open + 1
+  let c = Status.open < Status.shipped
+  let d: int = Status.open
+  let e: Status = 0
+  let f = Status.open == 1.5
+  let g = Status
+}
+)");
+  CHECK(contains(bad, "t.pure:3:17: error: enum 'Status' has no member 'opne'; its members are open, shipped, cancelled\n"));
+  CHECK(contains(bad, "hint: did you mean 'open'?"));
+  CHECK(contains(bad, "t.pure:4:23: error: cannot use '+' on Status and int\n"));
+  CHECK(contains(bad, "t.pure:5:23: error: cannot order Status values with '<'\n"));
+  CHECK(contains(bad, "t.pure:6:22: error: 'd' is declared as int but the value is Status\n"));
+  CHECK(contains(bad, "t.pure:7:19: error: 'e' is declared as Status but the value is int\n"));
+  CHECK(contains(bad, "t.pure:8:23: error: cannot use '==' on Status and num\n"));  // no int literal adapting to num
+  CHECK(contains(bad, "t.pure:9:11: error: 'Status' is an enum type, not a value\n"));
+  CHECK(contains(bad, "hint: write one of its members, e.g. 'Status.open'"));
+  CHECK(contains(errors_of("enum E { }\nfn main() {}"), "t.pure:1:10: error: an enum needs at least one member\n"));
+  CHECK(contains(errors_of("enum E { a, b, a }\nfn main() {}"), "t.pure:1:16: error: enum member 'a' appears twice in 'E'\n"));
+  CHECK(contains(errors_of("enum E { a }\ntype E { x: int }\nfn main() {}"), "error: type 'E' is declared twice"));
+  CHECK(contains(errors_of("enum E { a }\nconst C = E.b\nfn main() {}"), "error: enum 'E' has no member 'b'; its members are a"));
+}

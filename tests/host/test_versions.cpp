@@ -440,3 +440,34 @@ TEST_CASE("a directory from before versions is adopted by the source that wrote 
   CHECK(dump(*m.store) == reference(6, 6));
   REQUIRE(m.log->close().ok());
 }
+
+TEST_CASE("plans: an enum column keeps its values only when members are added at the end") {
+  auto with_status = [](std::vector<std::string> members, bool key) {
+    ColumnSpec s = column("status", rt::ColType::Int);
+    s.members = std::move(members);
+    if (key) return SchemaSpec{list("counts", false, 1, {s, column("n", rt::ColType::Int)})};
+    return SchemaSpec{list("orders", false, 1, {column("id", rt::ColType::Int), s})};
+  };
+  for (bool key : {false, true}) {
+    CAPTURE(key);
+    std::string where = key ? "counts's key status " : "orders.status ";
+    SchemaSpec v1 = with_status({"open", "shipped"}, key);
+    // a member added at the end: the stored positions mean what they meant, a code-only change
+    UpgradePlan grown = plan_upgrade(v1, with_status({"open", "shipped", "cancelled"}, key), nullptr);
+    CHECK(grown.refused.empty());
+    CHECK_FALSE(grown.drops);
+    CHECK_FALSE(grown.schema_changed);
+    // reordered, renamed or removed members would change what a stored position means: refused
+    for (std::vector<std::string> m : {std::vector<std::string>{"shipped", "open"}, {"open", "sent"}, {"open"},
+                                       {"new", "open", "shipped"}}) {
+      std::string refused = plan_upgrade(v1, with_status(m, key), nullptr).refused;
+      CAPTURE(refused);
+      CHECK(refused.find(where + "changes type from enum { open, shipped } to enum { ") == 0);
+      CHECK(refused.find("(an enum's stored value is its member's position: members can only be added at the end)") !=
+            std::string::npos);
+    }
+    // an int column becoming an enum (or back) is a change of type
+    CHECK(plan_upgrade(with_status({}, key), v1, nullptr).refused.find(where + "changes type from int to enum { open, shipped }") == 0);
+    CHECK(plan_upgrade(v1, with_status({}, key), nullptr).refused.find(where + "changes type from enum { open, shipped } to int") == 0);
+  }
+}

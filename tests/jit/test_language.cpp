@@ -206,3 +206,47 @@ fn main() {
   uint64_t need = interpreter_need(p, 1'000'000);
   check_budgets_alike(p, {1, 2, 3, need / 3, need / 2, need - 1, need, need + 1}, need);
 }
+
+TEST_CASE("jit: enums compared, stored, used as keys and printed by name inside compiled loops") {
+  const char* p = R"(enum Phase { idle, warm, hot, done }
+list state by k: int { phase: Phase = Phase.idle }
+list tally by phase: Phase { n: int = 0 }
+fn step(p: Phase, i: int) -> Phase {
+  if p == Phase.idle { return Phase.warm }
+  if p == Phase.warm and i % 3 == 0 { return Phase.hot }
+  if p == Phase.hot and i % 5 == 0 { return Phase.done }
+  return p
+}
+event run(rounds: int) {
+  for i in 0 .. rounds {
+    let k = i % 7
+    state[k].phase = step(state[k].phase, i)
+    tally[state[k].phase].n += 1
+  }
+}
+fn main() {
+  let r = run(200)
+  if not r.ok { fail r.reason }  // the event's budget spent: main ends with its message
+  var s = ""
+  var h = 0
+  for i in 0 .. 300 {
+    let p = state[i % 7].phase
+    if p != Phase.idle { h = h * 5 % 1000003 + i }
+    if i % 50 == 0 { s = "{s}{p},{Phase.warm};" }
+  }
+  print(s)
+  print(h)
+  for t in tally { print("{t.phase}: {t.n}") }
+  let ps: seq Phase = []
+  for i in 0 .. 40 { ps.push(step(Phase.warm, i)) }
+  print(ps)
+}
+)";
+  Run r = both(p);
+  CHECK(!r.failed);
+  CHECK(r.compiled >= 1);
+  CHECK(contains(r.output, "done,warm;"));
+  CHECK(contains(r.output, "[hot, warm, warm, hot,"));
+  uint64_t need = interpreter_need(p, 1000000);
+  check_budgets_alike(p, {1, need / 2, need - 1, need, need + 1}, need);
+}

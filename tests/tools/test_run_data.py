@@ -145,9 +145,12 @@ class RunData(unittest.TestCase):
         self.tmp.cleanup()
 
     def files(self):
+        return self.files_of(self.data)
+
+    def files_of(self, data):
         contents = {}
-        for name in os.listdir(self.data):
-            with open(os.path.join(self.data, name), "rb") as f:
+        for name in os.listdir(data):
+            with open(os.path.join(data, name), "rb") as f:
                 contents[name] = f.read()
         return contents
 
@@ -241,6 +244,43 @@ class RunData(unittest.TestCase):
         code, out, err = pure(self.data, self.source, "1")
         self.assertEqual(code, 4, err)
         self.assertIn("this source is version 1 of the directory, which has been upgraded to version 2", err)
+
+    def test_an_enum_may_gain_members_at_the_end_only(self):
+        # A stored enum is its member's position: a member added at the end is a code-only
+        # upgrade (the rows read as before, the new member usable); reordering is refused and
+        # changes nothing.
+        data = os.path.join(self.dir, "enum-data")
+        path = os.path.join(self.dir, "orders.pure")
+        v1 = """enum Status { open, shipped }
+list orders by id: int { status: Status = Status.open }
+event place(id: int) { orders[id] = {} }
+event set(id: int, s: Status) { orders[id].status = s }
+fn main(args: seq text) {
+  if args[0] == "new" { place(1); place(2); set(2, Status.shipped) }
+  for o in orders { print("{o.id} {o.status}") }
+}
+"""
+        v2 = v1.replace("{ open, shipped }", "{ open, shipped, cancelled }").replace(
+            'if args[0] == "new"', 'if args[0] == "cancel" { set(1, Status.cancelled) }\n  if args[0] == "new"')
+        v3 = v2.replace("{ open, shipped, cancelled }", "{ shipped, open, cancelled }")
+
+        def run(source, *args, flags=()):
+            with open(path, "w") as f:
+                f.write(source)
+            return pure(data, path, *args, flags=list(flags))
+
+        self.assertEqual(run(v1, "new")[:2], (0, "1 open\n2 shipped\n"))
+        code, out, err = run(v2, "cancel", flags=["--upgrade"])
+        self.assertEqual((code, out), (0, "1 cancelled\n2 shipped\n"), err)
+        self.assertIn("the stored lists are unchanged: the code alone changes", err)
+        before = self.files_of(data)
+        code, out, err = run(v3, "show", flags=["--upgrade"])
+        self.assertEqual((code, out), (4, ""), err)
+        self.assertIn("orders.status changes type from enum { open, shipped, cancelled } to enum { shipped, open, "
+                      "cancelled } (an enum's stored value is its member's position: members can only be added at "
+                      "the end)", err)
+        self.assertEqual(before, self.files_of(data))
+        self.assertEqual(run(v2, "show")[:2], (0, "1 cancelled\n2 shipped\n"))  # replayed by each version's code
 
     def test_three_versions_keep_every_row_and_replay_as_they_ran(self):
         # Version 1 -> 2: a field renamed, a defaulted field and a list added, a list renamed;

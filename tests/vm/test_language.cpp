@@ -311,3 +311,45 @@ fn main() {
   CHECK(!o.failed);
   CHECK(o.leaked_texts == 0);
 }
+
+TEST_CASE("vm: enums print by name as values, fields, keys, list elements and outcomes, stored as positions") {
+  const char* p = R"(enum Status { open, shipped, cancelled }
+type Order { id: int, status: Status }
+list orders by id: int { status: Status = Status.open, qty: int = 0 }
+list counts by status: Status { n: int = 0 }
+const LAST = Status.cancelled
+event place(id: int, qty: int) {
+  orders[id] = { qty: qty }
+  counts[Status.open].n += 1
+}
+event move(id: int, to: Status) -> Status {
+  let was = orders[id].status
+  if was == to { fail "order {id} is already {was}" }
+  orders[id].status = to
+  counts[was].n -= 1
+  counts[to].n += 1
+  return was
+}
+fn main() {
+  for i in 0 .. 5 { place(i, i * 2) }
+  print(move(1, Status.shipped))
+  print(move(1, Status.shipped).reason)
+  print(move(3, LAST).value)
+  let os: seq Order = []
+  for o in orders { os.push(Order { id: o.id, status: o.status }) }
+  print(os)
+  for c in counts { print("{c.status}={c.n} {text(c.status)}") }
+  print([Status.cancelled, Status.open, Status.shipped])
+  print("{LAST}")
+}
+)";
+  CHECK(both_engines(p) ==
+        "outcome { ok: true, reason: \"\", value: open }\n"
+        "order 1 is already shipped\n"
+        "open\n"
+        "[{ id: 0, status: open }, { id: 1, status: shipped }, { id: 2, status: open }, { id: 3, status: cancelled }, "
+        "{ id: 4, status: open }]\n"
+        "open=3 open\nshipped=1 shipped\ncancelled=1 cancelled\n"
+        "[cancelled, open, shipped]\n"
+        "cancelled\n");
+}
