@@ -243,6 +243,11 @@ class Owner {
   // cancel: vm::RunOptions::cancel (null: none).
   vm::CallResult query(uint32_t fn, std::span<const vm::Value> args,
                        const std::atomic<const char*>* cancel = nullptr) const;
+  // Any thread: runs query fn against another snapshot of this module's stored lists (a past
+  // state, host/as_of.h), with the same budget; memory_held: the bytes that snapshot holds, counted
+  // against the budget with the module's own state.
+  vm::CallResult query_at(std::shared_ptr<const rt::Snapshot> snapshot, uint64_t memory_held, uint32_t fn,
+                          std::span<const vm::Value> args, const std::atomic<const char*>* cancel = nullptr) const;
 
   bool healthy() const { return !poisoned_.load(std::memory_order_acquire); }
   std::string unhealthy_reason() const;
