@@ -43,7 +43,8 @@ bool percent_decode(std::string_view in, std::string& out) {
 
 }  // namespace
 
-Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string) const {
+Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string,
+                        std::shared_ptr<const rt::Snapshot> snap, uint64_t as_of) const {
   size_t li = 0;
   while (li < m.stored.size() && m.stored[li].name != list) ++li;
   if (li == m.stored.size()) return error(404, "module " + m.name + " has no stored list '" + std::string(list) + "'");
@@ -70,7 +71,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
         prefix = value;
         has_prefix = !value.empty();
       } else {
-        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after and prefix");
+        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after, prefix, as_of and as_of_time");
       }
     }
   }
@@ -121,7 +122,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
     if (!e.empty()) return error(400, e + ", got '" + after + "'");
   }
 
-  std::shared_ptr<const rt::Snapshot> snap = m.owner->snapshot();
+  if (!snap) snap = m.owner->snapshot();
   const rt::ListReader& reader = snap->list(li);
   const rt::ListShape& shape = *m.program->stored_shapes[li];
   std::unique_ptr<rt::Cursor> cursor;
@@ -140,6 +141,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
   }
   std::string out = "{\"list\":";
   append_json_string(out, d.name);
+  if (as_of != UINT64_MAX) out += ",\"as_of\":" + std::to_string(as_of);
   out += ",\"count\":" + std::to_string(reader.count()) + ",\"rows\":[";
   int64_t n = 0;
   std::string key_buffer;
