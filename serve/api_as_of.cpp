@@ -10,7 +10,6 @@
 
 #include "base/limits.h"
 #include "host/as_of.h"
-#include "host/file_io.h"
 #include "host/history.h"
 #include "serve/api.h"
 #include "serve/api_internal.h"
@@ -182,7 +181,7 @@ std::shared_ptr<const Api::PastState> Api::past_state(Module& m, const AsOf& as_
           };
         }
       } else if (host::Status s = m.versioned.compile(number, versions[number - 1].source, c.get()); !s.ok()) {
-        return host::Status::failure(host::join_path(m.dir, host::version_file_name(number)) + ": version " +
+        return host::Status::failure(m.dir + "/" + host::version_file_name(number) + ": version " +
                                      std::to_string(number) + " no longer compiles: " + s.error);
       }
       codes->by_version[number] = std::move(c);
