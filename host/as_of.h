@@ -55,4 +55,20 @@ Status oldest_readable(FileSystem& fs, const std::string& dir, uint64_t* oldest)
 Status read_state_as_of(FileSystem& fs, const std::string& dir, uint64_t sequence, uint64_t through,
                         const AsOfCode& code, AsOfState* out, AsOfProblem* problem);
 
+// What verify_directory checked, for people: one line per kind of file and one for the replay.
+struct VerifyReport {
+  uint64_t segments = 0, records = 0, first_sequence = 0, last_sequence = 0;
+  uint64_t checkpoints = 0;
+  uint64_t replays = 0, records_replayed = 0;  // starting points (checkpoints, or the empty state)
+  std::vector<std::string> lines;
+};
+
+// Checks a data directory (a backup's copy, or any directory not being written): every log
+// segment's header and every record's checksum, sequences without a gap; every checkpoint read
+// whole (each block's checksum and the footer) with its version's lists; then every retained
+// record replayed, from each checkpoint (or the empty state) up to the next one and from the newest
+// to the end, with each record's own version's code. Read only. The first damage found is the
+// error, naming the file and the offset.
+Status verify_directory(FileSystem& fs, const std::string& dir, const AsOfCode& code, VerifyReport* out);
+
 }  // namespace pure::host

@@ -295,6 +295,12 @@ int main(int argc, char** argv) {
                  "version")
       ->option_text("SEQ")
       ->needs(data_option);
+  bool verify = false;
+  app.add_flag("--verify", verify,
+               "with --data: check the directory (a backup's copy): every log record's and checkpoint's checksum, "
+               "every checkpoint read whole, then every retained record replayed; prints what it checked; exit "
+               "code 4 naming the file and offset of the first damage. Reads only; runs no main")
+      ->needs(data_option);
   std::vector<std::pair<std::string, std::string>> event_filters;
   auto filter_option = [&](const char* name, const char* type, const char* help) {
     std::string key = name + 2;
@@ -433,6 +439,20 @@ int main(int argc, char** argv) {
     events_options.dir = data_dir;
     events_options.filters = std::move(event_filters);
     return pure::tools::print_events(*program, path, source, events_options);
+  }
+  if (verify) {  // reads the directory: runs nothing, writes nothing
+    if (!args.empty() || events || app.count("--as-of") || upgrade || allow_drop || plan_only || accept_data_loss ||
+        app.count("--sync") || app.count("--checkpoint-every") || app.count("--retain")) {
+      std::fprintf(stderr, "pure-run: --verify only reads the directory: it takes no --events, --as-of, --upgrade, "
+                           "--allow-drop, --plan, --accept-data-loss, --sync, --checkpoint-every, --retain or "
+                           "arguments for main\n");
+      return kExitUsage;
+    }
+    pure::tools::AsOfRun run;
+    run.dir = data_dir;
+    run.source = source;
+    run.schema = schema;
+    return pure::tools::verify_data(*program, path, run);
   }
   uint64_t as_of = 0;
   const bool reading_as_of = app.count("--as-of") > 0;

@@ -28,4 +28,9 @@ struct AsOfRun {
 int load_as_of(const vm::Program& program, const std::string& path, const AsOfRun& options,
                std::unique_ptr<rt::Store>* store);
 
+// `pure-run --data DIR --verify FILE` (a backup's copy, or any directory not being written):
+// host::verify_directory, printing what it checked, one line each, then "DIR: verified"; 0, or 4
+// (kExitData) with the first damage found (its file and offset) on stderr. Read only.
+int verify_data(const vm::Program& program, const std::string& path, const AsOfRun& options);
+
 }  // namespace pure::tools

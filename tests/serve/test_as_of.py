@@ -5,7 +5,8 @@ pages with as_of=SEQ at random sequences (spread across the checkpoints) must an
 model held then, naming the sequence, on the interpreter and the JIT; as_of_time maps a commit
 time to the last sequence committed at or before it; a point past the retention window is a 410
 with the oldest readable sequence, one beyond the present a 400. `pure-run --data DIR --as-of SEQ`
-runs main against the same past state, read only. Run by ctest (serve.as_of) with PURE_SERVE and
+runs main against the same past state, read only; `pure-run --data DIR --verify` checks a copy and finds a
+changed byte in a record or a checkpoint. Run by ctest (serve.as_of) with PURE_SERVE and
 PURE_RUN set."""
 import os
 import random
@@ -159,6 +160,35 @@ class AsOf(unittest.TestCase):
         self.assertIn(f"before sequence {len(states)}", p.stderr.decode())
         after = {n: os.path.getsize(os.path.join(directory, n)) for n in os.listdir(directory)}
         self.assertEqual(before, after)
+
+        # pure-run --verify: a copy checks out whole; a byte changed in a record or a checkpoint of
+        # another copy is found, named by its file (and offset), exit code 4
+        p = subprocess.run([pure_run, "--data", directory, "--verify", ASOF], capture_output=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = p.stdout.decode()
+        self.assertIn(f"records (sequences 1 to {len(states) - 1}): every checksum good, no gap", out)
+        self.assertIn("checkpoints (sequences ", out)
+        self.assertIn("starting points up to sequence", out)
+        self.assertTrue(out.endswith(f"{directory}: verified\n"), out)
+        segments = sorted(n for n in os.listdir(directory) if n.startswith("log-"))
+        kept = checkpoints(directory)
+        for victim, offset, named in [(segments[len(segments) // 2], 50, "offset 40: record checksum mismatch"),
+                                      ("checkpoint-%020d.ckpt" % kept[0], None, "checkpoint-")]:
+            copy = os.path.join(self.dir, "copy-" + victim)
+            shutil.copytree(directory, copy)
+            path = os.path.join(copy, victim)
+            with open(path, "r+b") as f:
+                at = offset if offset is not None else os.path.getsize(path) // 2
+                f.seek(at)
+                byte = f.read(1)
+                f.seek(at)
+                f.write(bytes([byte[0] ^ 0x01]))
+            p = subprocess.run([pure_run, "--data", copy, "--verify", ASOF], capture_output=True, timeout=120)
+            self.assertEqual(p.returncode, 4, (victim, p.stdout, p.stderr))
+            err = p.stderr.decode()
+            self.assertIn(f"pure-run: --data {copy}: --verify: damaged: {path}", err)
+            self.assertIn(named, err)
+            self.assertNotIn("verified", p.stdout.decode())
 
     def test_past_retention_is_410(self):
         data = os.path.join(self.dir, "data")
