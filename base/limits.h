@@ -90,6 +90,13 @@ inline constexpr size_t kHistoryPageRecords = 1000;
 // cursor (next_after) where the scan stopped.
 inline constexpr uint64_t kHistoryScanBytes = uint64_t{256} << 20;
 
+// Reads as of a past point (docs/history.md): pure-serve keeps the last this many past states it
+// built (as_of=SEQ), so a client paging a list or running several queries at one point builds it
+// once. Each is a whole copy of a module's state as it was: two are enough for one client going
+// back and forth, and keep the memory bounded at two copies however many points are asked for
+// (one more may be in use by a running query, or being built: one build at a time).
+inline constexpr size_t kAsOfStates = 2;
+
 // Idempotency keys (docs/history.md#idempotency-keys). A key is logged with its event's record
 // (with the event's encoded result), so it is short: 255 bytes hold a UUID, a hash or a client's
 // own "order-1234-attempt" with room to spare, and fit the record's one-byte length.

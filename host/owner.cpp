@@ -238,6 +238,15 @@ vm::CallResult Owner::query(uint32_t fn, std::span<const vm::Value> args, const 
   return vm::call_query(*program, snap, fn, args, o);
 }
 
+vm::CallResult Owner::query_at(const vm::Program& program, std::shared_ptr<const rt::Snapshot> snapshot,
+                               uint64_t memory_held, uint32_t fn, std::span<const vm::Value> args,
+                               const std::atomic<const char*>* cancel) const {
+  vm::RunOptions o = run_options_;
+  o.memory_held = memory_held_.load(std::memory_order_relaxed) + memory_held;
+  o.cancel = cancel;
+  return vm::call_query(program, std::move(snapshot), fn, args, o);
+}
+
 vm::RunOptions Owner::event_options() const {
   vm::RunOptions o = run_options_;
   uint64_t held = memory_held_.load(std::memory_order_relaxed);

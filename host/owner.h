@@ -292,6 +292,13 @@ class Owner {
   // the same name and types stands in for fn, else it fails with the reason).
   vm::CallResult query(uint32_t fn, std::span<const vm::Value> args, const std::atomic<const char*>* cancel = nullptr,
                        const vm::Program* decoded_for = nullptr) const;
+  // Any thread: runs query fn of `program` (the version whose schema the snapshot is in) against
+  // another snapshot of this module's stored lists (a past state, host/as_of.h), with the same
+  // budget; memory_held: the bytes that snapshot holds, counted against the budget with the
+  // module's own state.
+  vm::CallResult query_at(const vm::Program& program, std::shared_ptr<const rt::Snapshot> snapshot, uint64_t memory_held,
+                          uint32_t fn, std::span<const vm::Value> args,
+                          const std::atomic<const char*>* cancel = nullptr) const;
 
   bool healthy() const { return !poisoned_.load(std::memory_order_acquire); }
   std::string unhealthy_reason() const;

@@ -171,6 +171,12 @@ void Api::handle(const Request& request, Respond respond) {
   if (parts.size() == 3 && parts[1] == "lists") {
     if (!get) return answer(Route::List, method_not_allowed(method, "a list page", "GET, HEAD"));
     if (!m->serving()) return answer(Route::List, not_serving(*m));
+    AsOf as_of;
+    std::string rest;
+    if (std::string bad = take_as_of(query_string, &as_of, &rest); !bad.empty())
+      return answer(Route::List, error(400, bad));
+    if (as_of.asked)  // built (or found) on a query thread, then paged there
+      return list_as_of(*m, parts[2], std::move(rest), as_of, request, std::move(respond), start);
     return answer(Route::List, list_page(*m, parts[2], query_string));
   }
   if (parts.size() != 2)
@@ -208,7 +214,8 @@ void Api::handle(const Request& request, Respond respond) {
                                                                       : "'" + std::string(request.content_type) + "'") +
                                         ")"));
   if (!m->serving()) return answer(route, not_serving(*m));
-  if (route == Route::Query) return query(*m, program, *fn, static_cast<uint32_t>(index), request, std::move(respond), start);
+  if (route == Route::Query)
+    return query(*m, program, *fn, static_cast<uint32_t>(index), query_string, request, std::move(respond), start);
   event(*m, program, *fn, static_cast<uint32_t>(index), request, auth, std::move(respond), start);
 }
 
@@ -345,8 +352,15 @@ Response Api::too_large(const std::string& what, uint64_t bytes) const {
 
 // The query runs on a query thread; a query whose result, or whose reply, runs out of memory is
 // that query's failure (503), never the server's.
-void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request, Respond respond,
-                Clock::time_point start) {
+void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, std::string_view query_string,
+                const Request& request, Respond respond, Clock::time_point start) {
+  AsOf as_of;  // as_of=SEQ or as_of_time=TIME: the query runs against that past state
+  std::string rest;
+  if (std::string bad = take_as_of(query_string, &as_of, &rest); !bad.empty()) {
+    Response r = error(400, bad);
+    finish(Route::Query, request.target, r, start);
+    return respond(std::move(r));
+  }
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) {
     Response r = error(400, e);
@@ -367,14 +381,16 @@ void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, u
     call->respond(std::move(r));
   };
   QueryPool::Job job;
-  job.run = [this, &m, &program, &fn, index, call, reply] {
+  job.run = [this, &m, &program, &fn, index, call, reply, as_of] {
     Response r;
     try {
       uint64_t watched = 0;  // the time limit counts from the start on a query thread
       if (options_.query_timeout_ms)
         watched = watch_.watch(call->cancel, Clock::now() + std::chrono::milliseconds(options_.query_timeout_ms),
                                timeout_why_.c_str());
-      r = run_query(m, program, fn, index, call->args, *call->cancel);
+      std::shared_ptr<const PastState> past;
+      if (as_of.asked) past = past_state(m, as_of, &r);
+      if (!as_of.asked || past) r = run_query(m, program, fn, index, call->args, *call->cancel, past.get());
       if (watched) watch_.unwatch(watched);
     } catch (const std::bad_alloc&) {
       r = error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
@@ -391,9 +407,19 @@ void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, u
   }
 }
 
-Response Api::run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const std::vector<vm::Value>& args,
-                          const CancelFlag& cancel) {
-  vm::CallResult r = m.owner->query(index, args, &cancel, &program);
+Response Api::run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index,
+                        const std::vector<vm::Value>& args, const CancelFlag& cancel, const PastState* past) {
+  vm::CallResult r;
+  if (past) {  // the past state is in the schema of the version it was brought to (past->running)
+    if (past->running->program.get() != &program) {
+      r.ok = false;
+      r.reason = "module " + m.name + " was upgraded while the query waited: send it again";
+    } else {
+      r = m.owner->query_at(*past->running->program, past->snapshot, past->bytes, index, args, &cancel);
+    }
+  } else {
+    r = m.owner->query(index, args, &cancel, &program);
+  }
   if (r.cancelled && r.error) {  // the time limit, or the client gone (whose answer nobody reads)
     (cancel.load(std::memory_order_acquire) == kClientGone ? cancelled_client_gone_ : cancelled_timeout_)
         .fetch_add(1, std::memory_order_relaxed);
@@ -407,7 +433,8 @@ Response Api::run_query(Module& m, const vm::Program& program, const vm::Functio
     if (r.error && r.error->is_fail && r.error->message.starts_with(kFailed)) {
       reason = r.error->message.substr(kFailed.size());
     } else if (r.error) {
-      const std::function<std::string(Loc)> place = m.running_for(&program)->place;  // the version that ran it
+      const std::function<std::string(Loc)> place =
+          past ? past->running->place : m.running_for(&program)->place;  // the version that ran it
       reason = "runtime error at " +
                (place ? place(r.error->loc) : std::to_string(r.error->loc.line) + ":" + std::to_string(r.error->loc.col)) +
                ": " + r.error->message;
@@ -420,6 +447,7 @@ Response Api::run_query(Module& m, const vm::Program& program, const vm::Functio
   std::string body = "{\"result\":";
   append_value(body, fn.result_type, r.value);
   r.value = vm::Value{};  // its memory back before the reply's is copied
+  if (past) body += ",\"as_of\":" + std::to_string(past->sequence);
   body += "}";
   if (body.size() > options_.max_reply) return too_large("the result of query " + fn.name, body.size());
   return json_response(200, std::move(body));

@@ -93,8 +93,8 @@ class Api {
     std::atomic<uint64_t> count{0}, sum_us{0};
     void add(uint64_t us);
   };
-  static constexpr std::array<int, 17> kStatuses = {200, 304, 400, 401, 403, 404, 405, 408, 409,
-                                                     413, 415, 421, 431, 500, 503, 505, 0};
+  static constexpr std::array<int, 18> kStatuses = {200, 304, 400, 401, 403, 404, 405, 408, 409,
+                                                     410, 413, 415, 421, 431, 500, 503, 505, 0};
 
   // program: the version fn was found in (the owner maps fn to a newer version's event of the
   // same name and types if a hot upgrade comes before it runs).
@@ -103,14 +103,43 @@ class Api {
   // 413: a result (or its reply) of at least `bytes` passes --max-reply; `what` names it.
   Response too_large(const std::string& what, uint64_t bytes) const;
   // Decodes the arguments here, then runs the query on a query thread and answers from there.
-  void query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index, const Request& request,
-             Respond respond,
+  void query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index,
+             std::string_view query_string, const Request& request, Respond respond,
              std::chrono::steady_clock::time_point start);
+  // A past state (as_of, api_as_of.cpp): its store, kept alive for the snapshot queries read, in
+  // the schema of the version `running` (the one serving when it was built).
+  struct PastState {
+    std::unique_ptr<rt::Store> store;
+    std::shared_ptr<const rt::Snapshot> snapshot;  // declared after store: released before it
+    uint64_t sequence = 0;
+    uint64_t bytes = 0;  // what it holds (rt::MemoryUse), counted against the module's memory budget
+    std::shared_ptr<const Module::Running> running;
+  };
+  // past: run against that past state instead of the visible one.
   Response run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index,
-                     const std::vector<vm::Value>& args,
-                     const CancelFlag& cancel);
+                     const std::vector<vm::Value>& args, const CancelFlag& cancel, const PastState* past = nullptr);
   Response interface(const Module& m) const;
-  Response list_page(const Module& m, std::string_view list, std::string_view query) const;
+  // past: the past state to page, its sequence named in the answer (null: the visible state).
+  Response list_page(const Module& m, std::string_view list, std::string_view query,
+                     const PastState* past = nullptr) const;
+  // Reads as of a past point (api_as_of.cpp, docs/history.md): as_of=SEQ or as_of_time=TIME on a
+  // query or a list page.
+  struct AsOf {
+    bool asked = false;
+    bool by_time = false;  // value is milliseconds since the epoch (as_of_time), else a sequence
+    uint64_t value = 0;
+  };
+  // Takes as_of and as_of_time out of a query string into *out, the other parameters into *rest:
+  // "" or the 400 message.
+  static std::string take_as_of(std::string_view query_string, AsOf* out, std::string* rest);
+  // On a query thread: the module's state as of the point asked for (the last one built is cached),
+  // or null with the answer to give (400 beyond the present, 410 past retention, 500 damage).
+  std::shared_ptr<const PastState> past_state(Module& m, const AsOf& as_of, Response* refusal);
+  void list_as_of(Module& m, std::string_view list, std::string rest, AsOf as_of, const Request& request,
+                  Respond respond, std::chrono::steady_clock::time_point start);
+  struct AsOfCache;
+  static std::shared_ptr<AsOfCache> make_as_of_cache();
+  std::shared_ptr<AsOfCache> as_of_cache_ = make_as_of_cache();
   Response source(const Module& m) const;
   // GET /v1/NAME/events (api_history.cpp): the audit trail, read from the data directory on a
   // query thread; its parameters are checked here (400).

@@ -1,6 +1,8 @@
 // serve/api_lists.cpp — pure-serve's list pages: GET /v1/NAME/lists/LIST, a stored list's
 // rows a page at a time from the latest visible snapshot, its query string (limit, after, ...)
 // percent-decoded and checked here (Api::list_page, api.h).
+#include <tuple>
+
 #include "serve/api.h"
 
 #include <boost/json.hpp>
@@ -43,10 +45,20 @@ bool percent_decode(std::string_view in, std::string& out) {
 
 }  // namespace
 
-Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string) const {
-  // The visible state, read with the lists of the version it is in (a hot upgrade changes them).
-  auto [snap, sequence] = m.owner->visible();
-  std::shared_ptr<const Module::Running> running = m.running_for(m.owner->program_at(sequence).first);
+Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string,
+                        const PastState* past) const {
+  // The visible state, read with the lists of the version it is in (a hot upgrade changes them), or
+  // a past state, in the schema of the version it was brought to.
+  std::shared_ptr<const rt::Snapshot> snap;
+  std::shared_ptr<const Module::Running> running;
+  if (past) {
+    snap = past->snapshot;
+    running = past->running;
+  } else {
+    uint64_t sequence;
+    std::tie(snap, sequence) = m.owner->visible();
+    running = m.running_for(m.owner->program_at(sequence).first);
+  }
   const std::vector<ir::ListDesc>& stored = running->stored;
   size_t li = 0;
   while (li < stored.size() && stored[li].name != list) ++li;
@@ -74,7 +86,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
         prefix = value;
         has_prefix = !value.empty();
       } else {
-        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after and prefix");
+        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after, prefix, as_of and as_of_time");
       }
     }
   }
@@ -143,6 +155,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
   }
   std::string out = "{\"list\":";
   append_json_string(out, d.name);
+  if (past) out += ",\"as_of\":" + std::to_string(past->sequence);
   out += ",\"count\":" + std::to_string(reader.count()) + ",\"rows\":[";
   int64_t n = 0;
   std::string key_buffer;

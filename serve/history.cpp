@@ -28,9 +28,9 @@ bool parse_u64(std::string_view text, uint64_t* out) {
   return true;
 }
 
-// since=: milliseconds since the Unix epoch, or an RFC 3339 UTC time 2026-12-07T02:30:00Z (with
-// optional .fff milliseconds).
-bool parse_time(std::string_view text, uint64_t* ms) {
+}  // namespace
+
+bool parse_history_time(std::string_view text, uint64_t* ms) {
   if (parse_u64(text, ms)) return true;
   int y, mo, d, h, mi, s;
   int consumed = 0;
@@ -57,6 +57,8 @@ bool parse_time(std::string_view text, uint64_t* ms) {
   *ms = static_cast<uint64_t>(secs) * 1000 + frac;
   return true;
 }
+
+namespace {
 
 // A commit time as RFC 3339 UTC with milliseconds.
 std::string time_text(uint64_t ms) {
@@ -174,7 +176,7 @@ std::string parse_history_parameter(const HistoryCode& code, const std::string& 
     filter->after = std::max(filter->after, code.version_begins);
   } else if (key == "since") {
     uint64_t ms = 0;
-    if (!parse_time(value, &ms) || ms == 0)
+    if (!parse_history_time(value, &ms) || ms == 0)
       return "since: expected milliseconds since 1970 or a UTC time like 2026-12-07T02:30:00Z, got '" +
              std::string(value) + "'";
     filter->since_ms = ms;

@@ -25,6 +25,10 @@ struct HistoryCode {
   const std::vector<host::VersionFile>* versions = nullptr;  // may be null or empty: version 1 only
 };
 
+// A time as since= and as_of_time= take it: milliseconds since the Unix epoch, or an RFC 3339 UTC
+// time 2026-12-07T02:30:00Z (with optional .fff milliseconds). False when text is neither.
+bool parse_history_time(std::string_view text, uint64_t* ms);
+
 // True for the audit trail's parameter names: after, before, limit, event, since.
 bool is_history_parameter(std::string_view key);
 

@@ -22,6 +22,7 @@
 #include "tools/memory_budget.h"
 #include "tools/module_versions.h"
 #include "tools/run_data.h"
+#include "tools/run_as_of.h"
 #include "tools/run_events.h"
 #include "vm/vm.h"
 #include "jit-common/jit.h"
@@ -286,6 +287,20 @@ int main(int argc, char** argv) {
                    "no recovery, no checkpoint, no upgrade), runs no main. Filters as the HTTP parameters: --after, "
                    "--before, --event, --since, --limit")
           ->needs(data_option);
+  std::string as_of_text;
+  app.add_option("--as-of", as_of_text,
+                 "with --data: run main against the state the directory held at sequence SEQ (the checkpoint at or "
+                 "before it, then the log replayed up to it; docs/history.md), in memory: reads only (no lock, nothing "
+                 "written), and the events main calls change only that copy. FILE must be the directory's running "
+                 "version")
+      ->option_text("SEQ")
+      ->needs(data_option);
+  bool verify = false;
+  app.add_flag("--verify", verify,
+               "with --data: check the directory (a backup's copy): every log record's and checkpoint's checksum, "
+               "every checkpoint read whole, then every retained record replayed; prints what it checked; exit "
+               "code 4 naming the file and offset of the first damage. Reads only; runs no main")
+      ->needs(data_option);
   std::vector<std::pair<std::string, std::string>> event_filters;
   auto filter_option = [&](const char* name, const char* type, const char* help) {
     std::string key = name + 2;
@@ -327,7 +342,7 @@ int main(int argc, char** argv) {
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
     if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every" ||
-         a == "--retain" || a == "--after" || a == "--before" || a == "--event" || a == "--since" || a == "--limit") &&
+         a == "--retain" || a == "--after" || a == "--before" || a == "--event" || a == "--since" || a == "--limit" || a == "--as-of") &&
         split < argc)
       ++split;
   }
@@ -425,6 +440,38 @@ int main(int argc, char** argv) {
     events_options.filters = std::move(event_filters);
     return pure::tools::print_events(*program, path, source, events_options);
   }
+  if (verify) {  // reads the directory: runs nothing, writes nothing
+    if (!args.empty() || events || app.count("--as-of") || upgrade || allow_drop || plan_only || accept_data_loss ||
+        app.count("--sync") || app.count("--checkpoint-every") || app.count("--retain")) {
+      std::fprintf(stderr, "pure-run: --verify only reads the directory: it takes no --events, --as-of, --upgrade, "
+                           "--allow-drop, --plan, --accept-data-loss, --sync, --checkpoint-every, --retain or "
+                           "arguments for main\n");
+      return kExitUsage;
+    }
+    pure::tools::AsOfRun run;
+    run.dir = data_dir;
+    run.source = source;
+    run.schema = schema;
+    return pure::tools::verify_data(*program, path, run);
+  }
+  uint64_t as_of = 0;
+  const bool reading_as_of = app.count("--as-of") > 0;
+  if (reading_as_of) {
+    bool digits = !as_of_text.empty() && as_of_text.size() <= 19 &&
+                  as_of_text.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) as_of = std::stoull(as_of_text);
+    if (!digits) {
+      std::fprintf(stderr, "pure-run: --as-of: expected a sequence number (a whole number 0 or more), got '%s'\n",
+                   as_of_text.c_str());
+      return kExitUsage;
+    }
+    if (events || upgrade || allow_drop || plan_only || accept_data_loss || app.count("--sync") ||
+        app.count("--checkpoint-every") || app.count("--retain")) {
+      std::fprintf(stderr, "pure-run: --as-of only reads the directory: it takes no --events, --upgrade, --allow-drop, "
+                           "--plan, --accept-data-loss, --sync, --checkpoint-every or --retain\n");
+      return kExitUsage;
+    }
+  }
   if (program->main < 0) {
     std::fprintf(stderr, "%s:1:1: error: the module has no 'fn main()' to run\n", path.c_str());
     return kExitCompile;
@@ -446,7 +493,15 @@ int main(int argc, char** argv) {
   std::unique_ptr<pure::rt::Store> store;
   std::optional<pure::vm::RuntimeError> failure;
   int data_exit = kExitOk;
-  if (!data_dir.empty()) {  // prints its own messages, the runtime error included
+  if (reading_as_of) {  // main on the state as of a past sequence, in memory: nothing is written
+    pure::tools::AsOfRun run;
+    run.dir = data_dir;
+    run.sequence = as_of;
+    run.source = std::move(source);
+    run.schema = std::move(schema);
+    if (int code = pure::tools::load_as_of(*program, path, run, &store); code != 0) return code;
+    failure = pure::vm::run_main(*program, *store, options);
+  } else if (!data_dir.empty()) {  // prints its own messages, the runtime error included
     pure::tools::DataOptions data;
     data.dir = data_dir;
     data.sync_always = sync_mode == "always";

@@ -31,9 +31,11 @@ int data_error(const std::string& dir, const std::string& message) {
   return kExitData;
 }
 
+}  // namespace
+
 // True when the log holds version v's upgrade record: a version file whose record never became
 // durable (a crash during the upgrade) is not a version yet; the next recovery deletes it.
-bool upgrade_logged(const std::string& dir, const host::VersionFile& v, host::Status* status) {
+static bool upgrade_logged(const std::string& dir, const host::VersionFile& v, host::Status* status) {
   host::HistoryFilter probe;
   probe.after = v.begins - 1;
   probe.before = v.begins + 1;
@@ -44,7 +46,18 @@ bool upgrade_logged(const std::string& dir, const host::VersionFile& v, host::St
          page.records[0].event == host::kVersionEvent;
 }
 
-}  // namespace
+host::Status read_logged_versions(const std::string& dir, std::vector<host::VersionFile>* versions) {
+  if (host::Status s = host::read_versions(host::posix_file_system(), dir, versions); !s.ok())
+    return host::Status::failure("reading its versions: " + s.error);
+  if (!versions->empty() && versions->back().begins) {
+    host::Status s;
+    if (!upgrade_logged(dir, versions->back(), &s)) {
+      if (!s.ok()) return host::Status::failure("reading its history: " + s.error);
+      versions->pop_back();
+    }
+  }
+  return {};
+}
 
 int print_events(const vm::Program& program, const std::string& path, const std::string& source,
                  const EventsOptions& options) {
@@ -67,15 +80,7 @@ int print_events(const vm::Program& program, const std::string& path, const std:
   if (!std::filesystem::is_directory(dir, ec))
     return data_error(dir, std::filesystem::exists(dir, ec) ? "not a directory" : "no such directory");
   std::vector<host::VersionFile> versions;
-  if (host::Status s = host::read_versions(host::posix_file_system(), dir, &versions); !s.ok())
-    return data_error(dir, "reading its versions: " + s.error);
-  if (!versions.empty() && versions.back().begins) {
-    host::Status s;
-    if (!upgrade_logged(dir, versions.back(), &s)) {
-      if (!s.ok()) return data_error(dir, "reading its history: " + s.error);
-      versions.pop_back();
-    }
-  }
+  if (host::Status s = read_logged_versions(dir, &versions); !s.ok()) return data_error(dir, s.error);
   host::HistoryPage first;  // only its `oldest`: whether the directory holds log segments
   {
     host::HistoryFilter probe;

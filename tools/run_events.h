@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/versions.h"
 #include "vm/vm.h"
 
 namespace pure::tools {
@@ -24,5 +25,10 @@ struct EventsOptions {
 // used when FILE is the directory's running version (else that version's kept source is compiled).
 int print_events(const vm::Program& program, const std::string& path, const std::string& source,
                  const EventsOptions& options);
+
+// DIR's versions (host::read_versions) without a newest one whose upgrade record never became
+// durable (a crash during the upgrade: not a version yet; the next recovery deletes it). The
+// error says what could not be read.
+host::Status read_logged_versions(const std::string& dir, std::vector<host::VersionFile>* versions);
 
 }  // namespace pure::tools

@@ -161,7 +161,7 @@ class ConsoleRoutes(unittest.TestCase):
         self.assertEqual(status, 400)
         self.assertIn("no key to filter by", body["error"])
         status, body = c.json("GET", "/v1/shop/lists/stock?colour=red")
-        self.assertIn("limit, after and prefix", body["error"])
+        self.assertIn("a list page takes limit, after, prefix, as_of and as_of_time", body["error"])
 
 
 class ConsoleToken(unittest.TestCase):
