@@ -118,7 +118,8 @@ class ReplicaImpl : public Replica {
     if (js_) jsCtx_Destroy(js_);
     if (nc_) natsConnection_Destroy(nc_);
     std::lock_guard<std::mutex> lock(library_mu);
-    if (--library_users == 0) nats_Close();
+    // Waits for the library's threads to end (bounded): nothing of it outlives the last replica.
+    if (--library_users == 0) nats_CloseAndWait(static_cast<int64_t>(limits::kClusterRequestMs));
   }
 
   Status connect() {
