@@ -72,7 +72,7 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
       } else if (key == "min_seq") {
         // waited for before the page is read (api.cpp)
       } else {
-        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after, prefix and min_seq");
+        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after and prefix (and min_seq: docs/cluster.md)");
       }
     }
   }
