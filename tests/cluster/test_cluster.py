@@ -328,6 +328,22 @@ def main():
                 raise AssertionError(f"totals of client {row['client']}: {row} for {k} events")
         if len(done) < target:
             raise AssertionError(f"{len(done)} rows for {target} acknowledged seqs")
+        # min_seq's errors, and the metrics: one leader among the nodes
+        follower = next(n for n in nodes if n.health().get("role") == "follower")
+        c = Conn(follower.port, timeout=20)
+        try:
+            status, body = c.json("POST", "/v1/cluster/count?min_seq=x", {})
+            if status != 400 or "min_seq" not in body["error"]:
+                raise AssertionError(f"min_seq=x answered {status} {body}")
+            status, body = c.json("POST", f"/v1/cluster/count?min_seq={target + 1000}", {})
+            if status != 503 or f"has applied events through {target}" not in body["error"]:
+                raise AssertionError(f"min_seq past the stream answered {status} {body}")
+            status, _, metrics = c.request("GET", "/metrics")
+        finally:
+            c.close()
+        if b'pure_cluster_leader{module="cluster",role="follower"} 0' not in metrics or \
+                b'pure_cluster_applied_sequence{module="cluster"} %d' % target not in metrics:
+            raise AssertionError("a follower's /metrics lacks its role or applied sequence")
         # a clean shutdown of leader and followers alike (under ASan: no leak of the NATS client either)
         for node in nodes:
             code = node.server.stop()
