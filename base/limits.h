@@ -115,4 +115,19 @@ inline constexpr uint64_t kIdempotencyWindowMs = uint64_t{24} * 3600 * 1000;  //
 inline constexpr size_t kImportDepth = 16;
 inline constexpr size_t kImportFiles = 64;
 
+// Replication on NATS JetStream (cluster/, docs/cluster.md). A JetStream API request (stream info,
+// the lease's get and compare-and-set) waits this long for its answer: long enough for a NATS
+// cluster electing a new leader after a node died, short enough that a lease tick is not missed
+// by much. A node starting tries to make (or find) its stream and lease bucket for
+// kClusterStartMs: a NATS cluster just started takes a few seconds to elect its JetStream leader.
+inline constexpr uint64_t kClusterRequestMs = 2000;
+inline constexpr uint64_t kClusterStartMs = 30000;
+// A follower submits at most this many of the stream's events ahead of what its owner has made
+// visible: the owner's queue (--max-queue, 100,000 by default) never fills with them, and a burst
+// of the stream is a few thousand events at most.
+inline constexpr uint64_t kClusterApplyAhead = 10000;
+// A read with min_seq=N waits at most this long for the node to have applied event N, then answers
+// 503 naming the sequence it has: a follower a few seconds behind is an outage, not a wait.
+inline constexpr uint64_t kMinSeqWaitMs = 5000;
+
 }  // namespace pure::limits

@@ -266,6 +266,24 @@ Status make_data_dir(const std::string& dir);
 // at a time per data directory". The real file system only (a flock has no in-memory double).
 Status lock_data_dir(const std::string& dir, std::string_view program, std::unique_ptr<DataDirLock>* out);
 
+// ---- Shipping records (cluster/: a module's log replicated on NATS JetStream) ----
+
+// One event record in the log's own layout (host/log_format.h, the version this build writes):
+// what a leader ships to its followers, checksummed as in a segment.
+struct ShippedRecord {
+  uint64_t sequence = 0;
+  uint32_t event = 0;
+  uint64_t time_ms = 0;
+  std::string_view key;     // Idempotency-Key ("": none)
+  std::string_view result;  // with a key: the event's encoded result
+  std::string_view args;    // encode_values of the arguments
+};
+// Appends record to out in the log's record layout.
+void append_shipped_record(std::string& out, const ShippedRecord& record);
+// Reads the record at *offset of bytes (its checksum checked) and moves *offset past it: "" or
+// what is wrong with it ("offset N: record checksum mismatch").
+std::string read_shipped_record(std::string_view bytes, size_t* offset, ShippedRecord* out);
+
 // ---- Running events (the owner thread itself is host::Owner, host/owner.h) ----
 
 // What one event call came to.

@@ -2,6 +2,8 @@
 // Depends on log_format.h, bytes.h, crc32c.h.
 #include "host/log_format.h"
 
+#include "host/host.h"
+
 #include <cstring>
 
 #include "host/bytes.h"
@@ -134,6 +136,19 @@ const char* describe(RecordCheck check) {
     case RecordCheck::BadChecksum: return "record checksum mismatch";
   }
   return "?";
+}
+
+void append_shipped_record(std::string& out, const ShippedRecord& record) {
+  encode_record(out, record.sequence, record.event, record.args, record.time_ms, kLogVersion, record.key, record.result);
+}
+
+std::string read_shipped_record(std::string_view bytes, size_t* offset, ShippedRecord* out) {
+  DecodedRecord d;
+  RecordCheck check = decode_record(bytes, *offset, &d, kLogVersion);
+  if (check != RecordCheck::Ok) return "offset " + std::to_string(*offset) + ": " + describe(check);
+  *out = ShippedRecord{d.sequence, d.event, d.time_ms, d.key, d.result, d.args};
+  *offset += d.size;
+  return "";
 }
 
 }  // namespace pure::host

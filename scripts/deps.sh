@@ -19,6 +19,9 @@ packages+=(nodejs)
 if ! command -v npm >/dev/null; then packages+=(npm); fi
 # pure-lsp's editor test (tests/lsp/test_neovim.py): Debian's Neovim, headless, with its built-in LSP client
 packages+=(neovim)
+# pure-serve --cluster (cluster/, docs/cluster.md): the NATS C client, and the NATS server its test
+# (tests/cluster) starts three of
+packages+=(libnats-dev nats-server)
 # the x86-64 JIT: LLVM 19 linked statically (libzstd-dev for its link interface) with lld
 if [[ $(uname -m) == x86_64 ]]; then packages+=(llvm-19-dev libzstd-dev lld); fi
 if [[ "${1:-}" == "--bench" ]]; then packages+=(lua5.4 luajit libsqlite3-dev valgrind); fi

@@ -5,8 +5,11 @@
 #include "serve/api.h"
 
 #include <cstddef>
+#include <optional>
+#include <thread>
 
 #include "serve/api_internal.h"
+#include "stdlib/numtext.h"
 #include "serve/console.h"
 #include "serve/server_log.h"
 
@@ -65,6 +68,38 @@ std::pair<const char*, std::string> module_state(const Module& m) {
   }
   if (!m.owner->healthy()) return {"unhealthy", m.owner->unhealthy_reason()};
   return {"serving", ""};
+}
+
+// ?min_seq=N (queries and list pages): *out N, or 0 when absent; "" or why N is not a seq.
+static std::string parse_min_seq(std::string_view query_string, uint64_t* out) {
+  *out = 0;
+  for (std::string_view kv : split(query_string, '&')) {
+    if (kv.substr(0, 8) != "min_seq=") continue;
+    std::string_view v = kv.substr(8);
+    int64_t n = 0;
+    if (!numtext::parse_int(v, n) || n < 0)
+      return "min_seq: expected the seq of an event (a whole number, 0 or more), got '" + std::string(v) + "'";
+    *out = static_cast<uint64_t>(n);
+  }
+  return "";
+}
+
+// Waits (at most limits::kMinSeqWaitMs) until m has applied event min_seq: nullopt, or the 503.
+static std::optional<Response> wait_min_seq(const Module& m, uint64_t min_seq) {
+  if (min_seq == 0 || m.owner->visible().second >= min_seq) return std::nullopt;
+  // Polled: the owner publishes without a notification, and a follower applies the stream in
+  // bursts; 2 ms is a small share of a read that waits at all.
+  auto until = Clock::now() + std::chrono::milliseconds(limits::kMinSeqWaitMs);
+  while (Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (m.owner->visible().second >= min_seq) return std::nullopt;
+  }
+  std::string role = m.replica ? std::string(" (") + cluster::role_name(m.replica->status().role) + ")" : "";
+  Response r = error(503, "min_seq " + std::to_string(min_seq) + ": this node" + role + " has applied events through " +
+                              std::to_string(m.owner->visible().second) + " after waiting " +
+                              std::to_string(limits::kMinSeqWaitMs) + " ms; try again, or ask the leader");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
 }
 
 namespace {
@@ -177,7 +212,33 @@ void Api::handle(const Request& request, Respond respond) {
       return answer(Route::List, error(400, bad));
     if (as_of.asked)  // built (or found) on a query thread, then paged there
       return list_as_of(*m, parts[2], std::move(rest), as_of, request, std::move(respond), start);
-    return answer(Route::List, list_page(*m, parts[2], query_string));
+    uint64_t min_seq = 0;
+    if (std::string e = parse_min_seq(query_string, &min_seq); !e.empty()) return answer(Route::List, error(400, e));
+    if (min_seq == 0 || m->owner->visible().second >= min_seq)
+      return answer(Route::List, list_page(*m, parts[2], query_string));
+    // Not applied yet (a follower behind): the wait runs on a query thread, never an I/O thread.
+    struct Call {
+      std::string list, query_string, target;
+      Respond respond;
+    };
+    auto call = std::make_shared<Call>(Call{std::string(parts[2]), std::string(query_string), std::string(request.target),
+                                            std::move(respond)});
+    auto reply = [this, call, start](Response r) {
+      finish(Route::List, call->target, r, start);
+      call->respond(std::move(r));
+    };
+    QueryPool::Job job;
+    job.run = [this, m, call, reply, min_seq] {
+      std::optional<Response> late = wait_min_seq(*m, min_seq);
+      reply(late ? std::move(*late) : list_page(*m, call->list, call->query_string));
+    };
+    job.refuse = [reply] { reply(error(503, "the list page was not read: the server is shutting down")); };
+    if (!queries_.try_submit(std::move(job))) {
+      Response r = error(503, "the list page waits for min_seq, and the query threads are all taken; try again later");
+      r.headers.emplace_back("Retry-After", "1");
+      reply(std::move(r));
+    }
+    return;
   }
   if (parts.size() != 2)
     return answer(Route::Other, error(404, "no route " + std::string(target) + ": use /v1/" + m->name + "/NAME or /v1/" +
@@ -279,6 +340,18 @@ void Api::event(Module& m, const vm::Program& program, const vm::Function& fn, u
   if (options_.tokens.writes_need_token() && !(auth.scopes & kScopeWrite))
     return answer(refuse_token(auth, kScopeWrite, "event " + fn.name));
   if (!m.owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
+  // --cluster: only the leader takes events (docs/cluster.md). A follower redirects to the leader
+  // it knows (307: the client sends the same request there); with none known, 503 and retry.
+  if (m.replica && !m.replica->leader()) {
+    cluster::ReplicaStatus s = m.replica->status();
+    bool known = !s.leader_url.empty() && s.role == cluster::Role::Follower;
+    Response r = error(known ? 307 : 503, "module " + m.name + ": this node is " + (s.role == cluster::Role::Follower ? "a follower" : "stopped") +
+                                              (known ? "; the leader is " + s.leader + " at " + s.leader_url
+                                                     : "; no leader is known yet: try again"));
+    if (known) r.headers.emplace_back("Location", s.leader_url + std::string(request.target));
+    else r.headers.emplace_back("Retry-After", "1");
+    return answer(std::move(r));
+  }
   std::string key;
   if (request.idempotency_key) {
     if (request.idempotency_key_twice) return answer(error(400, "Idempotency-Key: the header came twice; send one key"));
@@ -373,9 +446,17 @@ void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, u
     std::string target;
     Respond respond;
     std::shared_ptr<CancelFlag> cancel;  // the time limit's, and the HTTP layer's (client gone)
+    uint64_t min_seq = 0;                // ?min_seq=N: wait (bounded) until event N is applied here
   };
   auto call = std::make_shared<Call>(Call{std::move(args), std::string(request.target), std::move(respond),
                                           request.cancel ? request.cancel : std::make_shared<CancelFlag>(nullptr)});
+  if (size_t q = request.target.find('?'); q != std::string_view::npos) {
+    if (std::string e = parse_min_seq(request.target.substr(q + 1), &call->min_seq); !e.empty()) {
+      Response r = error(400, e);
+      finish(Route::Query, request.target, r, start);
+      return call->respond(std::move(r));
+    }
+  }
   auto reply = [this, call, start](Response r) {
     finish(Route::Query, call->target, r, start);
     call->respond(std::move(r));
@@ -388,9 +469,13 @@ void Api::query(Module& m, const vm::Program& program, const vm::Function& fn, u
       if (options_.query_timeout_ms)
         watched = watch_.watch(call->cancel, Clock::now() + std::chrono::milliseconds(options_.query_timeout_ms),
                                timeout_why_.c_str());
+      std::optional<Response> late = wait_min_seq(m, call->min_seq);
       std::shared_ptr<const PastState> past;
-      if (as_of.asked) past = past_state(m, as_of, &r);
-      if (!as_of.asked || past) r = run_query(m, program, fn, index, call->args, *call->cancel, past.get());
+      if (late)
+        r = std::move(*late);
+      else if (as_of.asked)
+        past = past_state(m, as_of, &r);
+      if (!late && (!as_of.asked || past)) r = run_query(m, program, fn, index, call->args, *call->cancel, past.get());
       if (watched) watch_.unwatch(watched);
     } catch (const std::bad_alloc&) {
       r = error(503, "query " + fn.name + ": out of memory: the system refused the memory to answer it");
@@ -569,7 +654,28 @@ Response Api::health() const {
                                                    : std::string(said));
   }
   mods += '}';
-  return json_response(all ? 200 : 503, std::string("{\"ok\":") + (all ? "true" : "false") + ",\"modules\":" + mods + "}");
+  // --cluster: each module's role, applied sequence and lag (docs/cluster.md)
+  std::string cluster;
+  for (const Module* m : modules_) {
+    if (!m->replica || !m->serving()) continue;
+    cluster::ReplicaStatus s = m->replica->status();
+    cluster += cluster.empty() ? "{" : ",";
+    append_json_string(cluster, m->name);
+    cluster += ":{\"role\":";
+    append_json_string(cluster, cluster::role_name(s.role));
+    cluster += ",\"applied\":" + std::to_string(s.applied) + ",\"stream_events\":" + std::to_string(s.stream_events) +
+               ",\"lag\":" + std::to_string(s.lag) + ",\"leader\":";
+    append_json_string(cluster, s.leader);
+    cluster += ",\"leader_url\":";
+    append_json_string(cluster, s.leader_url);
+    if (!s.failure.empty()) {
+      cluster += ",\"failure\":";
+      append_json_string(cluster, s.failure);
+    }
+    cluster += "}";
+  }
+  if (!cluster.empty()) cluster = ",\"cluster\":" + cluster + "}";
+  return json_response(all ? 200 : 503, std::string("{\"ok\":") + (all ? "true" : "false") + ",\"modules\":" + mods + cluster + "}");
 }
 
 bool Api::healthy() const {

@@ -93,7 +93,7 @@ class Api {
     std::atomic<uint64_t> count{0}, sum_us{0};
     void add(uint64_t us);
   };
-  static constexpr std::array<int, 18> kStatuses = {200, 304, 400, 401, 403, 404, 405, 408, 409,
+  static constexpr std::array<int, 19> kStatuses = {200, 304, 307, 400, 401, 403, 404, 405, 408, 409,
                                                      410, 413, 415, 421, 431, 500, 503, 505, 0};
 
   // program: the version fn was found in (the owner maps fn to a newer version's event of the

@@ -85,8 +85,11 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
         if (d.sequence) return error(400, "prefix: the sequence " + d.name + " has no key to filter by");
         prefix = value;
         has_prefix = !value.empty();
+      } else if (key == "min_seq") {
+        // waited for before the page is read (api.cpp)
       } else {
-        return error(400, "unknown query parameter '" + key + "': a list page takes limit, after, prefix, as_of and as_of_time");
+        return error(400, "unknown query parameter '" + key +
+                              "': a list page takes limit, after, prefix, as_of and as_of_time (and min_seq: docs/cluster.md)");
       }
     }
   }

@@ -205,6 +205,31 @@ std::string Api::metrics() const {
       line("pure_module_unhealthy",
            "module=\"" + m->name + "\",state=\"" + state + "\",reason=\"" + label_value(reason) + "\"", 1);
   }
+  // --cluster (docs/cluster.md)
+  bool clustered = false;
+  for (auto& [m, s] : served) clustered = clustered || m->replica != nullptr;
+  if (clustered) {
+    out += "# HELP pure_cluster_leader 1 when this node leads the module (holds its lease), 0 when it follows or stopped.\n"
+           "# TYPE pure_cluster_leader gauge\n";
+    std::vector<std::pair<const Module*, cluster::ReplicaStatus>> rs;
+    for (auto& [m, s] : served)
+      if (m->replica) rs.emplace_back(m, m->replica->status());
+    for (auto& [m, r] : rs)
+      line("pure_cluster_leader", "module=\"" + m->name + "\",role=\"" + cluster::role_name(r.role) + "\"",
+           r.role == cluster::Role::Leader ? 1 : 0);
+    out += "# HELP pure_cluster_applied_sequence The last event applied on this node (in its visible state).\n"
+           "# TYPE pure_cluster_applied_sequence gauge\n";
+    for (auto& [m, r] : rs) line("pure_cluster_applied_sequence", "module=\"" + m->name + "\"", r.applied);
+    out += "# HELP pure_cluster_stream_sequence The last event this node has seen in the stream (or published).\n"
+           "# TYPE pure_cluster_stream_sequence gauge\n";
+    for (auto& [m, r] : rs) line("pure_cluster_stream_sequence", "module=\"" + m->name + "\"", r.stream_events);
+    out += "# HELP pure_cluster_lag_events Events received from the stream and not yet applied here.\n"
+           "# TYPE pure_cluster_lag_events gauge\n";
+    for (auto& [m, r] : rs) line("pure_cluster_lag_events", "module=\"" + m->name + "\"", r.lag);
+    out += "# HELP pure_cluster_leases_taken_total Leases this node has taken (failovers to it) since it started.\n"
+           "# TYPE pure_cluster_leases_taken_total counter\n";
+    for (auto& [m, r] : rs) line("pure_cluster_leases_taken_total", "module=\"" + m->name + "\"", r.failovers);
+  }
   out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
   line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));
   if (const host::MemoryPool* pool = options_.memory_pool.get()) {

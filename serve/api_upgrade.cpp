@@ -81,6 +81,11 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
   if (!m.owner->healthy())
     return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
   if (!m.compile) return answer(error(503, what + ": this server cannot compile sources (no compiler was given)"));
+  // The replicated log (cluster/) ships event records, not version records: a follower could not
+  // replay a version it never heard of. Refused until the stream carries versions (docs/cluster.md).
+  if (m.replica)
+    return answer(error(409, what + ": module " + m.name + " is replicated (--cluster): hot upgrades of a "
+                                    "replicated module are not built yet (docs/cluster.md, \"Not built yet\")"));
   if (m.upgrading.exchange(true))
     return answer(refusal(409, "module " + m.name + " is being upgraded by another request: send this one once that "
                                   "one is answered", nullptr));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/limits.h"
+#include "cluster/cluster.h"
 #include "host/owner.h"
 #include "host/versions.h"
 #include "ir/ir.h"
@@ -27,6 +28,9 @@ namespace pure::serve {
 // usage error or a socket it cannot listen on, no module's data directory recovered (with
 // require_all_modules: one did not), a data directory in use by another process.
 constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3, kExitDataDir = 4;
+// --cluster: a module's replica stopped for good (deposed, a publish the stream refused, a stream
+// that does not match the log): restarted, the node recovers its log and follows (docs/cluster.md).
+constexpr int kExitCluster = 5;
 
 // What a module's source compiles to, for a hot upgrade (PUT /v1/NAME/source): the command line
 // compiles (serve/ cannot: tools/ sits above it) through Module::compile.
@@ -58,6 +62,8 @@ struct Module {
   // is "LINE:COL" in the one text. Failure reasons in replies are written with it.
   std::function<std::string(Loc)> place;
   std::vector<ir::ListDesc> stored;    // the stored lists' column names (the Program keeps types)
+  // --cluster: the module's replica on NATS JetStream (null without). Before owner: destroyed after it.
+  std::unique_ptr<cluster::Replica> replica;
   std::unique_ptr<host::Owner> owner;
   std::atomic<State> state{State::Recovering};
   std::atomic<uint64_t> recovery_records{0};  // replayed so far (progress while recovering)
@@ -170,6 +176,10 @@ struct ServeOptions {
   std::vector<std::string> accept_data_loss;  // module names
   bool require_all_modules = false;
   std::string jit = "off";          // the JIT's name, for the start line
+  // --cluster and --node: each module replicated on NATS JetStream (cluster.h); advertise is set
+  // by serve() once it listens.
+  bool clustered = false;
+  cluster::ClusterOptions cluster;
   // Runs once the owners are closed, before the shutdown line (the command line stops its JIT).
   std::function<void()> after_close;
 };

@@ -63,6 +63,9 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   // or at the first one with --require-all-modules.
   std::atomic<bool> stopping{false};
   std::atomic<bool> recovery_failed{false};
+  // --cluster: a replica stopped for good (its reason is logged); the server shuts down, exit 5.
+  // Shared: a replica's callback may run on an owner or I/O thread until the owners are closed.
+  auto cluster_stopped = std::make_shared<std::atomic<bool>>(false);
   std::thread recovery;
   auto recover_all = [&] {
     for (auto& m : modules) {
@@ -122,6 +125,27 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
                                       {"message", as_json_string("no manifest (a directory from before manifests, or its manifest "
                                                        "was deleted): nothing could be checked; a new one is written")}});
       m->recovery_records.store(m->recovery.records_replayed);
+      std::unique_ptr<host::Durability> durability = std::move(event_log);
+      if (options.clustered) {
+        std::string error = "this pure-serve was built without libnats (libnats-dev): no --cluster";
+#ifdef PURE_HAVE_CLUSTER
+        auto on_fatal = [name, cluster_stopped](const std::string& why) {
+          server_log("cluster_stopped", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
+          std::fprintf(stderr, "pure-serve: %s: cluster: %s\n", name.c_str(), why.c_str());
+          if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);  // shut down; restarted, the node follows
+        };
+        error = cluster::open_replica(options.cluster, name, host::module_identity(*m->program), on_fatal, &m->replica).error;
+#endif
+        if (!error.empty()) {
+          m->failure = "cluster: " + error;
+          m->state.store(Module::State::Failed, std::memory_order_release);
+          server_log("recovery_failed", {{"module", as_json_string(name)}, {"error", as_json_string(m->failure)}});
+          std::fprintf(stderr, "pure-serve: %s: %s\n", name.c_str(), m->failure.c_str());
+          durability->close();
+          continue;
+        }
+        durability = m->replica->wrap(std::move(durability));
+      }
       host::OwnerOptions oo = owner_options;
       oo.on_unhealthy = [name](const std::string& why) {
         server_log("log_poisoned", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
@@ -135,7 +159,12 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
         m->running = running;
         m->ran = {running};
       }
-      m->owner = std::make_unique<host::Owner>(m->name, *m->program, std::move(store), std::move(event_log), oo);
+      m->owner = std::make_unique<host::Owner>(m->name, *m->program, std::move(store), std::move(durability), oo);
+      if (m->replica) {
+        m->replica->start(m->owner.get());
+        server_log("cluster_joined", {{"module", as_json_string(name)}, {"node", as_json_string(options.cluster.node)},
+                                      {"sequence", as_json_int(static_cast<int64_t>(m->recovery.last_sequence))}});
+      }
       const host::RecoveryReport& r = m->recovery;
       char secs[32];
       std::snprintf(secs, sizeof secs, "%.3f", r.seconds);
@@ -164,6 +193,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
     if (recovery.joinable()) recovery.join();
     for (auto& m : modules) {
       if (!m->serving()) continue;
+      if (m->replica) m->replica->stop();  // nothing more from the stream before the owner closes
       std::string why = m->owner->close();
       host::OwnerStats s = m->owner->stats();
       server_log("module_closed", {{"module", as_json_string(m->name)},
@@ -188,6 +218,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
         else if (!is_loopback_address(http.address) && http.tls_cert.empty())
           server_log("warning", {{"message", as_json_string("listening beyond loopback (" + where +
                                                 ") without --tls-cert: tokens and data cross the network in clear")}});
+        options.cluster.advertise = (http.tls_cert.empty() ? "http://" : "https://") + where;
         recovery = std::thread(recover_all);
       },
       [&] {
@@ -202,7 +233,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   }
   close_all();  // idempotent: the owners are closed by the drain already
   if (options.after_close) options.after_close();
-  int code = recovery_failed.load() ? kExitRecovery : kExitOk;
+  int code = recovery_failed.load() ? kExitRecovery : cluster_stopped->load() ? kExitCluster : kExitOk;
   server_log("shutdown", {{"exit", as_json_int(code)}});
   return code;
 }

@@ -192,6 +192,23 @@ int main(int argc, char** argv) {
                  "missing (a deleted log segment or checkpoint), instead of refusing it; logged (data_loss_accepted). "
                  "Repeat for more modules")
       ->option_text("NAME");
+  // Replication on NATS JetStream (docs/cluster.md)
+  std::string cluster_text, node;
+  int cluster_replicas = 3;
+  uint64_t lease_ms = 3000;
+  app.add_option("--cluster", cluster_text,
+                 "replicate each module on this NATS JetStream cluster (nats://HOST:PORT[,...]): one leader takes "
+                 "events, the other nodes follow and serve reads (docs/cluster.md)")
+      ->type_name("URLS");
+  app.add_option("--node", node, "with --cluster: this node's name in the cluster (unique)");
+  app.add_option("--cluster-replicas", cluster_replicas,
+                 "with --cluster: JetStream replicas of each module's stream and lease (3 on a three-node NATS cluster)")
+      ->check(CLI::Range(1, 5))
+      ->capture_default_str();
+  app.add_option("--lease-ms", lease_ms,
+                 "with --cluster: a leader's lease lapses when not renewed for this long; a follower then takes it")
+      ->check(CLI::Range(300, 600000))
+      ->capture_default_str();
   app.set_version_flag("--version", "pure-serve 0.1");
 #ifdef PURE_HAVE_JIT
   app.footer("Logs are JSON lines on stderr. curl examples: docs/serve.md.\n"
@@ -359,6 +376,20 @@ int main(int argc, char** argv) {
   };
 #endif
 
+  if (!cluster_text.empty() || !node.empty()) {
+    if (std::string e = pure::cluster::parse_servers(cluster_text, &serve.cluster.servers); !e.empty()) {
+      std::fprintf(stderr, "pure-serve: --cluster: %s\n", e.c_str());
+      return kExitUsage;
+    }
+    if (node.empty()) {
+      std::fprintf(stderr, "pure-serve: --cluster needs --node NAME: this node's name in the cluster\n");
+      return kExitUsage;
+    }
+    serve.clustered = true;
+    serve.cluster.node = node;
+    serve.cluster.replicas = cluster_replicas;
+    serve.cluster.lease_ms = lease_ms;
+  }
   serve.data = data;
   serve.sync = sync;
   serve.accept_data_loss = accept_data_loss;
