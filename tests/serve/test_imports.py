@@ -85,13 +85,34 @@ class FailuresInImportedFilesTest(unittest.TestCase):
         c = Conn(s.port)
         self.assertEqual(c.json("POST", "/v1/shares/split", {"n": 4})[0], 200)
         self.assertEqual(c.json("POST", "/v1/shares/split", {"n": 0}),
-                         (409, {"ok": False, "reason": "runtime error at " + self.lib + ":2:12: division by zero"}))
+                         (409, {"ok": False, "reason": "runtime error at " + self.lib + ":2:12: division by zero", "version": 1}))
         self.assertEqual(c.json("POST", "/v1/shares/share", {"n": 0}),
                          (409, {"reason": "runtime error at " + self.lib + ":2:12: division by zero"}))
         # the module's own lines: its own file and line
         self.assertEqual(c.json("POST", "/v1/shares/own", {"n": 0}),
                          (409, {"reason": "runtime error at " + self.path + ":14:13: division by zero"}))
         self.assertEqual(c.json("POST", "/v1/shares/share", {"n": 5}), (200, {"result": 2}))
+        c.close()
+
+    def test_after_a_hot_upgrade_failures_are_placed_by_the_version_that_ran_them(self):
+        # version 2 has two more lines at the top: its own lines move, the imported file's do not
+        with open(self.lib, "w") as f:
+            f.write(RATIO)
+        data = os.path.join(self.tmp.name, "data")
+        s = Server(find_binary(), [self.path], data=data)
+        self.addCleanup(s.cleanup)
+        self.addCleanup(s.kill)
+        c = Conn(s.port)
+        self.assertEqual(c.json("POST", "/v1/shares/own", {"n": 0}),
+                         (409, {"reason": "runtime error at " + self.path + ":14:13: division by zero"}))
+        status, _, body = c.request("PUT", "/v1/shares/source", "// two lines\n// more\n" + SHARES)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(c.json("POST", "/v1/shares/own", {"n": 0}),
+                         (409, {"reason": "runtime error at " + self.path + ":16:13: division by zero"}))
+        self.assertEqual(c.json("POST", "/v1/shares/split", {"n": 0}),
+                         (409, {"ok": False, "reason": "runtime error at " + self.lib + ":2:12: division by zero", "version": 2}))
+        self.assertEqual(c.json("POST", "/v1/shares/share", {"n": 0}),
+                         (409, {"reason": "runtime error at " + self.lib + ":2:12: division by zero"}))
         c.close()
 
     def test_a_type_error_in_an_imported_file_is_refused_at_start_up_in_that_file(self):

@@ -31,7 +31,7 @@ class Enums(unittest.TestCase):
         status, body = c.json("POST", "/v1/orders/move", {"id": 2, "to": "shipped"})
         self.assertEqual((status, body["ok"], body["result"]), (200, True, "open"), body)
         self.assertEqual(c.json("POST", "/v1/orders/move", {"id": 2, "to": "shipped"}),
-                         (409, {"ok": False, "reason": "order 2 is already shipped"}))
+                         (409, {"ok": False, "reason": "order 2 is already shipped", "version": 1}))
         self.assertEqual(c.json("POST", "/v1/orders/order", {"id": 2}), (200, {"result": {"id": 2, "status": "shipped"}}))
         self.assertEqual(c.json("POST", "/v1/orders/with_status", {"s": "open"}),
                          (200, {"result": [{"id": 1, "status": "open"}, {"id": 3, "status": "open"}]}))
@@ -79,7 +79,7 @@ class QueryFail(unittest.TestCase):
         # the query's own words, as an event's fail reads (it was "runtime error at L:C: failed: ...")
         self.assertEqual(c.json("POST", "/v1/orders/qty", {"id": 5}), (409, {"reason": "no order 5"}))
         self.assertEqual(c.json("POST", "/v1/orders/move", {"id": 4, "to": "open"}),
-                         (409, {"ok": False, "reason": "order 4 is already open"}))
+                         (409, {"ok": False, "reason": "order 4 is already open", "version": 1}))
         # a runtime error still says where it happened
         status, body = c.json("POST", "/v1/orders/broken", {"id": 4})
         self.assertEqual(status, 409)
