@@ -65,30 +65,6 @@ std::shared_ptr<Api::AsOfCache> Api::make_as_of_cache() { return std::make_share
 
 namespace {
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %3A and friends (a client may encode the colons of a time).
-bool decode_percent(std::string_view in, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      *out += in[i];
-      continue;
-    }
-    if (i + 2 >= in.size()) return false;
-    int h = hex_digit(in[i + 1]), l = hex_digit(in[i + 2]);
-    if (h < 0 || l < 0) return false;
-    *out += static_cast<char>(h * 16 + l);
-    i += 2;
-  }
-  return true;
-}
-
 bool whole_number(std::string_view text, uint64_t* out) {
   if (text.empty() || text.size() > 19) return false;
   uint64_t v = 0;
@@ -116,7 +92,7 @@ std::string Api::take_as_of(std::string_view query_string, AsOf* out, std::strin
     }
     if (out->asked) return "as_of: give one of as_of and as_of_time, once";
     std::string value;
-    if (!decode_percent(eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1), &value))
+    if (!percent_decode(eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1), value))  // %3A: a time's colons
       return std::string(key) + ": bad percent-encoding";
     out->asked = true;
     if (key == "as_of") {

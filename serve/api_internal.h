@@ -34,6 +34,8 @@ std::string decode_args(const vm::Function& fn, std::string_view body, std::vect
 // ---- the answers (api.cpp) -----------------------------------------------------------------------
 
 std::vector<std::string_view> split(std::string_view s, char sep);
+// A query string's value or key: %XX decoded, '+' a space (api_lists.cpp); false: a bad escape.
+bool percent_decode(std::string_view in, std::string& out);
 Response json_response(int status, std::string body);
 Response error(int status, std::string_view message);
 const char* route_label(Route r);

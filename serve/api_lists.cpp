@@ -25,6 +25,8 @@ int hex(char c) {
   return -1;
 }
 
+}  // namespace
+
 bool percent_decode(std::string_view in, std::string& out) {
   out.clear();
   for (size_t i = 0; i < in.size(); ++i) {
@@ -42,8 +44,6 @@ bool percent_decode(std::string_view in, std::string& out) {
   }
   return true;
 }
-
-}  // namespace
 
 Response Api::list_page(const Module& m, std::string_view list, std::string_view query_string,
                         const PastState* past) const {
