@@ -250,8 +250,8 @@ Status verify_directory(FileSystem& fs, const std::string& dir, const AsOfCode& 
     previous = expect - 1;
     ++out->segments;
   }
-  out->lines.push_back(std::to_string(out->segments) + " log segments, " + std::to_string(out->records) +
-                       " records" +
+  out->lines.push_back(std::to_string(out->segments) + (out->segments == 1 ? " log segment, " : " log segments, ") +
+                       std::to_string(out->records) + (out->records == 1 ? " record" : " records") +
                        (out->records ? " (sequences " + std::to_string(out->first_sequence) + " to " +
                                            std::to_string(out->last_sequence) + ")"
                                      : std::string()) +
@@ -269,7 +269,7 @@ Status verify_directory(FileSystem& fs, const std::string& dir, const AsOfCode& 
                              std::to_string(through));
     ++out->checkpoints;
   }
-  out->lines.push_back(std::to_string(out->checkpoints) + " checkpoints" +
+  out->lines.push_back(std::to_string(out->checkpoints) + (out->checkpoints == 1 ? " checkpoint" : " checkpoints") +
                        (l.checkpoints.empty() ? std::string()
                                               : " (sequences " + std::to_string(l.checkpoints.front()) + " to " +
                                                     std::to_string(l.checkpoints.back()) + ")") +
