@@ -19,17 +19,18 @@ SIGNATURE = ("Tracer caught signal", "LeakSanitizer has encountered a fatal erro
 
 
 def failed_outputs(build):
-    """The output of each failed test of the last ctest run, by name."""
-    path = os.path.join(build, "Testing", "Temporary", "LastTest.log")
-    with open(path, encoding="utf-8", errors="replace") as f:
+    """The output of each failed test of the last ctest run, by name. Which tests failed comes
+    from ctest's own list (LastTestsFailed.log, "N:name" lines), never from reading the output:
+    a test that passes by PASS_REGULAR_EXPRESSION or WILL_FAIL prints no "Test Passed." line."""
+    temp = os.path.join(build, "Testing", "Temporary")
+    with open(os.path.join(temp, "LastTestsFailed.log"), encoding="utf-8", errors="replace") as f:
+        names = [line.split(":", 1)[1].strip() for line in f if ":" in line]
+    with open(os.path.join(temp, "LastTest.log"), encoding="utf-8", errors="replace") as f:
         text = f.read()
-    blocks = re.split(r"^\d+/\d+ Testing: ", text, flags=re.M)[1:]
-    failed = {}
-    for block in blocks:
-        name = block.split("\n", 1)[0].strip()
-        if "\nTest Passed." not in block:
-            failed[name] = block
-    return failed
+    outputs = {}
+    for block in re.split(r"^\d+/\d+ Testing: ", text, flags=re.M)[1:]:
+        outputs[block.split("\n", 1)[0].strip()] = block
+    return {name: outputs.get(name, "") for name in names}
 
 
 def main():
