@@ -18,6 +18,9 @@ TEST = textwrap.dedent("""\
     print("[doctest] Status: SUCCESS!")
     if kind == "pass":
         sys.exit(0)
+    if kind == "asan_options":  # what the script hands down: the interceptor off, the caller's options kept
+        print("ASAN_OPTIONS=" + os.environ.get("ASAN_OPTIONS", ""))
+        sys.exit(0 if "intercept_tls_get_addr=" in os.environ.get("ASAN_OPTIONS", "") else 1)
     if kind == "tracer_once" and os.path.exists(marker):
         sys.exit(0)
     if kind in ("tracer_once", "tracer_always"):
@@ -48,9 +51,9 @@ class CtestSanitized(unittest.TestCase):
         subprocess.run(["cmake", "-S", src, "-B", build], check=True, capture_output=True)
         return build
 
-    def run_script(self, build, *args):
+    def run_script(self, build, *args, env=None):
         r = subprocess.run([sys.executable, SCRIPT, build, "--output-on-failure", *args],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=env)
         return r.returncode, r.stdout + r.stderr
 
     def test_all_pass(self):
@@ -69,6 +72,17 @@ class CtestSanitized(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertIn("tracer crashed at exit in t1.tracer_once", out)
         self.assertNotIn("failed: t0", out)
+
+    def test_tests_run_with_the_tls_interceptor_off(self):
+        build = self.project(["asan_options"])
+        env = {k: v for k, v in os.environ.items() if k != "ASAN_OPTIONS"}
+        code, out = self.run_script(build, "-V", env=env)
+        self.assertEqual(code, 0, out)
+        self.assertIn("ASAN_OPTIONS=intercept_tls_get_addr=0", out)
+        code, out = self.run_script(build, "-V", env=dict(env, ASAN_OPTIONS="detect_odr_violation=0"))
+        self.assertIn("ASAN_OPTIONS=detect_odr_violation=0:intercept_tls_get_addr=0", out)
+        code, out = self.run_script(build, "-V", env=dict(env, ASAN_OPTIONS="intercept_tls_get_addr=1"))
+        self.assertIn("ASAN_OPTIONS=intercept_tls_get_addr=1\n", out)
 
     def test_tracer_crash_twice_fails(self):
         code, out = self.run_script(self.project(["pass", "tracer_always"]))
