@@ -188,6 +188,15 @@ int run_tests(const std::string& path, const std::string& text,
   return failed ? kExitRuntime : kExitOk;
 }
 
+// The usage line names what comes after FILE: CLI11 would print only "file".
+class RunFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return "Usage: pure-run [OPTIONS] FILE [ARGS...]\n"
+           "       pure-run --fmt [--check] FILE...\n";
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -198,7 +207,9 @@ int main(int argc, char** argv) {
   std::string path;
   bool check_only = false, dump_ast = false, dump_ir = false, dump_bytecode = false;
   std::string max_steps_text = "10000000000", max_memory_text;  // memory: empty = derived from the machine
-  app.add_option("file", path, "the module to run (a .pure file)")->required();
+  app.formatter(std::make_shared<RunFormatter>());
+  app.add_option("FILE", path, "the module to run (a .pure file); ARGS after it go to main(args: seq text)")
+      ->required();
   app.add_flag("--check", check_only, "compile only: report errors, run nothing");
   app.add_flag("--dump-ast", dump_ast, "print the checked syntax tree");
   app.add_flag("--dump-ir", dump_ir, "print the control-flow graph with its loops");

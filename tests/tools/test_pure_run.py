@@ -80,6 +80,20 @@ class MemoryBudgetOption(unittest.TestCase):
         self.assertEqual((code, out), (0, b"done\n"))
 
 
+class Usage(unittest.TestCase):
+    def test_help_names_the_arguments_main_gets(self):
+        done = subprocess.run(PURE_RUN + ["--help"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 0)
+        self.assertIn("Usage: pure-run [OPTIONS] FILE [ARGS...]\n", done.stdout)
+        self.assertIn("pure-run --fmt [--check] FILE...", done.stdout)
+        self.assertIn("ARGS after it go to main(args: seq text)", done.stdout)
+
+    def test_no_file_is_a_usage_error_naming_it(self):
+        done = subprocess.run(PURE_RUN, capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 2)
+        self.assertIn("FILE is required", done.stderr)
+
+
 SPENT_64M = "memory budget spent (64 MiB of texts, lists and stored rows held at once); raise it with --max-memory"
 
 
