@@ -120,11 +120,15 @@ struct Param {
   TypeExprPtr type;
 };
 
+// Where a local that cannot be assigned came from: the checker's message and hint name it.
+enum class LocalOrigin : uint8_t { Let, Parameter, RangeLoop, SeqLoop, KeyedLoop };
+
 struct LocalInfo {
   std::string name;
   const Type* type = nullptr;
   bool is_var = false;
   Loc loc;
+  LocalOrigin origin = LocalOrigin::Let;
 };
 
 struct FuncDecl {

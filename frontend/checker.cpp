@@ -240,7 +240,7 @@ void Checker::declare_functions() {
     func_index_[f.name] = static_cast<int>(i);
     f.result_type = f.result ? resolve_type(f.result.get()) : tt_.void_type();
     for (Param& p : f.params) {
-      LocalInfo info{p.name, resolve_type(p.type.get()), false, p.loc};
+      LocalInfo info{p.name, resolve_type(p.type.get()), false, p.loc, LocalOrigin::Parameter};
       for (auto& other : f.locals)
         if (other.name == p.name) error(p.loc, "parameter '" + p.name + "' appears twice");
       if (const_index_.count(p.name)) error(p.loc, "'" + p.name + "' is already the name of a constant", "choose another name");
@@ -546,7 +546,26 @@ const Type* Checker::check_place(Expr& e) {
       if (e.name_kind == NameKind::Local) {
         const LocalInfo& l = fn_->locals[e.ref];
         if (!l.is_var) {
-          error(e.loc, "cannot assign to '" + e.text + "': it is declared with 'let'", "declare it with 'var' to change it");
+          const std::string what = "cannot assign to '" + e.text + "': ";
+          switch (l.origin) {
+            case LocalOrigin::Let:
+              error(e.loc, what + "it is declared with 'let'", "declare it with 'var' to change it");
+              break;
+            case LocalOrigin::Parameter:
+              error(e.loc, what + "it is a parameter", "copy it into a 'var' to change the copy");
+              break;
+            case LocalOrigin::RangeLoop:
+              error(e.loc, what + "it is a loop variable", "copy it into a 'var' to change the copy");
+              break;
+            case LocalOrigin::SeqLoop:
+              error(e.loc, what + "it is a loop variable, a copy of each item",
+                    "to change the list, walk it by position: 'for i, x in xs { xs[i].f = ... }'");
+              break;
+            case LocalOrigin::KeyedLoop:
+              error(e.loc, what + "it is a loop variable, a copy of each row",
+                    "to change the list, assign through it by key: 'm[key].f = ...'");
+              break;
+          }
           return tt_.error();
         }
         return t;
@@ -664,6 +683,11 @@ void Checker::check_for(Stmt& s) {
   } else {
     s.local = declare_local(s.name, var_type, false, s.loc);
   }
+  const LocalOrigin origin = s.range_end                                        ? LocalOrigin::RangeLoop
+                             : s.iter_type && s.iter_type->kind == TypeKind::Keyed ? LocalOrigin::KeyedLoop
+                                                                                  : LocalOrigin::SeqLoop;
+  if (s.local >= 0) fn_->locals[s.local].origin = s.name2.empty() ? origin : LocalOrigin::RangeLoop;  // 'i' of 'for i, x'
+  if (s.local2 >= 0) fn_->locals[s.local2].origin = origin;
   ++loop_depth_;
   check_block(s.body);
   --loop_depth_;

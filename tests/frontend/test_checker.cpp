@@ -76,6 +76,27 @@ TEST_CASE("checker: type mismatches") {
   CHECK(errors_of(in_main("let y: num = 2\nlet z = y * 2")).empty());
 }
 
+TEST_CASE("checker: assigning what cannot be assigned says what it is (issue 37 item 8)") {
+  const std::string item = "type P { x: int, y: int }\n";
+  // a loop variable's field: the loop variable is a copy, so the hint is to change the list itself
+  CHECK(contains(errors_of(item + in_main("var ps = [P { x: 1, y: 2 }]\nfor p in ps { p.x = 3 }")),
+                 "t.pure:4:15: error: cannot assign to 'p': it is a loop variable, a copy of each item\n"));
+  CHECK(contains(errors_of(item + in_main("var ps = [P { x: 1, y: 2 }]\nfor p in ps { p.x = 3 }")),
+                 "hint: to change the list, walk it by position: 'for i, x in xs { xs[i].f = ... }'"));
+  CHECK(contains(errors_of(item + in_main("var ps = [P { x: 1, y: 2 }]\nfor i, p in ps { p.x = 3 }")),
+                 "cannot assign to 'p': it is a loop variable, a copy of each item"));
+  CHECK(contains(errors_of(item + in_main("var ps = [P { x: 1, y: 2 }]\nfor i, p in ps { i = 3 }")),
+                 "cannot assign to 'i': it is a loop variable\n"));
+  CHECK(contains(errors_of("list m by id: int { n: int }\nevent e() {\n  for r in m { r.n = 1 }\n}\n"),
+                 "t.pure:3:16: error: cannot assign to 'r': it is a loop variable, a copy of each row\n"));
+  CHECK(contains(errors_of(in_main("for i in 0 .. 3 { i = 4 }")), "cannot assign to 'i': it is a loop variable\n"));
+  CHECK(contains(errors_of("fn f(n: int) { n = 2 }\n" + in_main("f(1)")),
+                 "t.pure:1:16: error: cannot assign to 'n': it is a parameter\n"));
+  CHECK(contains(errors_of(in_main("let x = 1\nx = 2")), "cannot assign to 'x': it is declared with 'let'"));
+  // the repair the hint gives works
+  CHECK(errors_of(item + in_main("var ps = [P { x: 1, y: 2 }]\nfor i, p in ps { ps[i].x = 3 }")).empty());
+}
+
 TEST_CASE("checker: unknown names, fields, types and functions with 'did you mean'") {
   std::string e = errors_of(in_main("let count = 1\nlet y = cuont + 1"));
   CHECK(contains(e, "t.pure:3:9: error: unknown name 'cuont'"));
