@@ -185,6 +185,12 @@ void Api::handle(const Request& request, Respond respond) {
     return answer(Route::Metrics, std::move(r));
   }
   if (Response r; console_route(method, target, request.if_none_match, r)) return answer(Route::Console, std::move(r));
+  if (target == "/v1" || target == "/v1/") {  // the modules this server serves, each with its state
+    if (!get) return answer(Route::Interface, method_not_allowed(method, "/v1", "GET, HEAD"));
+    if (reads_need_token && !(auth.scopes & kScopeRead))
+      return answer(Route::Interface, refuse_token(auth, kScopeRead, std::string(method) + " /v1"));
+    return answer(Route::Interface, modules_index());
+  }
   constexpr std::string_view kPrefix = "/v1/";
   if (target.substr(0, kPrefix.size()) != kPrefix)
     return answer(Route::Other, error(404, "no route " + std::string(target) +
@@ -536,6 +542,31 @@ Response Api::run_query(Module& m, const vm::Program& program, const vm::Functio
   body += "}";
   if (body.size() > options_.max_reply) return too_large("the result of query " + fn.name, body.size());
   return json_response(200, std::move(body));
+}
+
+Response Api::modules_index() const {
+  std::string out = "{\"modules\":[";
+  for (size_t i = 0; i < modules_.size(); ++i) {
+    const Module& m = *modules_[i];
+    out += i ? ",{\"name\":" : "{\"name\":";
+    append_json_string(out, m.name);
+    auto [state, reason] = module_state(m);
+    out += ",\"state\":\"" + std::string(state) + "\"";
+    if (!reason.empty()) {
+      out += ",\"reason\":";
+      append_json_string(out, reason);
+    }
+    std::unique_lock<std::mutex> history_lock(m.upgrade_mu);  // a hot upgrade changes the version
+    if (m.serving() && !m.versions.history.empty()) out += ",\"version\":" + std::to_string(m.versions.version);
+    history_lock.unlock();
+    out += ",\"interface\":";
+    append_json_string(out, "/v1/" + m.name);
+    out += '}';
+  }
+  out += "]}";
+  Response r;
+  r.body = std::move(out);
+  return r;
 }
 
 Response Api::interface(const Module& m) const {

@@ -118,6 +118,7 @@ class Api {
   // past: run against that past state instead of the visible one.
   Response run_query(Module& m, const vm::Program& program, const vm::Function& fn, uint32_t index,
                      const std::vector<vm::Value>& args, const CancelFlag& cancel, const PastState* past = nullptr);
+  Response modules_index() const;  // GET /v1
   Response interface(const Module& m) const;
   // past: the past state to page, its sequence named in the answer (null: the visible state).
   Response list_page(const Module& m, std::string_view list, std::string_view query,

@@ -400,7 +400,8 @@ class Scopes(unittest.TestCase):
         return status, headers, json.loads(text) if text.startswith(b"{") else text
 
     READS = [("GET", "/v1/shop", None), ("GET", "/v1/shop/lists/hits", None), ("GET", "/v1/shop/source", None),
-             ("GET", "/metrics", None), ("POST", "/v1/shop/count", '{"name":"s"}'), ("GET", "/v1/nomodule", None)]
+             ("GET", "/metrics", None), ("POST", "/v1/shop/count", '{"name":"s"}'), ("GET", "/v1", None),
+             ("GET", "/v1/nomodule", None)]  # the last one answers 404 whatever the token
 
     def test_missing_and_wrong_tokens(self):
         for method, path, body in self.READS + [("POST", "/v1/shop/hit", '{"name":"s"}')]:

@@ -190,6 +190,15 @@ class Routes(ServeTest):
         self.assertIn("step budget spent", body["reason"])
         self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "after-spin"})[0], 200)
 
+    def test_the_modules_served(self):
+        c = self.conn()
+        for path in ["/v1", "/v1/"]:
+            status, body = c.json("GET", path)
+            self.assertEqual(status, 200, body)
+            self.assertEqual(body, {"modules": [{"name": "shop", "state": "serving", "version": 1,
+                                                 "interface": "/v1/shop"}]})
+        self.assert_error(*c.json("POST", "/v1", {}), 405, "GET")
+
     def test_interface(self):
         status, body = self.conn().json("GET", "/v1/shop")
         self.assertEqual(status, 200)
