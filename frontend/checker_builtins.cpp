@@ -415,6 +415,18 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
       if (!elem->is_scalar()) error(e.loc, "'.contains' compares ints, nums, bools or texts");
       check_args(e, {elem}, 1, what);
       return tt_.bool_type();
+    case Builtin::LTake:
+    case Builtin::LSlice:
+      // a copy of some of an event sequence's items: a new list, the receiver unchanged
+      if (!seq_only()) return tt_.error();
+      if (e.args[0]->name_kind == NameKind::StoredList) {
+        error(e.loc, what + " is for event sequences; a stored sequence is read with a loop",
+              "for i, x in list { if i >= n { break } ... }");
+        return tt_.error();
+      }
+      if (b == Builtin::LTake) check_args(e, {tt_.int_type()}, 1, what);
+      else check_args(e, {tt_.int_type(), tt_.int_type()}, 1, what);
+      return lt;
     case Builtin::LJoin:
       if (!seq_only()) return tt_.error();
       if (elem->kind != TypeKind::Text) error(e.loc, "'.join' needs a seq text");

@@ -87,6 +87,8 @@ const std::map<std::string, std::string>& generic_list_methods() {
       {"contains", "list.contains(value) -> bool"},
       {"join", "list.join(separator: text) -> text"},
       {"get", "list.get(key...) -> the row item"},
+      {"take", "list.take(n: int) -> the first n items, a new list"},
+      {"slice", "list.slice(lo: int, hi: int) -> the items at lo .. hi-1, a new list"},
   };
   return m;
 }

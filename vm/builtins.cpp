@@ -647,6 +647,37 @@ void run_builtin(VM& vm, Slot* a, const Instr* ip, Builtin b) {
         else a[0].l->reverse();
         a[0].u = 0;
         return;
+      case Builtin::LTake:
+      case Builtin::LSlice: {
+        // xs.take(n): the first n items (all of them when there are fewer); xs.slice(lo, hi): the
+        // items at lo .. hi-1, a runtime error unless 0 <= lo <= hi <= count. A new list.
+        const rt::EventList* src = a[0].l;
+        const int64_t count = src->count();
+        int64_t lo = 0, hi = 0;
+        if (b == Builtin::LTake) {
+          if (a[1].i < 0) fault(ip, "take: count " + std::to_string(a[1].i) + " is negative");
+          hi = std::min(a[1].i, count);
+        } else {
+          lo = a[1].i;
+          hi = a[2].i;
+          if (lo < 0 || hi < lo || hi > count)
+            fault(ip, "slice(" + std::to_string(lo) + ", " + std::to_string(hi) + ") of a list of " + std::to_string(count) +
+                          " items: needs 0 <= lo <= hi <= " + std::to_string(count));
+        }
+        spend_work(vm, ip, 0, static_cast<uint64_t>(hi - lo));
+        auto* l = new rt::EventList(&src->shape());
+        try {
+          l->reserve(hi - lo);  // charged whole before any row is written
+          rt::Cell scratch = 0;
+          for (int64_t i = lo; i < hi; ++i) l->push(src->row(i, &scratch));  // texts retained
+        } catch (...) {
+          rt::list_release(l);
+          throw;
+        }
+        for (uint32_t i = 0; i < nargs; ++i) a[i].u = 0;
+        a[0].l = l;
+        return;
+      }
       case Builtin::LContains: {
         uint32_t first_arg = ip->c & 1 ? 0 : 1;
         RowWalker walk(vm, a, ip);

@@ -250,3 +250,32 @@ fn main() {
   uint64_t need = interpreter_need(p, 1000000);
   check_budgets_alike(p, {1, need / 2, need - 1, need, need + 1}, need);
 }
+
+TEST_CASE("jit: take and slice inside compiled loops: the same bytes, errors and steps") {
+  const char* p = R"(fn main() {
+  var xs: seq int = []
+  var names: seq text = []
+  for i in 0 .. 40 {
+    xs.push(i * 7 % 13)
+    names.push("n{i}")
+  }
+  var total = 0
+  for i in 0 .. 30 {
+    let w = xs.slice(i, i + 10)
+    total += w.sum() + xs.take(i).count() + names.slice(i, i + 3).join("").len()
+  }
+  print(total)
+}
+)";
+  Run r = both(p);
+  CHECK(!r.failed);
+  CHECK(r.compiled >= 1);
+  uint64_t need = interpreter_need(p, 100000);
+  check_budgets_alike(p, {1, need / 3, need / 2, need - 1, need, need + 1}, need);
+  // a slice out of range inside a compiled loop: the interpreter's located error (both() compares)
+  Run bad = both("fn main() {\n  let xs = [1, 2, 3, 4]\n  var t = 0\n  for i in 0 .. 9 { t += xs.slice(i, 3).count() }\n}\n");
+  CHECK(bad.failed);
+  CAPTURE(bad.error);
+  CHECK(contains(bad.error, "t.pure:4:28: "));  // at the method
+  CHECK(contains(bad.error, "runtime error: slice(4, 3) of a list of 4 items: needs 0 <= lo <= hi <= 4"));
+}

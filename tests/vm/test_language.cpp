@@ -353,3 +353,43 @@ fn main() {
         "[cancelled, open, shipped]\n"
         "cancelled\n");
 }
+
+// take and slice: new lists copied from an event sequence (issue 37 item 8), the receiver unchanged,
+// texts retained (nothing leaked at any budget), a bad slice a located runtime error.
+const char* const kTakeSlice = R"(type S { name: text, points: int }
+fn main() {
+  let xs = [5, 3, 8, 1, 9]
+  print("{xs.take(2)} {xs.take(9)} {xs.take(0)} {xs.slice(1, 4)} {xs.slice(5, 5)} {xs}")
+  let names = "ann bob cy dee".split(" ")
+  print(names.slice(1, 3).join("+"))
+  print([true, false, true].slice(1, 3))
+  var board = [S { name: "a", points: 3 }, S { name: "b", points: 9 }, S { name: "c", points: 5 }]
+  board.sort_by(points desc)
+  for s in board.take(2) { write("{s.name}{s.points} ") }
+  print(board.count())
+  print(xs.slice(2, 6))
+}
+)";
+
+TEST_CASE("vm: take and slice copy part of an event sequence; a slice out of range is a runtime error") {
+  for (Engine engine : {Engine::Interpret, Engine::Step}) {
+    RunConfig c;
+    c.engine = engine;
+    Outcome o = run_program(kTakeSlice, c);
+    CHECK(o.output == "[5, 3] [5, 3, 8, 1, 9] [] [3, 8, 1] [] [5, 3, 8, 1, 9]\nbob+cy\n[false, true]\nb9 c5 3\n");
+    CHECK(o.failed);
+    CHECK(o.line == 12);
+    CHECK(o.message == "slice(2, 6) of a list of 5 items: needs 0 <= lo <= hi <= 5");
+    CHECK(o.leaked_texts == 0);
+    for (uint64_t budget = 1; budget <= 60; ++budget) {  // each copied item is a step
+      CAPTURE(budget);
+      c.max_steps = budget;
+      Outcome b = run_program(kTakeSlice, c);
+      CHECK(b.signal == 0);
+      CHECK(b.leaked_texts == 0);
+      CHECK(b.failed);
+    }
+  }
+  Outcome neg = run_program("fn main() {\n  let xs = [1, 2]\n  print(xs.take(-1))\n}\n");
+  CHECK(neg.message == "take: count -1 is negative");
+}
