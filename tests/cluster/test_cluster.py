@@ -18,7 +18,8 @@ default), these faults one after another:
     process (no restart; its rejoins count grows);
   * SIGTERM of the leader: it exits 0 having given its lease up (a cluster_lease "released" log
     line), and the seconds until another node acknowledges an event are printed (not asserted).
-No node may exit by itself (pure-serve exits 5 only when the stream does not match its log).
+PURE_CLUSTER_LEASE_MS sets the nodes' --lease-ms (1000 by default). No node may exit by itself
+(pure-serve exits 5 only when the stream does not match its log).
 
 It checks:
   * every event acknowledged with 200 is in the end state, once: for each client the rows of `done`
@@ -50,7 +51,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "serve"))
 from serve_client import Conn, Server, wait_until  # noqa: E402
 
 MODULE = os.path.join(HERE, "cluster.pure")
-LEASE_MS = 1000
+LEASE_MS = int(os.environ.get("PURE_CLUSTER_LEASE_MS", "1000"))
 
 
 def free_ports(n):
