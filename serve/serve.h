@@ -28,8 +28,9 @@ namespace pure::serve {
 // usage error or a socket it cannot listen on, no module's data directory recovered (with
 // require_all_modules: one did not), a data directory in use by another process.
 constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3, kExitDataDir = 4;
-// --cluster: a module's replica stopped for good (deposed, a publish the stream refused, a stream
-// that does not match the log): restarted, the node recovers its log and follows (docs/cluster.md).
+// --cluster: a module's replica stopped for good: the stream does not match its log (divergence),
+// or a rejoin could not open its data directory again. A leader that is deposed or loses the
+// stream does not exit: it rejoins as a follower in-process (docs/cluster.md, "Rejoining").
 constexpr int kExitCluster = 5;
 
 // What a module's source compiles to, for a hot upgrade (PUT /v1/NAME/source): the command line

@@ -66,7 +66,8 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   // or at the first one with --require-all-modules.
   std::atomic<bool> stopping{false};
   std::atomic<bool> recovery_failed{false};
-  // --cluster: a replica stopped for good (its reason is logged); the server shuts down, exit 5.
+  // --cluster: a replica stopped for good (divergence, or a rejoin that could not reopen the data
+  // directory; its reason is logged); the server shuts down, exit 5.
   // Shared: a replica's callback may run on an owner or I/O thread until the owners are closed.
   auto cluster_stopped = std::make_shared<std::atomic<bool>>(false);
   std::thread recovery;

@@ -10,7 +10,8 @@ read) on any node. Meanwhile the test injects, in each of PURE_CLUSTER_ROUNDS ro
 default), these faults one after another:
   * SIGKILL of the leader, PURE_CLUSTER_CYCLES times (2 by default): another node takes events,
     and the killed one is restarted on its data directory;
-  * SIGKILL of a follower, restarted once events went on without it;
+  * SIGKILL of a follower, whose data directory is then deleted: restarted empty once events went
+    on without it, it catches up from the stream's start;
   * SIGKILL of one of the three nats-servers (the stream and the lease keep a quorum of two),
     restarted on its store once events went on without it;
   * SIGSTOP of the leader for longer than its lease while another node takes over, then SIGCONT
@@ -332,11 +333,13 @@ def main():
                 KILLS[0] += 1
             if shared.errors:
                 break
-            # A follower killed (SIGKILL): the others go on; restarted, it reads the stream after its log.
+            # A follower killed (SIGKILL) and its data directory wiped: the others go on; restarted
+            # empty, it reads the whole stream and must end with the same state as the others.
             lead = current_leader("before killing a follower")
             follower = next(n for n in nodes if n is not lead)
             follower.killed = True
             follower.kill()
+            shutil.rmtree(follower.data)
             acked_after(f"with follower {follower.name} killed")
             follower.start()
             follower.killed = False
