@@ -46,6 +46,7 @@ struct ReplicaStatus {
   uint64_t lag = 0;            // stream_events - applied
   uint64_t failovers = 0;      // leases this node has taken
   uint64_t rejoins = 0;        // times this node stopped leading and came back as a follower (no restart)
+  uint64_t read_from = 0;      // the stream message this node's consumer started at (the first its log lacked; 0: none yet)
   std::string leader;          // the lease holder's node name ("": none known)
   std::string leader_url;      // its advertised HTTP base URL
   std::string failure;         // Stopped: why

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -169,6 +170,7 @@ class ReplicaImpl : public Replica {
     submitted_ = owner->visible().second;  // the local log's events: the stream's first ones
     stream_events_ = submitted_;
     stream_messages_ = 0;
+    read_from_ = 0;
     seen_any_ = false;
     {
       std::lock_guard<std::mutex> lock(pending_mu_);
@@ -225,6 +227,7 @@ class ReplicaImpl : public Replica {
     s.lag = s.stream_events > s.applied ? s.stream_events - s.applied : 0;
     s.failovers = failovers_.load();
     s.rejoins = rejoins_.load();
+    s.read_from = read_from_.load();
     std::lock_guard<std::mutex> lock(mu_);
     s.leader = leader_;
     s.leader_url = leader_url_;
@@ -375,12 +378,22 @@ class ReplicaImpl : public Replica {
     jsSubOptions_Init(&so);
     so.Stream = stream_.c_str();
     so.Ordered = true;  // in order, no gaps: the client recreates the consumer after a fault
-    so.Config.DeliverPolicy = js_DeliverAll;
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = NATS_OK;
     while (!stopping()) {
-      s = js_SubscribeSync(&sub_, js_, subject_.c_str(), nullptr, &so, &code);
-      if (s == NATS_OK) break;
+      // From the first message this node's log does not hold: a restarted or rejoining node
+      // reads only what it lacks, not the whole stream again.
+      uint64_t first = 0;
+      if (first_unapplied(submitted_, &first)) {
+        so.Config.DeliverPolicy = js_DeliverByStartSequence;
+        so.Config.OptStartSeq = first;
+        stream_messages_ = first - 1;  // every message before it is in the log
+        s = js_SubscribeSync(&sub_, js_, subject_.c_str(), nullptr, &so, &code);
+        if (s == NATS_OK) {
+          read_from_ = first;
+          break;
+        }
+      }
       pause(200);
     }
     // The leader renews every third of a lease; a follower looks every tenth (a KV read), so a
@@ -544,6 +557,32 @@ class ReplicaImpl : public Replica {
                true);
   }
 
+  // The stream sequence of the first message holding an event after `applied` (the stream's last
+  // plus one when none does): a binary search by direct reads of the messages' Pure-Last-Sequence
+  // headers, which grow with the stream's sequence (each message continues the one before it).
+  // false: NATS did not answer (try again).
+  bool first_unapplied(uint64_t applied, uint64_t* first) {
+    jsStreamInfo* si = nullptr;
+    if (js_GetStreamInfo(&si, js_, stream_.c_str(), nullptr, nullptr) != NATS_OK) return false;
+    uint64_t low = std::max<uint64_t>(si->State.FirstSeq, 1), high = si->State.LastSeq + 1;
+    jsStreamInfo_Destroy(si);
+    if (applied == 0) low = high = std::min(low, high);  // nothing applied: from the stream's first message
+    while (low < high) {  // the answer is in [low, high]
+      const uint64_t middle = low + (high - low) / 2;
+      natsMsg* msg = nullptr;
+      jsErrCode code = static_cast<jsErrCode>(0);
+      if (js_GetMsg(&msg, js_, stream_.c_str(), middle, nullptr, &code) != NATS_OK) return false;
+      const char* last = nullptr;
+      uint64_t holds = 0;
+      if (natsMsgHeader_Get(msg, "Pure-Last-Sequence", &last) == NATS_OK && last) holds = std::strtoull(last, nullptr, 10);
+      natsMsg_Destroy(msg);
+      if (holds > applied) high = middle;
+      else low = middle + 1;
+    }
+    *first = low;
+    return true;
+  }
+
   bool stream_last(uint64_t* last) {
     jsStreamInfo* si = nullptr;
     if (js_GetStreamInfo(&si, js_, stream_.c_str(), nullptr, nullptr) != NATS_OK) return false;
@@ -573,7 +612,7 @@ class ReplicaImpl : public Replica {
   std::atomic<Role> role_{Role::Follower};
   mutable std::mutex mu_;  // leader_, leader_url_, failure_, and the move to Stopped
   std::string leader_, leader_url_, failure_;
-  std::atomic<uint64_t> stream_events_{0}, stream_messages_{0}, failovers_{0}, rejoins_{0};
+  std::atomic<uint64_t> stream_events_{0}, stream_messages_{0}, failovers_{0}, rejoins_{0}, read_from_{0};
 
   // The replica thread's (the consumer and the lease).
   uint64_t submitted_ = 0;  // the last event sequence submitted to the owner (or in its log)

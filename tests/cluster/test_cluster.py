@@ -17,6 +17,8 @@ default), these faults one after another:
   * SIGSTOP of the leader for longer than its lease while another node takes over, then SIGCONT
     (PURE_CLUSTER_PAUSE=0: not): the stale leader must stop leading and follow again in the same
     process (no restart; its rejoins count grows);
+  * a node restarted on its data directory reads the stream from the first message its log lacks
+    (/health read_from above 1), one restarted empty from the first (read_from 1);
   * SIGTERM of the leader: it exits 0 having given its lease up (a cluster_lease "released" log
     line), and the seconds until another node acknowledges an event are printed (not asserted).
 PURE_CLUSTER_LEASE_MS sets the nodes' --lease-ms (1000 by default). No node may exit by itself
@@ -330,6 +332,10 @@ def main():
                 failovers.append(time.monotonic() - killed_at)
                 old.start()
                 old.killed = False
+                # restarted on its log, it reads the stream from the first message its log lacks
+                if not wait_until(lambda: (old.health() or {}).get("read_from", 0) > 1, 20):
+                    raise AssertionError(f"{old.name}, restarted on its data, does not read the stream from after "
+                                         f"its log: {old.health()}")
                 KILLS[0] += 1
             if shared.errors:
                 break
@@ -343,6 +349,9 @@ def main():
             acked_after(f"with follower {follower.name} killed")
             follower.start()
             follower.killed = False
+            if not wait_until(lambda: (follower.health() or {}).get("read_from", 0) == 1, 20):
+                raise AssertionError(f"{follower.name}, restarted empty, does not read the stream from its start: "
+                                     f"{follower.health()}")
             # One of the three NATS servers killed (SIGKILL): the stream and the lease keep a quorum
             # (two of three) and the clients reconnect to the others; restarted on its store, it
             # catches up. A leader whose publish failed meanwhile rejoins as a follower.
@@ -396,7 +405,11 @@ def main():
             if not wait_until(lambda: progressed(before, lead), 30):
                 raise AssertionError(f"no event acknowledged by another node within 30 s of SIGTERM to {lead.name}")
             handovers.append(time.monotonic() - term_at)
-            code = lead.server.stop()
+            try:  # not stop(): a second SIGTERM after the handlers are gone would kill it (-15)
+                code = lead.server.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                code = "nothing (still running 20 s after SIGTERM)"
+            lead.server.stop()  # reads its last lines
             if code != 0:
                 raise AssertionError(f"{lead.name} exited {code} on SIGTERM: " + "\n".join(lead.server.lines[-10:]))
             if not any(e.get("lease") == "released" for e in lead.server.log("cluster_lease")):
