@@ -166,7 +166,10 @@ class ReplicaImpl : public Replica {
   // the follower's checks keep starts afresh from the new owner, whose state is the local log's.
   void start(host::Owner* owner) override {
     PURE_ASSERT(!thread_.joinable());
-    owner_ = owner;
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // status() reads the owner under it: the old one
+      owner_ = owner;                          // outlives this call (its rejoin holds it)
+    }
     submitted_ = owner->visible().second;  // the local log's events: the stream's first ones
     stream_events_ = submitted_;
     stream_messages_ = 0;
@@ -221,7 +224,10 @@ class ReplicaImpl : public Replica {
   ReplicaStatus status() const override {
     ReplicaStatus s;
     s.role = role_.load(std::memory_order_acquire);
-    s.applied = owner_ ? owner_->visible().second : 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      s.applied = owner_ ? owner_->visible().second : 0;
+    }
     s.stream_events = stream_events_.load();
     s.stream_messages = stream_messages_.load();
     s.lag = s.stream_events > s.applied ? s.stream_events - s.applied : 0;
@@ -299,6 +305,9 @@ class ReplicaImpl : public Replica {
     stream_events_ = last;
     next_event_seq_ = last + 1;
     uint64_t got = local.append(events);
+    // The local log refused it (poisoned: a disk error): the owner stops, so must the leading;
+    // a rejoin opens the directory again (or, if it cannot, the process exits 5).
+    if (got == 0) stop_for("the local log refused events " + std::to_string(first) + ".." + std::to_string(last), true);
     if (got != 0 && got != last)
       return refuse("the local log numbered events " + std::to_string(got) + " where the stream has " + std::to_string(last),
                     false);
@@ -610,7 +619,7 @@ class ReplicaImpl : public Replica {
   host::Owner* owner_ = nullptr;
 
   std::atomic<Role> role_{Role::Follower};
-  mutable std::mutex mu_;  // leader_, leader_url_, failure_, and the move to Stopped
+  mutable std::mutex mu_;  // owner_ (its change), leader_, leader_url_, failure_, and the move to Stopped
   std::string leader_, leader_url_, failure_;
   std::atomic<uint64_t> stream_events_{0}, stream_messages_{0}, failovers_{0}, rejoins_{0}, read_from_{0};
 
