@@ -120,13 +120,13 @@ class Node:
         self.binary, self.name, self.data, self.nats_urls = binary, name, data, nats_urls
         self.port = 0
         self.server = None
-        self.rejoined = 0  # cluster_rejoined lines of its earlier processes
+        self.rejoined = []  # cluster_rejoined lines of its earlier processes
         self.server = None
         self.start()
 
     def start(self):
         if self.server:
-            self.rejoined += len(self.server.log("cluster_rejoined"))
+            self.rejoined += self.server.log("cluster_rejoined")
         self.server = Server(self.binary, [MODULE], "--cluster", self.nats_urls, "--node", self.name, "--lease-ms",
                              str(LEASE_MS), "--sync", "none", data=self.data, port=self.port, wait=60)
         self.port = self.server.port
@@ -484,11 +484,12 @@ def main():
                 raise AssertionError(f"{node.name} exited {code} on SIGTERM: " + "\n".join(node.server.lines[-10:]))
         if REDIRECTS[0] == 0:
             raise AssertionError("no event sent to a follower was answered 307 to the leader")
-        rejoins = sum(n.rejoined + len(n.server.log("cluster_rejoined")) for n in nodes)
+        rejoined = [e for n in nodes for e in n.rejoined + n.server.log("cluster_rejoined")]
         print(f"cluster: ok: {rounds} round(s): {KILLS[0]} leader kills, {rounds} follower kills, {rounds} nats-server "
               f"kills, {PAUSES[0]} leaders paused past the lease, {len(handovers)} SIGTERM handovers; "
               f"{len(done)} events on 3 nodes identical, {shared.reads} min_seq reads ({shared.reads_refused} "
-              f"refused), {REDIRECTS[0]} redirects, {rejoins} in-process rejoins, 0 self-exits; "
+              f"refused), {REDIRECTS[0]} redirects, {len(rejoined)} in-process rejoins "
+              f"({', '.join(str(e['millis']) for e in rejoined)} ms each), 0 self-exits; "
               f"failover seconds {', '.join('%.2f' % f for f in failovers)}; "
               f"SIGTERM handover seconds {', '.join('%.2f' % f for f in handovers)}")
         return 0
