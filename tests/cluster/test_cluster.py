@@ -12,8 +12,8 @@ default), these faults one after another:
     and the killed one is restarted on its data directory;
   * SIGKILL of a follower, whose data directory is then deleted: restarted empty once events went
     on without it, it catches up from the stream's start;
-  * SIGKILL of one of the three nats-servers (the stream and the lease keep a quorum of two),
-    restarted on its store once events went on without it;
+  * SIGKILL of the nats-server the leader is connected to (the stream and the lease keep a quorum
+    of two), restarted on its store once events went on without it;
   * SIGSTOP of the leader for longer than its lease while another node takes over, then SIGCONT
     (PURE_CLUSTER_PAUSE=0: not): the stale leader must stop leading and follow again in the same
     process (no restart; its rejoins count grows);
@@ -48,6 +48,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "serve"))
@@ -75,6 +76,7 @@ class Nats:
     def __init__(self, binary, root):
         self.binary, self.root = binary, root
         self.client_ports = free_ports(3)
+        self.monitor_ports = free_ports(3)  # HTTP monitoring: /connz names each server's clients
         route_ports = free_ports(3)
         self.procs = [None, None, None]
         routes = ", ".join(f"nats-route://127.0.0.1:{p}" for p in route_ports)
@@ -83,6 +85,7 @@ class Nats:
             os.makedirs(store)
             with open(os.path.join(root, f"nats{i}.conf"), "w") as f:
                 f.write(f"server_name: n{i}\nlisten: 127.0.0.1:{self.client_ports[i]}\n"
+                        f"http: 127.0.0.1:{self.monitor_ports[i]}\n"
                         f"jetstream {{ store_dir: \"{store}\" }}\n"
                         f"cluster {{ name: pure, listen: 127.0.0.1:{route_ports[i]}, routes: [{routes}] }}\n")
             self.start(i)
@@ -91,6 +94,19 @@ class Nats:
         log = open(os.path.join(self.root, f"nats{i}.log"), "a")
         self.procs[i] = subprocess.Popen([self.binary, "-c", os.path.join(self.root, f"nats{i}.conf")], stdout=log,
                                          stderr=subprocess.STDOUT)
+
+    def serving(self, client_name):
+        """The index of the server the client of that name is connected to (None: not found)."""
+        for i in range(3):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor_ports[i]}/connz?limit=1024",
+                                            timeout=2) as r:
+                    connz = json.loads(r.read())
+            except (OSError, ValueError):
+                continue
+            if any(c.get("name") == client_name for c in connz.get("connections", [])):
+                return i
+        return None
 
     def listening(self, i):
         try:
@@ -355,7 +371,12 @@ def main():
             # One of the three NATS servers killed (SIGKILL): the stream and the lease keep a quorum
             # (two of three) and the clients reconnect to the others; restarted on its store, it
             # catches up. A leader whose publish failed meanwhile rejoins as a follower.
-            victim = round_ % 3
+            # The leader's own server, when the monitoring finds it: its next publish may be lost with
+            # the connection (a timeout: the leader rejoins as a follower) or go through after the
+            # client reconnects to another server.
+            lead = current_leader("before killing a nats-server")
+            victim = nats.serving(f"pure-serve {lead.name} cluster")
+            victim = round_ % 3 if victim is None else victim
             nats.kill(victim)
             acked_after(f"with nats-server n{victim} killed")
             nats.start(victim)
