@@ -34,7 +34,7 @@ std::string parse_servers(std::string_view text, std::vector<std::string>* out);
 enum class Role : uint8_t {
   Follower,  // applies the stream; events answered 307 to the leader (503 while none is known)
   Leader,    // holds the lease; takes events, publishes each burst before acknowledging it
-  Stopped,   // deposed, diverged or stopped: takes and applies nothing more
+  Stopped,   // stopped leading (until its rejoin starts it again), diverged, or shut down
 };
 const char* role_name(Role role);
 
@@ -45,6 +45,8 @@ struct ReplicaStatus {
   uint64_t stream_messages = 0;  // stream messages (bursts) received or published
   uint64_t lag = 0;            // stream_events - applied
   uint64_t failovers = 0;      // leases this node has taken
+  uint64_t rejoins = 0;        // times this node stopped leading and came back as a follower (no restart)
+  uint64_t read_from = 0;      // the stream message this node's consumer started at (the first its log lacked; 0: none yet)
   std::string leader;          // the lease holder's node name ("": none known)
   std::string leader_url;      // its advertised HTTP base URL
   std::string failure;         // Stopped: why
@@ -55,25 +57,37 @@ class Replica {
   virtual ~Replica() = default;
   // The owner's Durability: wraps the module's durable log (local). As leader, append() publishes
   // the burst to the stream (expected last sequence set), then hands it to local; as follower it
-  // checks that what the owner appends is exactly the stream's next records.
+  // checks that what the owner appends is exactly the stream's next records. Called again for
+  // each owner a rejoin builds (see start).
   virtual std::unique_ptr<host::Durability> wrap(std::unique_ptr<host::Durability> local) = 0;
   // Starts following (and campaigning for the lease) with the owner built over wrap()'s result.
+  // After stop() it may be called again with a new owner: a leader that stopped leading rejoins as
+  // a follower with an owner rebuilt from its own log (docs/cluster.md, "Rejoining").
   virtual void start(host::Owner* owner) = 0;
-  // Stops the replica's thread; nothing more is submitted to the owner. Before owner->close().
+  // Stops the replica's thread; nothing more is submitted to the owner and the lease is no longer
+  // renewed. Before owner->close().
   virtual void stop() = 0;
+  // After stop() and owner->close(): a leader gives its lease up (compare-and-set on its revision
+  // to an empty holder), so a follower takes it at its next look instead of after a whole lease.
+  // Nothing when this node does not hold the lease (the compare-and-set fails). "released" or why
+  // not, for the log.
+  virtual std::string release() = 0;
   virtual ReplicaStatus status() const = 0;
   virtual bool leader() const = 0;
 };
 
-// Called at most once per replica, on any thread, when it stops for good: its lease was taken
-// (deposed), a publish failed, or the stream does not match its log. pure-serve logs the reason
-// and shuts down (exit 5); restarted, it recovers its log and follows.
-using OnFatal = std::function<void(const std::string& reason)>;
+// Called at most once per start(), on any thread (the owner's, the replica's), when the replica
+// stops: it must not block. rejoin true: it stopped leading (deposed, a publish refused or timed
+// out, its lease not renewed in time); pure-serve rebuilds the module's owner from its own log
+// (which holds only what the stream took) and calls start() again: it follows. rejoin false: the
+// stream does not match this node's log (divergence); pure-serve shuts down with exit 5 and the
+// reason, which a restart does not fix.
+using OnStop = std::function<void(const std::string& reason, bool rejoin)>;
 
 // Connects to the NATS cluster and makes (or finds) the module's stream and lease bucket. module:
 // the module's name; identity: host::module_identity of its program (each burst carries it, and a
 // follower refuses another module's). "" status or why not (the server, the NATS error).
-base::Status open_replica(const ClusterOptions& options, const std::string& module, uint64_t identity, OnFatal on_fatal,
+base::Status open_replica(const ClusterOptions& options, const std::string& module, uint64_t identity, OnStop on_stop,
                           std::unique_ptr<Replica>* out);
 
 }  // namespace pure::cluster

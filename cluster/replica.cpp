@@ -6,10 +6,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <mutex>
 #include <thread>
 
+#include "base/assert.h"
 #include "base/limits.h"
 #include "cluster/cluster.h"
 
@@ -101,11 +103,11 @@ class ReplicatedLog : public host::Durability {
 
 class ReplicaImpl : public Replica {
  public:
-  ReplicaImpl(ClusterOptions options, std::string module, uint64_t identity, OnFatal on_fatal)
+  ReplicaImpl(ClusterOptions options, std::string module, uint64_t identity, OnStop on_stop)
       : options_(std::move(options)),
         module_(std::move(module)),
         identity_(identity),
-        on_fatal_(std::move(on_fatal)),
+        on_stop_(std::move(on_stop)),
         stream_("PURE_" + module_),
         subject_("pure." + module_ + ".log"),
         bucket_("PURE_LEASE_" + module_),
@@ -160,10 +162,35 @@ class ReplicaImpl : public Replica {
     return std::make_unique<ReplicatedLog>(*this, std::move(local));
   }
 
+  // Also a rejoin's (after stop() and the old owner's close): everything the replica thread and
+  // the follower's checks keep starts afresh from the new owner, whose state is the local log's.
   void start(host::Owner* owner) override {
-    owner_ = owner;
+    PURE_ASSERT(!thread_.joinable());
+    {
+      std::lock_guard<std::mutex> lock(mu_);  // status() reads the owner under it: the old one
+      owner_ = owner;                          // outlives this call (its rejoin holds it)
+    }
     submitted_ = owner->visible().second;  // the local log's events: the stream's first ones
     stream_events_ = submitted_;
+    stream_messages_ = 0;
+    read_from_ = 0;
+    seen_any_ = false;
+    {
+      std::lock_guard<std::mutex> lock(pending_mu_);
+      pending_.clear();
+    }
+    {
+      std::lock_guard<std::mutex> lock(stop_mu_);
+      stop_ = false;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (role_.load() == Role::Stopped && !failure_.empty()) ++rejoins_;
+      failure_.clear();
+      leader_.clear();
+      leader_url_.clear();
+      role_.store(Role::Follower, std::memory_order_release);
+    }
     thread_ = std::thread([this] { run(); });
   }
 
@@ -174,6 +201,22 @@ class ReplicaImpl : public Replica {
     }
     stop_cv_.notify_all();
     if (thread_.joinable()) thread_.join();
+    if (sub_) {  // the replica thread's, gone with it: a rejoin subscribes afresh
+      natsSubscription_Unsubscribe(sub_);
+      natsSubscription_Destroy(sub_);
+      sub_ = nullptr;
+    }
+  }
+
+  std::string release() override {
+    PURE_ASSERT(!thread_.joinable());  // after stop(): lease_rev_ is no other thread's
+    if (lease_rev_ == 0) return "not held";
+    uint64_t rev = 0;
+    natsStatus s = kvStore_Update(&rev, kv_, "leader", "", 0, lease_rev_);
+    lease_rev_ = 0;
+    lease_deadline_ns_ = 0;  // no publish after this, even by an owner not yet closed
+    if (s != NATS_OK) return "not released (" + nats_error(s) + "): another node holds it, or NATS did not answer";
+    return "released";
   }
 
   bool leader() const override { return role_.load(std::memory_order_acquire) == Role::Leader; }
@@ -181,11 +224,16 @@ class ReplicaImpl : public Replica {
   ReplicaStatus status() const override {
     ReplicaStatus s;
     s.role = role_.load(std::memory_order_acquire);
-    s.applied = owner_ ? owner_->visible().second : 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      s.applied = owner_ ? owner_->visible().second : 0;
+    }
     s.stream_events = stream_events_.load();
     s.stream_messages = stream_messages_.load();
     s.lag = s.stream_events > s.applied ? s.stream_events - s.applied : 0;
     s.failovers = failovers_.load();
+    s.rejoins = rejoins_.load();
+    s.read_from = read_from_.load();
     std::lock_guard<std::mutex> lock(mu_);
     s.leader = leader_;
     s.leader_url = leader_url_;
@@ -196,8 +244,8 @@ class ReplicaImpl : public Replica {
   // ReplicatedLog::append, on the owner thread.
   uint64_t append(host::Durability& local, const host::DurableListener& listener,
                   std::span<const host::CommittedEvent> events) {
-    auto refuse = [&](const std::string& why) -> uint64_t {
-      fatal(why);
+    auto refuse = [&](const std::string& why, bool rejoin = true) -> uint64_t {
+      stop_for(why, rejoin);
       if (listener) listener(0, true, "cluster: " + why);  // the owner's reason; then append's 0 poisons it
       return 0;
     };
@@ -209,7 +257,7 @@ class ReplicaImpl : public Replica {
       std::lock_guard<std::mutex> lock(pending_mu_);
       for (const host::CommittedEvent& e : events) {
         if (pending_.empty() || pending_.front().event != e.fn || pending_.front().args != host::encode_values(e.args))
-          return refuse("an event that is not the stream's next record reached the follower's log");
+          return refuse("an event that is not the stream's next record reached the follower's log", false);
         pending_.pop_front();
       }
       return local.append(events);
@@ -257,8 +305,12 @@ class ReplicaImpl : public Replica {
     stream_events_ = last;
     next_event_seq_ = last + 1;
     uint64_t got = local.append(events);
+    // The local log refused it (poisoned: a disk error): the owner stops, so must the leading;
+    // a rejoin opens the directory again (or, if it cannot, the process exits 5).
+    if (got == 0) stop_for("the local log refused events " + std::to_string(first) + ".." + std::to_string(last), true);
     if (got != 0 && got != last)
-      return refuse("the local log numbered events " + std::to_string(got) + " where the stream has " + std::to_string(last));
+      return refuse("the local log numbered events " + std::to_string(got) + " where the stream has " + std::to_string(last),
+                    false);
     return got;
   }
 
@@ -305,15 +357,18 @@ class ReplicaImpl : public Replica {
     return failure_;
   }
 
-  void fatal(const std::string& why) {
+  // Stops the replica (role Stopped: nothing more is published or submitted) and tells pure-serve
+  // once, whether it can rejoin (it stopped leading) or not (divergence).
+  void stop_for(const std::string& why, bool rejoin) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (role_.load() == Role::Stopped) return;
       failure_ = why;
       role_.store(Role::Stopped, std::memory_order_release);
     }
-    if (on_fatal_) on_fatal_(why);
+    if (on_stop_) on_stop_(why, rejoin);
   }
+  void fatal(const std::string& why) { stop_for(why, false); }
 
   bool stopping() {
     std::lock_guard<std::mutex> lock(stop_mu_);
@@ -332,15 +387,28 @@ class ReplicaImpl : public Replica {
     jsSubOptions_Init(&so);
     so.Stream = stream_.c_str();
     so.Ordered = true;  // in order, no gaps: the client recreates the consumer after a fault
-    so.Config.DeliverPolicy = js_DeliverAll;
     jsErrCode code = static_cast<jsErrCode>(0);
     natsStatus s = NATS_OK;
     while (!stopping()) {
-      s = js_SubscribeSync(&sub_, js_, subject_.c_str(), nullptr, &so, &code);
-      if (s == NATS_OK) break;
+      // From the first message this node's log does not hold: a restarted or rejoining node
+      // reads only what it lacks, not the whole stream again.
+      uint64_t first = 0;
+      if (first_unapplied(submitted_, &first)) {
+        so.Config.DeliverPolicy = js_DeliverByStartSequence;
+        so.Config.OptStartSeq = first;
+        stream_messages_ = first - 1;  // every message before it is in the log
+        s = js_SubscribeSync(&sub_, js_, subject_.c_str(), nullptr, &so, &code);
+        if (s == NATS_OK) {
+          read_from_ = first;
+          break;
+        }
+      }
       pause(200);
     }
-    const uint64_t tick_ms = std::max<uint64_t>(options_.lease_ms / 3, 1);
+    // The leader renews every third of a lease; a follower looks every tenth (a KV read), so a
+    // lapse is seen within a tenth of a lease after it happens and a released lease at once.
+    const uint64_t renew_ms = std::max<uint64_t>(options_.lease_ms / 3, 1);
+    const uint64_t look_ms = std::max<uint64_t>(options_.lease_ms / 10, 1);
     auto next_tick = Clock::now();
     while (!stopping() && role_.load() != Role::Stopped) {
       if (role_.load() == Role::Follower && sub_) {
@@ -356,7 +424,7 @@ class ReplicaImpl : public Replica {
         pause(std::max<uint64_t>(1, std::chrono::duration_cast<std::chrono::milliseconds>(next_tick - Clock::now()).count()));
       }
       if (Clock::now() >= next_tick) {
-        next_tick = Clock::now() + std::chrono::milliseconds(tick_ms);
+        next_tick = Clock::now() + std::chrono::milliseconds(role_.load() == Role::Leader ? renew_ms : look_ms);
         if (role_.load() == Role::Leader) renew();
         else if (role_.load() == Role::Follower) watch_lease();
       }
@@ -411,16 +479,18 @@ class ReplicaImpl : public Replica {
       if (!pause(1)) return;
   }
 
-  // Follower: reads the lease; takes it once it has not changed for a whole lease and this node
-  // has applied the whole stream.
+  // Follower: reads the lease; takes it once it has not changed for a whole lease, or was given up
+  // (an empty holder: release()), and this node has applied the whole stream.
   void watch_lease() {
     kvEntry* e = nullptr;
     natsStatus s = kvStore_Get(&e, kv_, "leader");
     uint64_t rev = 0;
+    bool released = false;
     if (s == NATS_OK) {
       rev = kvEntry_Revision(e);
       std::string value = kvEntry_ValueString(e) ? kvEntry_ValueString(e) : "";
       kvEntry_Destroy(e);
+      released = value.empty();
       size_t sp = value.find(' ');
       std::lock_guard<std::mutex> lock(mu_);
       leader_ = value.substr(0, sp);
@@ -432,9 +502,9 @@ class ReplicaImpl : public Replica {
       seen_any_ = true;
       seen_rev_ = rev;
       seen_at_ = Clock::now();
-      if (rev != 0) return;
+      if (rev != 0 && !released) return;
     }
-    if (rev != 0 && Clock::now() - seen_at_ < std::chrono::milliseconds(options_.lease_ms)) return;
+    if (rev != 0 && !released && Clock::now() - seen_at_ < std::chrono::milliseconds(options_.lease_ms)) return;
     // Lapsed (or never taken). Only a node with the whole stream applied may take it.
     if (owner_->visible().second != submitted_) return;
     uint64_t last = 0;
@@ -445,10 +515,13 @@ class ReplicaImpl : public Replica {
                  : kvStore_Update(&new_rev, kv_, "leader", lease_value_.data(), static_cast<int>(lease_value_.size()), rev);
     if (s != NATS_OK) return;  // another node took it first
     // A deposed leader may have published between the check and the take: then this node is
-    // behind the stream and must not lead (the next check finds the lease ours and renews it
-    // only if we lead: stop instead, and follow again after a restart).
-    if (!stream_last(&last) || last != stream_messages_)
-      return fatal("took the lease, but the stream moved on to message " + std::to_string(last) + " meanwhile");
+    // behind the stream and must not lead. It gives the lease up again (its store holds only the
+    // stream's records: nothing to undo) and goes on following; a caught-up node takes it.
+    if (!stream_last(&last) || last != stream_messages_) {
+      uint64_t released_rev = 0;
+      kvStore_Update(&released_rev, kv_, "leader", "", 0, new_rev);
+      return;
+    }
     lease_rev_ = new_rev;
     lease_deadline_ns_ = sent + static_cast<int64_t>(options_.lease_ms) * 2'000'000 / 3;
     expected_stream_seq_ = last;
@@ -484,11 +557,39 @@ class ReplicaImpl : public Replica {
       uint64_t rev = kvEntry_Revision(e);
       std::string holder = kvEntry_ValueString(e) ? kvEntry_ValueString(e) : "";
       kvEntry_Destroy(e);
-      if (rev != lease_rev_) return fatal("deposed: the lease is now held by " + holder.substr(0, holder.find(' ')));
+      if (rev != lease_rev_)
+        return stop_for("deposed: the lease is now held by " + holder.substr(0, holder.find(' ')), true);
     }
     if (now_ns() > lease_deadline_ns_.load() + static_cast<int64_t>(options_.lease_ms) * 1'000'000)
-      fatal("the lease could not be renewed for a whole lease (" + std::to_string(options_.lease_ms) + " ms): " +
-            nats_error(s));
+      stop_for("the lease could not be renewed for a whole lease (" + std::to_string(options_.lease_ms) + " ms): " +
+                   nats_error(s),
+               true);
+  }
+
+  // The stream sequence of the first message holding an event after `applied` (the stream's last
+  // plus one when none does): a binary search by direct reads of the messages' Pure-Last-Sequence
+  // headers, which grow with the stream's sequence (each message continues the one before it).
+  // false: NATS did not answer (try again).
+  bool first_unapplied(uint64_t applied, uint64_t* first) {
+    jsStreamInfo* si = nullptr;
+    if (js_GetStreamInfo(&si, js_, stream_.c_str(), nullptr, nullptr) != NATS_OK) return false;
+    uint64_t low = std::max<uint64_t>(si->State.FirstSeq, 1), high = si->State.LastSeq + 1;
+    jsStreamInfo_Destroy(si);
+    if (applied == 0) low = high = std::min(low, high);  // nothing applied: from the stream's first message
+    while (low < high) {  // the answer is in [low, high]
+      const uint64_t middle = low + (high - low) / 2;
+      natsMsg* msg = nullptr;
+      jsErrCode code = static_cast<jsErrCode>(0);
+      if (js_GetMsg(&msg, js_, stream_.c_str(), middle, nullptr, &code) != NATS_OK) return false;
+      const char* last = nullptr;
+      uint64_t holds = 0;
+      if (natsMsgHeader_Get(msg, "Pure-Last-Sequence", &last) == NATS_OK && last) holds = std::strtoull(last, nullptr, 10);
+      natsMsg_Destroy(msg);
+      if (holds > applied) high = middle;
+      else low = middle + 1;
+    }
+    *first = low;
+    return true;
   }
 
   bool stream_last(uint64_t* last) {
@@ -508,7 +609,7 @@ class ReplicaImpl : public Replica {
   const ClusterOptions options_;
   const std::string module_;
   const uint64_t identity_;
-  const OnFatal on_fatal_;
+  const OnStop on_stop_;
   const std::string stream_, subject_, bucket_, lease_value_;
 
   natsConnection* nc_ = nullptr;
@@ -518,16 +619,16 @@ class ReplicaImpl : public Replica {
   host::Owner* owner_ = nullptr;
 
   std::atomic<Role> role_{Role::Follower};
-  mutable std::mutex mu_;  // leader_, leader_url_, failure_, and the move to Stopped
+  mutable std::mutex mu_;  // owner_ (its change), leader_, leader_url_, failure_, and the move to Stopped
   std::string leader_, leader_url_, failure_;
-  std::atomic<uint64_t> stream_events_{0}, stream_messages_{0}, failovers_{0};
+  std::atomic<uint64_t> stream_events_{0}, stream_messages_{0}, failovers_{0}, rejoins_{0}, read_from_{0};
 
   // The replica thread's (the consumer and the lease).
   uint64_t submitted_ = 0;  // the last event sequence submitted to the owner (or in its log)
   bool seen_any_ = false;
   uint64_t seen_rev_ = 0;
   Clock::time_point seen_at_;
-  uint64_t lease_rev_ = 0;
+  uint64_t lease_rev_ = 0;  // the lease's revision while this node holds it (0: not held)
   std::atomic<int64_t> lease_deadline_ns_{0};
 
   // The owner thread's once leading (set by the replica thread before role_ turns Leader).
@@ -550,11 +651,11 @@ uint64_t ReplicatedLog::append(std::span<const host::CommittedEvent> events) {
 
 }  // namespace
 
-Status open_replica(const ClusterOptions& options, const std::string& module, uint64_t identity, OnFatal on_fatal,
+Status open_replica(const ClusterOptions& options, const std::string& module, uint64_t identity, OnStop on_stop,
                     std::unique_ptr<Replica>* out) {
   if (options.servers.empty()) return Status::failure("--cluster names no NATS server");
   if (options.node.empty()) return Status::failure("--cluster needs --node NAME (this node's name in the cluster)");
-  auto r = std::make_unique<ReplicaImpl>(options, module, identity, std::move(on_fatal));
+  auto r = std::make_unique<ReplicaImpl>(options, module, identity, std::move(on_stop));
   if (Status s = r->connect(); !s.ok()) return s;
   *out = std::move(r);
   return Status::success();

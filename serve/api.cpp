@@ -66,7 +66,7 @@ std::pair<const char*, std::string> module_state(const Module& m) {
     case Module::State::Failed: return {"failed", m.failure};
     case Module::State::Serving: break;
   }
-  if (!m.owner->healthy()) return {"unhealthy", m.owner->unhealthy_reason()};
+  if (!m.owner()->healthy()) return {"unhealthy", m.owner()->unhealthy_reason()};
   return {"serving", ""};
 }
 
@@ -86,17 +86,17 @@ static std::string parse_min_seq(std::string_view query_string, uint64_t* out) {
 
 // Waits (at most limits::kMinSeqWaitMs) until m has applied event min_seq: nullopt, or the 503.
 static std::optional<Response> wait_min_seq(const Module& m, uint64_t min_seq) {
-  if (min_seq == 0 || m.owner->visible().second >= min_seq) return std::nullopt;
+  if (min_seq == 0 || m.owner()->visible().second >= min_seq) return std::nullopt;
   // Polled: the owner publishes without a notification, and a follower applies the stream in
   // bursts; 2 ms is a small share of a read that waits at all.
   auto until = Clock::now() + std::chrono::milliseconds(limits::kMinSeqWaitMs);
   while (Clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    if (m.owner->visible().second >= min_seq) return std::nullopt;
+    if (m.owner()->visible().second >= min_seq) return std::nullopt;
   }
   std::string role = m.replica ? std::string(" (") + cluster::role_name(m.replica->status().role) + ")" : "";
   Response r = error(503, "min_seq " + std::to_string(min_seq) + ": this node" + role + " has applied events through " +
-                              std::to_string(m.owner->visible().second) + " after waiting " +
+                              std::to_string(m.owner()->visible().second) + " after waiting " +
                               std::to_string(limits::kMinSeqWaitMs) + " ms; try again, or ask the leader");
   r.headers.emplace_back("Retry-After", "1");
   return r;
@@ -220,7 +220,7 @@ void Api::handle(const Request& request, Respond respond) {
       return list_as_of(*m, parts[2], std::move(rest), as_of, request, std::move(respond), start);
     uint64_t min_seq = 0;
     if (std::string e = parse_min_seq(query_string, &min_seq); !e.empty()) return answer(Route::List, error(400, e));
-    if (min_seq == 0 || m->owner->visible().second >= min_seq)
+    if (min_seq == 0 || m->owner()->visible().second >= min_seq)
       return answer(Route::List, list_page(*m, parts[2], query_string));
     // Not applied yet (a follower behind): the wait runs on a query thread, never an I/O thread.
     struct Call {
@@ -345,7 +345,8 @@ void Api::event(Module& m, const vm::Program& program, const vm::Function& fn, u
   };
   if (options_.tokens.writes_need_token() && !(auth.scopes & kScopeWrite))
     return answer(refuse_token(auth, kScopeWrite, "event " + fn.name));
-  if (!m.owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
+  std::shared_ptr<host::Owner> owner = m.owner();  // one read: a rejoin may replace it (serve.h)
+  if (!owner->healthy()) return answer(error(503, "module " + m.name + " is unhealthy: " + owner->unhealthy_reason()));
   // --cluster: only the leader takes events (docs/cluster.md). A follower redirects to the leader
   // it knows (307: the client sends the same request there); with none known, 503 and retry.
   if (m.replica && !m.replica->leader()) {
@@ -367,7 +368,7 @@ void Api::event(Module& m, const vm::Program& program, const vm::Function& fn, u
   }
   std::vector<vm::Value> args;
   if (std::string e = decode_args(fn, request.body, args); !e.empty()) return answer(error(400, e));
-  m.owner->submit(index, std::move(args),
+  owner->submit(index, std::move(args),
                   [this, &m, &fn, respond = std::move(respond), target = std::string(request.target), start](host::EventReply reply) {
                     Response r;
                     switch (reply.kind) {
@@ -506,10 +507,10 @@ Response Api::run_query(Module& m, const vm::Program& program, const vm::Functio
       r.ok = false;
       r.reason = "module " + m.name + " was upgraded while the query waited: send it again";
     } else {
-      r = m.owner->query_at(*past->running->program, past->snapshot, past->bytes, index, args, &cancel);
+      r = m.owner()->query_at(*past->running->program, past->snapshot, past->bytes, index, args, &cancel);
     }
   } else {
-    r = m.owner->query(index, args, &cancel, &program);
+    r = m.owner()->query(index, args, &cancel, &program);
   }
   if (r.cancelled && r.error) {  // the time limit, or the client gone (whose answer nobody reads)
     (cancel.load(std::memory_order_acquire) == kClientGone ? cancelled_client_gone_ : cancelled_timeout_)
@@ -621,9 +622,9 @@ Response Api::interface(const Module& m) const {
   // row counts: O(1) each; null while the module recovers (it has no state yet)
   std::shared_ptr<const rt::Snapshot> snap;
   if (m.serving()) {  // the lists of the visible snapshot's version
-    auto [s, sequence] = m.owner->visible();
+    auto [s, sequence] = m.owner()->visible();
     snap = std::move(s);
-    running = m.running_for(m.owner->program_at(sequence).first);
+    running = m.running_for(m.owner()->program_at(sequence).first);
   }
   for (size_t i = 0; i < running->stored.size(); ++i) {
     const ir::ListDesc& d = running->stored[i];
@@ -695,7 +696,8 @@ Response Api::health() const {
     cluster += ":{\"role\":";
     append_json_string(cluster, cluster::role_name(s.role));
     cluster += ",\"applied\":" + std::to_string(s.applied) + ",\"stream_events\":" + std::to_string(s.stream_events) +
-               ",\"lag\":" + std::to_string(s.lag) + ",\"leader\":";
+               ",\"lag\":" + std::to_string(s.lag) + ",\"rejoins\":" + std::to_string(s.rejoins) +
+               ",\"read_from\":" + std::to_string(s.read_from) + ",\"leader\":";
     append_json_string(cluster, s.leader);
     cluster += ",\"leader_url\":";
     append_json_string(cluster, s.leader_url);
@@ -711,7 +713,7 @@ Response Api::health() const {
 
 bool Api::healthy() const {
   for (const Module* m : modules_)
-    if (!m->serving() || !m->owner->healthy()) return false;
+    if (!m->serving() || !m->owner()->healthy()) return false;
   return true;
 }
 

@@ -111,7 +111,7 @@ std::string Api::take_as_of(std::string_view query_string, AsOf* out, std::strin
 
 std::shared_ptr<const Api::PastState> Api::past_state(Module& m, const AsOf& as_of, Response* refusal) {
   host::FileSystem& fs = host::posix_file_system();
-  const uint64_t through = m.owner->visible().second;  // durable: its records are whole on disk
+  const uint64_t through = m.owner()->visible().second;  // durable: its records are whole on disk
   uint64_t sequence = as_of.value;
   if (as_of.by_time) {
     // The last record committed at or before the time: the one before the first committed after it.

@@ -74,7 +74,7 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
   job.run = [&m, filter, reply, keep]() mutable {
     Response r;
     try {
-      filter.through = m.owner->visible().second;  // whole on disk: durable
+      filter.through = m.owner()->visible().second;  // whole on disk: durable
       host::HistoryPage page;
       host::Status s = host::read_history(host::posix_file_system(), m.dir, 0, filter, &page);
       if (!s.ok()) {

@@ -56,8 +56,8 @@ Response Api::list_page(const Module& m, std::string_view list, std::string_view
     running = past->running;
   } else {
     uint64_t sequence;
-    std::tie(snap, sequence) = m.owner->visible();
-    running = m.running_for(m.owner->program_at(sequence).first);
+    std::tie(snap, sequence) = m.owner()->visible();
+    running = m.running_for(m.owner()->program_at(sequence).first);
   }
   const std::vector<ir::ListDesc>& stored = running->stored;
   size_t li = 0;

@@ -104,7 +104,7 @@ std::string Api::metrics() const {
   // reports only pure_module_healthy 0 and its recovery progress.
   std::vector<std::pair<const Module*, host::OwnerStats>> served;
   for (const Module* m : modules_)
-    if (m->serving()) served.emplace_back(m, m->owner->stats());
+    if (m->serving()) served.emplace_back(m, m->owner()->stats());
   auto per_module = [&](const char* name, const char* help, const char* type, auto get) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
     for (auto& [m, s] : served) line(name, "module=\"" + m->name + "\"", get(s, *m));
@@ -195,7 +195,7 @@ std::string Api::metrics() const {
          "after its log failed.\n"
          "# TYPE pure_module_healthy gauge\n";
   for (const Module* m : modules_)
-    line("pure_module_healthy", "module=\"" + m->name + "\"", m->serving() && m->owner->healthy() ? 1 : 0);
+    line("pure_module_healthy", "module=\"" + m->name + "\"", m->serving() && m->owner()->healthy() ? 1 : 0);
   out += "# HELP pure_module_unhealthy 1 for each module that takes no events, with its state (failed: its data "
          "directory did not recover; unhealthy: its log failed) and the reason.\n"
          "# TYPE pure_module_unhealthy gauge\n";
@@ -229,6 +229,9 @@ std::string Api::metrics() const {
     out += "# HELP pure_cluster_leases_taken_total Leases this node has taken (failovers to it) since it started.\n"
            "# TYPE pure_cluster_leases_taken_total counter\n";
     for (auto& [m, r] : rs) line("pure_cluster_leases_taken_total", "module=\"" + m->name + "\"", r.failovers);
+    out += "# HELP pure_cluster_rejoins_total Times this node stopped leading and became a follower again in-process.\n"
+           "# TYPE pure_cluster_rejoins_total counter\n";
+    for (auto& [m, r] : rs) line("pure_cluster_rejoins_total", "module=\"" + m->name + "\"", r.rejoins);
   }
   out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
   line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));

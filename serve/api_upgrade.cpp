@@ -78,8 +78,8 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
                                    std::string(value) + "'"));
   }
   if (!m.serving()) return answer(not_serving(m));
-  if (!m.owner->healthy())
-    return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner->unhealthy_reason()));
+  if (!m.owner()->healthy())
+    return answer(error(503, "module " + m.name + " is unhealthy: " + m.owner()->unhealthy_reason()));
   if (!m.compile) return answer(error(503, what + ": this server cannot compile sources (no compiler was given)"));
   // The replicated log (cluster/) ships event records, not version records: a follower could not
   // replay a version it never heard of. Refused until the stream carries versions (docs/cluster.md).
@@ -169,7 +169,7 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
         return "out of memory: the system refused the memory for the new version's lists";
       }
     };
-    m.owner->upgrade(std::move(u), [&m, running, compiled, outcome, plan_only, reply,
+    m.owner()->upgrade(std::move(u), [&m, running, compiled, outcome, plan_only, reply,
                                     serving](const host::HotUpgradeDone& done) {
       if (plan_only && done.error.empty()) {
         std::string body = "{\"module\":";

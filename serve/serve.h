@@ -28,8 +28,9 @@ namespace pure::serve {
 // usage error or a socket it cannot listen on, no module's data directory recovered (with
 // require_all_modules: one did not), a data directory in use by another process.
 constexpr int kExitOk = 0, kExitCompile = 1, kExitUsage = 2, kExitRecovery = 3, kExitDataDir = 4;
-// --cluster: a module's replica stopped for good (deposed, a publish the stream refused, a stream
-// that does not match the log): restarted, the node recovers its log and follows (docs/cluster.md).
+// --cluster: a module's replica stopped for good: the stream does not match its log (divergence),
+// or a rejoin could not open its data directory again. A leader that is deposed or loses the
+// stream does not exit: it rejoins as a follower in-process (docs/cluster.md, "Rejoining").
 constexpr int kExitCluster = 5;
 
 // What a module's source compiles to, for a hot upgrade (PUT /v1/NAME/source): the command line
@@ -64,7 +65,17 @@ struct Module {
   std::vector<ir::ListDesc> stored;    // the stored lists' column names (the Program keeps types)
   // --cluster: the module's replica on NATS JetStream (null without). Before owner: destroyed after it.
   std::unique_ptr<cluster::Replica> replica;
-  std::unique_ptr<host::Owner> owner;
+  // Its owner (set before state becomes Serving). Read through owner(): with --cluster a leader
+  // that stops leading gets a new one, rebuilt from its own log (serve(), "rejoin"), and a reader
+  // holding the old one keeps it alive (closed: its snapshot still answers) until it lets go.
+  std::shared_ptr<host::Owner> owner() const {
+    std::lock_guard<std::mutex> lock(owner_mu_);
+    return owner_;
+  }
+  void set_owner(std::shared_ptr<host::Owner> owner) {
+    std::lock_guard<std::mutex> lock(owner_mu_);
+    owner_ = std::move(owner);
+  }
   std::atomic<State> state{State::Recovering};
   std::atomic<uint64_t> recovery_records{0};  // replayed so far (progress while recovering)
   host::RecoveryReport recovery;       // written before state becomes Serving
@@ -74,6 +85,12 @@ struct Module {
   host::VersionedOptions versioned;
   host::VersionedReport versions;
   std::string failure;                 // written before state becomes Failed
+
+ private:
+  mutable std::mutex owner_mu_;
+  std::shared_ptr<host::Owner> owner_;
+
+ public:
 
   // Hot upgrades (PUT /v1/NAME/source, docs/upgrades.md). compile: the command line's compiler
   // (the messages, located, in *errors when it returns false). The version serving now (program,

@@ -3,7 +3,10 @@
 #include "serve/serve.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <deque>
 #include <cstdio>
 #include <thread>
 
@@ -63,39 +66,123 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   // or at the first one with --require-all-modules.
   std::atomic<bool> stopping{false};
   std::atomic<bool> recovery_failed{false};
-  // --cluster: a replica stopped for good (its reason is logged); the server shuts down, exit 5.
+  // --cluster: a replica stopped for good (divergence, or a rejoin that could not reopen the data
+  // directory; its reason is logged); the server shuts down, exit 5.
   // Shared: a replica's callback may run on an owner or I/O thread until the owners are closed.
   auto cluster_stopped = std::make_shared<std::atomic<bool>>(false);
   std::thread recovery;
+  // A module's DurableOptions: recovery's, and a rejoin's (which opens the directory again).
+  auto options_for = [&](Module& module) {
+    host::DurableOptions o = durable_options;
+    std::string name = module.name;
+    o.accept_data_loss = std::count(accept_data_loss.begin(), accept_data_loss.end(), name) > 0;
+    Module* mp = &module;
+    o.progress = [name, mp](const host::RecoveryProgress& p) {
+      mp->recovery_records.store(p.records_replayed);
+      server_log("recovery_progress", {{"module", as_json_string(name)},
+                                     {"records", as_json_int(static_cast<int64_t>(p.records_replayed))},
+                                     {"bytes_read", as_json_int(static_cast<int64_t>(p.bytes_read))},
+                                     {"bytes_total", as_json_int(static_cast<int64_t>(p.bytes_total))}});
+    };
+    o.on_checkpoint = [name](const std::string& error, const host::CheckpointInfo& info, uint64_t sequence) {
+      if (error.empty())
+        server_log("checkpoint", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
+                                {"bytes", as_json_int(static_cast<int64_t>(info.bytes))},
+                                {"rows", as_json_int(static_cast<int64_t>(info.rows))},
+                                {"millis", as_json_int(static_cast<int64_t>(info.seconds * 1000))}});
+      else
+        server_log("checkpoint_failed", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
+                                       {"error", as_json_string(error)},
+                                       {"retry_in_seconds", as_json_int(static_cast<int64_t>(info.retry_seconds))}});
+    };
+    o.versions = &module.versioned;  // each logged event replays with its own version's code
+    return o;
+  };
+  // The owner over a recovered store and its durability (wrapped by the replica with --cluster).
+  auto make_owner = [&](Module& module, std::unique_ptr<rt::Store> store, std::unique_ptr<host::Durability> durability) {
+    host::OwnerOptions oo = owner_options;
+    oo.on_unhealthy = [name = module.name](const std::string& why) {
+      server_log("log_poisoned", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
+    };
+    oo.version = module.versions.version ? module.versions.version : 1;
+    oo.version_begins = module.versions.version_begins;
+    return std::make_shared<host::Owner>(module.name, *module.program, std::move(store), std::move(durability), oo);
+  };
+  // --cluster: a leader that stopped leading (deposed, a publish refused or timed out, its lease
+  // lost) rejoins as a follower without leaving the process. Its owner's store may hold a batch
+  // the stream never took (run, then refused), so the store is not trusted: the owner is closed
+  // (what its log took is made durable: all of it is in the stream, which took each burst before
+  // the log), the data directory is opened again (the state is exactly the log's, a prefix of the
+  // stream), and a new owner over it follows the stream from there. Readers meanwhile answer from
+  // the old owner's last visible state, which is durable and so in the stream too. One thread
+  // does every module's rejoins, off the owner and replica threads that report the stop.
+  struct Rejoins {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::pair<Module*, std::string>> queue;  // the module and why it stopped leading
+    bool stop = false;
+  };
+  auto rejoins = std::make_shared<Rejoins>();
+  auto rejoin = [&](Module& module, const std::string& why) {
+    server_log("cluster_rejoining", {{"module", as_json_string(module.name)}, {"reason", as_json_string(why)}});
+    auto started = std::chrono::steady_clock::now();
+    module.replica->stop();
+    std::shared_ptr<host::Owner> old = module.owner();
+    old->close();  // its queue answered 503; what its log took is durable
+    std::string released = module.replica->release();
+    host::DurableOptions o = options_for(module);
+    host::VersionedReport report;  // module.versions stays as the first opening found it
+    o.versions_report = &report;
+    std::unique_ptr<rt::Store> store;
+    std::unique_ptr<host::DurableLog> event_log;
+    host::Status s = host::open_durable(host::posix_file_system(), module.dir, *module.program, o, &store, &event_log);
+    if (!s.ok()) {  // the directory that just served cannot be read: nothing a rejoin can do
+      server_log("cluster_stopped", {{"module", as_json_string(module.name)},
+                                     {"reason", as_json_string("rejoining: cannot open the data directory again: " + s.error)}});
+      std::fprintf(stderr, "pure-serve: %s: cluster: rejoining: %s\n", module.name.c_str(), s.error.c_str());
+      if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);
+      return;
+    }
+    const uint64_t sequence = event_log->recovery().last_sequence;
+    std::shared_ptr<host::Owner> owner = make_owner(module, std::move(store), module.replica->wrap(std::move(event_log)));
+    module.set_owner(owner);
+    module.replica->start(owner.get());
+    double millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    server_log("cluster_rejoined", {{"module", as_json_string(module.name)},
+                                    {"sequence", as_json_int(static_cast<int64_t>(sequence))},
+                                    {"visible_before", as_json_int(static_cast<int64_t>(old->visible().second))},
+                                    {"lease", as_json_string(released)},
+                                    {"millis", as_json_int(static_cast<int64_t>(millis))}});
+  };
+  std::thread rejoiner([&, rejoins] {
+    std::unique_lock<std::mutex> lock(rejoins->mu);
+    for (;;) {
+      rejoins->cv.wait(lock, [&] { return rejoins->stop || !rejoins->queue.empty(); });
+      if (rejoins->stop) return;
+      auto [module, why] = std::move(rejoins->queue.front());
+      rejoins->queue.pop_front();
+      lock.unlock();
+      rejoin(*module, why);
+      lock.lock();
+    }
+  });
+  // A rejoin under way ends first (then the modules close as they are); queued ones are dropped.
+  auto stop_rejoins = [&] {
+    {
+      std::lock_guard<std::mutex> lock(rejoins->mu);
+      rejoins->stop = true;
+      rejoins->cv.notify_one();
+    }
+    if (rejoiner.joinable()) rejoiner.join();
+  };
   auto recover_all = [&] {
     for (auto& m : modules) {
       if (stopping.load()) return;
-      host::DurableOptions o = durable_options;
+      host::DurableOptions o = options_for(*m);
       std::string name = m->name;
-      o.accept_data_loss = std::count(accept_data_loss.begin(), accept_data_loss.end(), name) > 0;
-      Module* mp = m.get();
-      o.progress = [name, mp](const host::RecoveryProgress& p) {
-        mp->recovery_records.store(p.records_replayed);
-        server_log("recovery_progress", {{"module", as_json_string(name)},
-                                       {"records", as_json_int(static_cast<int64_t>(p.records_replayed))},
-                                       {"bytes_read", as_json_int(static_cast<int64_t>(p.bytes_read))},
-                                       {"bytes_total", as_json_int(static_cast<int64_t>(p.bytes_total))}});
-      };
-      o.on_checkpoint = [name](const std::string& error, const host::CheckpointInfo& info, uint64_t sequence) {
-        if (error.empty())
-          server_log("checkpoint", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
-                                  {"bytes", as_json_int(static_cast<int64_t>(info.bytes))},
-                                  {"rows", as_json_int(static_cast<int64_t>(info.rows))},
-                                  {"millis", as_json_int(static_cast<int64_t>(info.seconds * 1000))}});
-        else
-          server_log("checkpoint_failed", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
-                                         {"error", as_json_string(error)},
-                                         {"retry_in_seconds", as_json_int(static_cast<int64_t>(info.retry_seconds))}});
-      };
       server_log("recovery_started", {{"module", as_json_string(name)}, {"dir", as_json_string(m->dir)}});
       std::unique_ptr<rt::Store> store;
       std::unique_ptr<host::DurableLog> event_log;  // the module's event log (host/), not this server's log
-      o.versions = &m->versioned;  // each logged event replays with its own version's code
       o.versions_report = &m->versions;
       host::Status s = host::open_durable(host::posix_file_system(), m->dir, *m->program, o, &store, &event_log);
       if (!s.ok()) {
@@ -129,12 +216,20 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       if (options.clustered) {
         std::string error = "this pure-serve was built without libnats (libnats-dev): no --cluster";
 #ifdef PURE_HAVE_CLUSTER
-        auto on_fatal = [name, cluster_stopped](const std::string& why) {
+        Module* mp = m.get();
+        auto on_stop = [name, mp, cluster_stopped, rejoins](const std::string& why, bool rejoin) {
+          if (rejoin) {  // stopped leading: the rejoin thread makes it a follower again
+            std::lock_guard<std::mutex> lock(rejoins->mu);
+            if (rejoins->stop) return;
+            rejoins->queue.emplace_back(mp, why);
+            rejoins->cv.notify_one();
+            return;
+          }
           server_log("cluster_stopped", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
           std::fprintf(stderr, "pure-serve: %s: cluster: %s\n", name.c_str(), why.c_str());
-          if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);  // shut down; restarted, the node follows
+          if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);  // diverged: shut down (exit 5), say why
         };
-        error = cluster::open_replica(options.cluster, name, host::module_identity(*m->program), on_fatal, &m->replica).error;
+        error = cluster::open_replica(options.cluster, name, host::module_identity(*m->program), on_stop, &m->replica).error;
 #endif
         if (!error.empty()) {
           m->failure = "cluster: " + error;
@@ -146,22 +241,16 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
         }
         durability = m->replica->wrap(std::move(durability));
       }
-      host::OwnerOptions oo = owner_options;
-      oo.on_unhealthy = [name](const std::string& why) {
-        server_log("log_poisoned", {{"module", as_json_string(name)}, {"reason", as_json_string(why)}});
-      };
-      oo.version = m->versions.version ? m->versions.version : 1;
-      oo.version_begins = m->versions.version_begins;
       {
         std::lock_guard<std::mutex> lock(m->upgrade_mu);
         auto running = std::make_shared<Module::Running>(*m->running);
-        running->version = oo.version;
+        running->version = m->versions.version ? m->versions.version : 1;
         m->running = running;
         m->ran = {running};
       }
-      m->owner = std::make_unique<host::Owner>(m->name, *m->program, std::move(store), std::move(durability), oo);
+      m->set_owner(make_owner(*m, std::move(store), std::move(durability)));
       if (m->replica) {
-        m->replica->start(m->owner.get());
+        m->replica->start(m->owner().get());
         server_log("cluster_joined", {{"module", as_json_string(name)}, {"node", as_json_string(options.cluster.node)},
                                       {"sequence", as_json_int(static_cast<int64_t>(m->recovery.last_sequence))}});
       }
@@ -191,11 +280,19 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
     closed_all = true;
     stopping = true;
     if (recovery.joinable()) recovery.join();
+    stop_rejoins();
     for (auto& m : modules) {
       if (!m->serving()) continue;
       if (m->replica) m->replica->stop();  // nothing more from the stream before the owner closes
-      std::string why = m->owner->close();
-      host::OwnerStats s = m->owner->stats();
+      std::shared_ptr<host::Owner> owner = m->owner();
+      std::string why = owner->close();
+      // A leader shutting down gives its lease up after its last acknowledged batch: a follower
+      // takes over at its next look (a tenth of a lease), not after a whole lease.
+      if (m->replica) {
+        std::string lease = m->replica->release();
+        if (lease != "not held") server_log("cluster_lease", {{"module", as_json_string(m->name)}, {"lease", as_json_string(lease)}});
+      }
+      host::OwnerStats s = owner->stats();
       server_log("module_closed", {{"module", as_json_string(m->name)},
                                  {"committed", as_json_int(static_cast<int64_t>(s.committed))},
                                  {"failed", as_json_int(static_cast<int64_t>(s.failed))},
@@ -227,6 +324,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       },
       error);
   if (rc != 0) {
+    stop_rejoins();
     server_log("error", {{"message", as_json_string(error)}});
     std::fprintf(stderr, "pure-serve: %s\n", error.c_str());
     return kExitUsage;

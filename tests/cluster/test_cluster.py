@@ -6,11 +6,23 @@ directories) and three pure-serve nodes (--cluster, --node) serving tests/cluste
 Clients send events (client c's n-th: put(c, n), with Idempotency-Key c-n, retried on any node
 until answered 200: a 307 is followed to the leader it names, a 503 or a dead connection tried on
 the next node). Readers ask `count` with min_seq=(the highest seq they have seen acknowledged or
-read) on any node. Meanwhile the test kills the leader with SIGKILL, waits for another node to take
-events, and restarts the killed one on its data directory, for PURE_CLUSTER_CYCLES cycles (3 by
-default), then pauses the leader with SIGSTOP for longer than its lease while another node takes
-over, and wakes it (PURE_CLUSTER_PAUSE=0: not). A node that exits by itself (exit 5: deposed, as
-the paused one must once woken) is restarted too, and counted, as a supervisor would.
+read) on any node. Meanwhile the test injects, in each of PURE_CLUSTER_ROUNDS rounds (1 by
+default), these faults one after another:
+  * SIGKILL of the leader, PURE_CLUSTER_CYCLES times (2 by default): another node takes events,
+    and the killed one is restarted on its data directory;
+  * SIGKILL of a follower, whose data directory is then deleted: restarted empty once events went
+    on without it, it catches up from the stream's start;
+  * SIGKILL of the nats-server the leader is connected to (the stream and the lease keep a quorum
+    of two), restarted on its store once events went on without it;
+  * SIGSTOP of the leader for longer than its lease while another node takes over, then SIGCONT
+    (PURE_CLUSTER_PAUSE=0: not): the stale leader must stop leading and follow again in the same
+    process (no restart; its rejoins count grows);
+  * a node restarted on its data directory reads the stream from the first message its log lacks
+    (/health read_from above 1), one restarted empty from the first (read_from 1);
+  * SIGTERM of the leader: it exits 0 having given its lease up (a cluster_lease "released" log
+    line), and the seconds until another node acknowledges an event are printed (not asserted).
+PURE_CLUSTER_LEASE_MS sets the nodes' --lease-ms (1000 by default). No node may exit by itself
+(pure-serve exits 5 only when the stream does not match its log).
 
 It checks:
   * every event acknowledged with 200 is in the end state, once: for each client the rows of `done`
@@ -21,8 +33,8 @@ It checks:
   * a read with min_seq=s answers a count of at least s (every event adds one row, so a node that
     has applied event s counts at least s): reads never go backwards, whatever node answers;
   * each killed leader was followed by another node taking events;
-  * the paused leader, woken, no longer leads (deposed: exit 5, restarted as a follower), and what
-    it acknowledged is in everyone's state like the rest;
+  * the paused leader, woken, no longer leads and follows in-process, and what it acknowledged is
+    in everyone's state like the rest;
   * every node shuts down cleanly on SIGTERM (exit 0) at the end.
 Exit 0 when all held (one summary line), 1 with the reason (nats-server not installed among
 them: scripts/deps.sh installs it)."""
@@ -36,13 +48,14 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "serve"))
 from serve_client import Conn, Server, wait_until  # noqa: E402
 
 MODULE = os.path.join(HERE, "cluster.pure")
-LEASE_MS = 1000
+LEASE_MS = int(os.environ.get("PURE_CLUSTER_LEASE_MS", "1000"))
 
 
 def free_ports(n):
@@ -61,20 +74,50 @@ class Nats:
     """Three nats-server processes with JetStream, routed to each other."""
 
     def __init__(self, binary, root):
+        self.binary, self.root = binary, root
         self.client_ports = free_ports(3)
+        self.monitor_ports = free_ports(3)  # HTTP monitoring: /connz names each server's clients
         route_ports = free_ports(3)
-        self.procs = []
+        self.procs = [None, None, None]
         routes = ", ".join(f"nats-route://127.0.0.1:{p}" for p in route_ports)
         for i in range(3):
             store = os.path.join(root, f"nats{i}")
             os.makedirs(store)
-            conf = os.path.join(root, f"nats{i}.conf")
-            with open(conf, "w") as f:
+            with open(os.path.join(root, f"nats{i}.conf"), "w") as f:
                 f.write(f"server_name: n{i}\nlisten: 127.0.0.1:{self.client_ports[i]}\n"
+                        f"http: 127.0.0.1:{self.monitor_ports[i]}\n"
                         f"jetstream {{ store_dir: \"{store}\" }}\n"
                         f"cluster {{ name: pure, listen: 127.0.0.1:{route_ports[i]}, routes: [{routes}] }}\n")
-            log = open(os.path.join(root, f"nats{i}.log"), "w")
-            self.procs.append(subprocess.Popen([binary, "-c", conf], stdout=log, stderr=subprocess.STDOUT))
+            self.start(i)
+
+    def start(self, i):  # again after kill(i): the same ports and store directory
+        log = open(os.path.join(self.root, f"nats{i}.log"), "a")
+        self.procs[i] = subprocess.Popen([self.binary, "-c", os.path.join(self.root, f"nats{i}.conf")], stdout=log,
+                                         stderr=subprocess.STDOUT)
+
+    def serving(self, client_name):
+        """The index of the server the client of that name is connected to (None: not found)."""
+        for i in range(3):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor_ports[i]}/connz?limit=1024",
+                                            timeout=2) as r:
+                    connz = json.loads(r.read())
+            except (OSError, ValueError):
+                continue
+            if any(c.get("name") == client_name for c in connz.get("connections", [])):
+                return i
+        return None
+
+    def listening(self, i):
+        try:
+            socket.create_connection(("127.0.0.1", self.client_ports[i]), timeout=1).close()
+            return True
+        except OSError:
+            return False
+
+    def kill(self, i):
+        self.procs[i].kill()
+        self.procs[i].wait()
 
     def urls(self):
         return ",".join(f"nats://127.0.0.1:{p}" for p in self.client_ports)
@@ -93,10 +136,13 @@ class Node:
         self.binary, self.name, self.data, self.nats_urls = binary, name, data, nats_urls
         self.port = 0
         self.server = None
-        self.restarts = 0
+        self.rejoined = []  # cluster_rejoined lines of its earlier processes
+        self.server = None
         self.start()
 
     def start(self):
+        if self.server:
+            self.rejoined += self.server.log("cluster_rejoined")
         self.server = Server(self.binary, [MODULE], "--cluster", self.nats_urls, "--node", self.name, "--lease-ms",
                              str(LEASE_MS), "--sync", "none", data=self.data, port=self.port, wait=60)
         self.port = self.server.port
@@ -119,6 +165,7 @@ class Node:
         self.server.kill()
 
 
+KILLS, PAUSES = [0], [0]
 REDIRECTS = [0]  # events a follower answered 307 (to the leader): counted, the test wants some
 
 
@@ -238,15 +285,18 @@ def main():
     if not nats_server:
         print("cluster: FAILED: nats-server is not installed (scripts/deps.sh installs it)")
         return 1
-    cycles = int(os.environ.get("PURE_CLUSTER_CYCLES", "3"))
+    cycles = int(os.environ.get("PURE_CLUSTER_CYCLES", "2"))
+    rounds = int(os.environ.get("PURE_CLUSTER_ROUNDS", "1"))
     clients = int(os.environ.get("PURE_CLUSTER_CLIENTS", "8"))
     root = tempfile.mkdtemp(prefix="pure-cluster-")
     nats = Nats(nats_server, root)
     nodes = []
     shared = Shared()
     threads = []
-    failovers = []
+    failovers, handovers = [], []
     try:
+        if not wait_until(lambda: all(nats.listening(i) for i in range(3)), 30):
+            raise AssertionError("the nats-servers do not listen within 30 s")
         for i in range(3):
             nodes.append(Node(binary, f"p{i}", os.path.join(root, f"data{i}"), nats.urls()))
         if not wait_until(lambda: leader(nodes) is not None, 30):
@@ -258,71 +308,136 @@ def main():
         for t in threads:
             t.start()
 
-        def supervise():  # a node that stopped by itself (deposed: exit 5) is started again
+        def supervise():  # no node stops by itself: a deposed leader follows again in-process
             for node in nodes:
                 if not node.alive() and not getattr(node, "killed", False):
                     code = node.server.proc.returncode
-                    if code != 5:
-                        raise AssertionError(f"{node.name} exited with {code}: " + "\n".join(node.server.lines[-20:]))
-                    node.restarts += 1
-                    node.start()
+                    raise AssertionError(f"{node.name} exited by itself with {code}: " +
+                                         "\n".join(node.server.lines[-20:]))
 
-        for cycle in range(cycles):
-            time.sleep(1.0)
-            supervise()
-            if shared.errors:
-                break
-            old = leader(nodes)
-            if old is None:
-                if not wait_until(lambda: leader(nodes) is not None, 20):
-                    raise AssertionError(f"cycle {cycle}: no leader")
-                old = leader(nodes)
-            with shared.lock:
-                before = shared.max_seq
-            killed_at = time.monotonic()
-            old.killed = True
-            old.kill()
-            # another node takes the lease and acknowledges new events
-            if not wait_until(lambda: shared.max_seq > before and (leader(nodes) or old) is not old, 30):
-                raise AssertionError(f"cycle {cycle}: no event acknowledged by another node within 30 s of killing "
-                                     f"{old.name}")
-            failovers.append(time.monotonic() - killed_at)
-            old.start()
-            old.killed = False
-        # A stale leader: paused (SIGSTOP) past its lease while another node takes over, then woken
-        # (SIGCONT). Its next publish names a last sequence the stream has moved past, or its next
-        # renewal finds the lease's revision moved: it stops acknowledging and exits 5, and the
-        # supervisor (supervise) starts it again as a follower. What it acknowledged before the
-        # pause is checked with the rest below; it must acknowledge nothing after it.
-        stale = None
-        if os.environ.get("PURE_CLUSTER_PAUSE", "1") != "0" and not shared.errors:
-            time.sleep(1.0)
+        def progressed(before, other_than=None):  # an event acknowledged after `before` (by another node)
+            return shared.max_seq > before and (other_than is None or (leader(nodes) or other_than) is not other_than)
+
+        def current_leader(what):
             supervise()
             if not wait_until(lambda: leader(nodes) is not None, 20):
-                raise AssertionError("before the pause: no leader")
-            stale = leader(nodes)
+                raise AssertionError(f"{what}: no leader")
+            return leader(nodes)
+
+        def acked_after(what, extra=50, timeout=30):  # the cluster keeps acknowledging events
             with shared.lock:
                 before = shared.max_seq
-            paused_at = time.monotonic()
-            stale.server.proc.send_signal(signal.SIGSTOP)
-            try:
-                if not wait_until(lambda: shared.max_seq > before and (leader(nodes) or stale) is not stale, 30):
-                    raise AssertionError(f"no event acknowledged by another node within 30 s of pausing {stale.name}")
-                failovers.append(time.monotonic() - paused_at)
-                time.sleep(LEASE_MS / 1000.0)  # past its lease by more than a lease
-            finally:
-                stale.server.proc.send_signal(signal.SIGCONT)
-            restarts_before = stale.restarts
+            if not wait_until(lambda: shared.max_seq > before + extra, timeout):
+                raise AssertionError(f"{what}: fewer than {extra} events acknowledged within {timeout} s")
 
-            def stale_gone():
-                supervise()
-                if stale.restarts > restarts_before:
-                    return True
-                h = stale.health() if stale.alive() else None
-                return bool(h) and h.get("role") != "leader"
+        for round_ in range(rounds):
+            for cycle in range(cycles):
+                time.sleep(1.0)
+                if shared.errors:
+                    break
+                old = current_leader(f"cycle {cycle}")
+                with shared.lock:
+                    before = shared.max_seq
+                killed_at = time.monotonic()
+                old.killed = True
+                old.kill()
+                # another node takes the lease and acknowledges new events
+                if not wait_until(lambda: progressed(before, old), 30):
+                    raise AssertionError(f"cycle {cycle}: no event acknowledged by another node within 30 s of "
+                                         f"killing {old.name}")
+                failovers.append(time.monotonic() - killed_at)
+                old.start()
+                old.killed = False
+                # restarted on its log, it reads the stream from the first message its log lacks
+                if not wait_until(lambda: (old.health() or {}).get("read_from", 0) > 1, 20):
+                    raise AssertionError(f"{old.name}, restarted on its data, does not read the stream from after "
+                                         f"its log: {old.health()}")
+                KILLS[0] += 1
+            if shared.errors:
+                break
+            # A follower killed (SIGKILL) and its data directory wiped: the others go on; restarted
+            # empty, it reads the whole stream and must end with the same state as the others.
+            lead = current_leader("before killing a follower")
+            follower = next(n for n in nodes if n is not lead)
+            follower.killed = True
+            follower.kill()
+            shutil.rmtree(follower.data)
+            acked_after(f"with follower {follower.name} killed")
+            follower.start()
+            follower.killed = False
+            if not wait_until(lambda: (follower.health() or {}).get("read_from", 0) == 1, 20):
+                raise AssertionError(f"{follower.name}, restarted empty, does not read the stream from its start: "
+                                     f"{follower.health()}")
+            # One of the three NATS servers killed (SIGKILL): the stream and the lease keep a quorum
+            # (two of three) and the clients reconnect to the others; restarted on its store, it
+            # catches up. A leader whose publish failed meanwhile rejoins as a follower.
+            # The leader's own server, when the monitoring finds it: its next publish may be lost with
+            # the connection (a timeout: the leader rejoins as a follower) or go through after the
+            # client reconnects to another server.
+            lead = current_leader("before killing a nats-server")
+            victim = nats.serving(f"pure-serve {lead.name} cluster")
+            victim = round_ % 3 if victim is None else victim
+            nats.kill(victim)
+            acked_after(f"with nats-server n{victim} killed")
+            nats.start(victim)
+            acked_after(f"after nats-server n{victim} restarted")
+            # A stale leader: paused (SIGSTOP) past its lease while another node takes over, then
+            # woken (SIGCONT). Its next renewal finds the lease's revision moved, or its next publish
+            # names a last sequence the stream has moved past: it stops acknowledging, and without
+            # leaving the process (no restart) rebuilds its state from its own log and follows.
+            if os.environ.get("PURE_CLUSTER_PAUSE", "1") != "0":
+                time.sleep(0.5)
+                stale = current_leader("before the pause")
+                with shared.lock:
+                    before = shared.max_seq
+                rejoins_before = stale.health().get("rejoins", 0)
+                pid = stale.server.proc.pid
+                paused_at = time.monotonic()
+                stale.server.proc.send_signal(signal.SIGSTOP)
+                try:
+                    if not wait_until(lambda: progressed(before, stale), 30):
+                        raise AssertionError(f"no event acknowledged by another node within 30 s of pausing {stale.name}")
+                    failovers.append(time.monotonic() - paused_at)
+                    time.sleep(LEASE_MS / 1000.0)  # past its lease by more than a lease
+                finally:
+                    stale.server.proc.send_signal(signal.SIGCONT)
 
-            if not wait_until(stale_gone, 30):
-                raise AssertionError(f"{stale.name}, paused past its lease and woken, still leads: {stale.health()}")
+                def stale_follows():
+                    supervise()
+                    h = stale.health()
+                    return bool(h) and h.get("role") == "follower" and h.get("rejoins", 0) > rejoins_before
+
+                if not wait_until(stale_follows, 30):
+                    raise AssertionError(f"{stale.name}, paused past its lease and woken, does not follow in-process: "
+                                         f"{stale.health()}")
+                if stale.server.proc.pid != pid or not stale.alive():
+                    raise AssertionError(f"{stale.name} was restarted")
+                PAUSES[0] += 1
+                acked_after(f"after {stale.name} rejoined")
+            # A planned restart: SIGTERM on the leader. It acknowledges its last batch, gives its
+            # lease up, and exits 0; a follower takes the lease at its next look, not a lease later.
+            # The handover time (SIGTERM to the next event another node acknowledges) is printed.
+            lead = current_leader("before SIGTERM")
+            with shared.lock:
+                before = shared.max_seq
+            lead.killed = True
+            term_at = time.monotonic()
+            lead.server.proc.send_signal(signal.SIGTERM)
+            if not wait_until(lambda: progressed(before, lead), 30):
+                raise AssertionError(f"no event acknowledged by another node within 30 s of SIGTERM to {lead.name}")
+            handovers.append(time.monotonic() - term_at)
+            try:  # not stop(): a second SIGTERM after the handlers are gone would kill it (-15)
+                code = lead.server.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                code = "nothing (still running 20 s after SIGTERM)"
+            lead.server.stop()  # reads its last lines
+            if code != 0:
+                raise AssertionError(f"{lead.name} exited {code} on SIGTERM: " + "\n".join(lead.server.lines[-10:]))
+            if not any(e.get("lease") == "released" for e in lead.server.log("cluster_lease")):
+                raise AssertionError(f"{lead.name}, leading, did not give its lease up on SIGTERM: " +
+                                     "\n".join(lead.server.lines[-10:]))
+            lead.start()
+            lead.killed = False
         time.sleep(1.0)
         shared.stop.set()
         for t in threads:
@@ -335,7 +450,7 @@ def main():
         target = shared.max_seq
 
         def applied_all():
-            supervise()  # one deposed late (its shutdown waits for its readers) is started again here
+            supervise()
             for node in nodes:
                 h = node.health()
                 if not h or h.get("applied", 0) < target:
@@ -390,12 +505,14 @@ def main():
                 raise AssertionError(f"{node.name} exited {code} on SIGTERM: " + "\n".join(node.server.lines[-10:]))
         if REDIRECTS[0] == 0:
             raise AssertionError("no event sent to a follower was answered 307 to the leader")
-        restarts = sum(n.restarts for n in nodes)
-        print(f"cluster: ok: {len(failovers) - (stale is not None)} leader kills"
-              f"{', 1 leader paused past its lease (' + stale.name + ')' if stale else ''}, {len(done)} events on 3 nodes identical, "
-              f"{shared.reads} min_seq reads ({shared.reads_refused} refused), {REDIRECTS[0]} redirects, "
-              f"{restarts} self-restarts, "
-              f"failover seconds {', '.join('%.2f' % f for f in failovers)}")
+        rejoined = [e for n in nodes for e in n.rejoined + n.server.log("cluster_rejoined")]
+        print(f"cluster: ok: {rounds} round(s): {KILLS[0]} leader kills, {rounds} follower kills, {rounds} nats-server "
+              f"kills, {PAUSES[0]} leaders paused past the lease, {len(handovers)} SIGTERM handovers; "
+              f"{len(done)} events on 3 nodes identical, {shared.reads} min_seq reads ({shared.reads_refused} "
+              f"refused), {REDIRECTS[0]} redirects, {len(rejoined)} in-process rejoins "
+              f"({', '.join(str(e['millis']) for e in rejoined)} ms each), 0 self-exits; "
+              f"failover seconds {', '.join('%.2f' % f for f in failovers)}; "
+              f"SIGTERM handover seconds {', '.join('%.2f' % f for f in handovers)}")
         return 0
     except AssertionError as e:
         print(f"cluster: FAILED: {e}")
