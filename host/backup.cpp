@@ -71,6 +71,10 @@ Status copy_file(FileSystem& fs, const std::string& from, const std::string& to,
   uint64_t size = 0;
   if (Status s = in->size(&size); !s.ok()) return s;
   size = std::min(size, limit);
+  // A name left at `to` (by a crash of an earlier attempt) may be a hard link to a file of the
+  // source: opening it to write would truncate that file. Unlinked first, it is only a name.
+  if (std::unique_ptr<File> probe; fs.open(to, OpenMode::Read, &probe).ok())
+    if (Status s = fs.unlink(to); !s.ok()) return s;
   if (Status s = fs.open(to, OpenMode::Create, &out); !s.ok()) return s;
   std::string buffer(std::min<uint64_t>(limits::kBackupCopyChunk, std::max<uint64_t>(size, 1)), '\0');
   for (uint64_t done = 0; done < size;) {
@@ -228,7 +232,7 @@ Status attempt(FileSystem& fs, const std::string& dir, const std::string& into, 
     if (c <= sequence)
       if (Status s = copier.take(checkpoint_name(c)); !s.ok()) return s;
   for (const auto& seg : l.segments) {
-    if (&seg == holding) break;
+    if (&seg == holding || seg.first > sequence) break;
     if (Status s = copier.take(seg.second); !s.ok()) return s;
   }
   if (holding) {
