@@ -7,9 +7,13 @@ loses no acknowledged event and leaves nothing named as a complete backup; a NAM
 a crash is replaced by the next backup of NAME. `pure-run --data DIR --restore-to SEQ` at a few
 sequences equals the as_of read of the original (pure-run --as-of), keeps the directory as it was,
 and refuses a sequence beyond the log or past retention. Every 4xx of the route, and --backup-dir
-inside --data. Run by ctest (serve.backup) with PURE_SERVE and PURE_RUN set."""
+inside --data. The shell examples of docs/history.md's "Backups and restore" run as written (paths,
+the port and the sequence swapped for the test's), each answer shaped as the page shows it. Run by
+ctest (serve.backup) with PURE_SERVE and PURE_RUN set."""
 import json
 import os
+import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -24,6 +28,8 @@ from serve_client import Conn, Server, find_binary  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ASOF = os.path.join(HERE, "asof.pure")
+SHOP = os.path.join(HERE, "shop.pure")
+HISTORY_MD = os.path.join(HERE, "..", "..", "docs", "history.md")
 NAMES = ["ann", "bob", "cy", "dee"]
 SMALL = ["--checkpoint-mb", "0.0005", "--segment-mb", "0.001"]  # many checkpoints and segments
 warnings.simplefilter("ignore", ResourceWarning)
@@ -292,6 +298,74 @@ class Backups(unittest.TestCase):
                             os.path.join(self.data, "b"), ASOF], capture_output=True, text=True, timeout=30)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("must be neither --data", p.stderr)
+
+
+    def test_history_md_examples(self):
+        """docs/history.md, "Backups and restore": each shell block's commands run in order with the
+        test's paths, port and sequence; curl's answer has the keys the page shows, pure-run's first
+        line starts as the page's does."""
+        text = open(HISTORY_MD, encoding="utf-8").read()
+        section = text[text.index("## Backups and restore"):text.index("## Idempotency keys")]
+        blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+        self.assertEqual(len(blocks), 3, blocks)
+        tokens = os.path.join(self.dir, "tokens")
+        with open(tokens, "w") as f:
+            f.write("admin ADMIN-TOKEN\nwrite WRITE-TOKEN\n")
+        state = os.path.join(self.dir, "state")
+        swaps = [("/srv/pure", self.data), ("/srv/backups", self.backups), ("./state", state),
+                 ("shop.pure", SHOP), ("app.pure", SHOP), ("--restore-to 120", "--restore-to 2")]
+        servers = []
+        try:
+            for block in blocks:
+                lines = block.splitlines()
+                for i, line in enumerate(lines):
+                    if not line or line.startswith("#"):
+                        continue
+                    shown = []  # the answer the page shows: the comment lines after the command
+                    for after in lines[i + 1:]:
+                        if not after.startswith("#"):
+                            break
+                        shown.append(after[1:].strip())
+                    for old, new in swaps:
+                        line = line.replace(old, new)
+                    if servers:
+                        line = line.replace("127.0.0.1:8080", f"127.0.0.1:{servers[-1].port}")
+                    args = shlex.split(line)
+                    if args[0] == "pure-serve":
+                        data = args[args.index("--data") + 1]
+                        rest = [a for j, a in enumerate(args[1:], 1)
+                                if a != "--data" and args[j - 1] != "--data" and not a.endswith(".pure")]
+                        server = Server(self.binary, [SHOP], *rest, "--token-file", tokens, data=data)
+                        servers.append(server)
+                        if len(servers) == 1:  # events to back up, then a copy to restore
+                            c = Conn(server.port)
+                            for sku, qty in [("apple", 10), ("pear", 3), ("fig", 4)]:
+                                status, reply = c.json("POST", "/v1/shop/add",
+                                                       {"sku": sku, "qty": qty, "price": 0.5, "active": True},
+                                                       {"Authorization": "Bearer WRITE-TOKEN"})
+                                self.assertEqual(status, 200, reply)
+                            c.close()
+                        continue
+                    if args[0] == "pure-run":
+                        if "--restore-to" in args:  # a stopped directory: the data directory's copy
+                            servers[0].stop()
+                            shutil.copytree(os.path.join(self.data, "shop"), state)
+                        p = pure_run(*args[1:])
+                        self.assertEqual(p.returncode, 0, (line, p.stderr))
+                        if shown:
+                            head = shown[0].split("(")[0].replace("./state", state).replace("120", "2")
+                            self.assertTrue(p.stdout.startswith(head), (p.stdout, head))
+                        continue
+                    self.assertEqual(args[0], "curl", line)
+                    p = subprocess.run(args, capture_output=True, text=True, timeout=60)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    answer = json.loads(p.stdout)
+                    self.assertEqual(sorted(answer), sorted(json.loads(" ".join(shown))), p.stdout)
+                    self.assertEqual((answer["backup"], answer["sequence"]), ("nightly-1", 3))
+        finally:
+            for server in servers:
+                server.stop()
+        self.assertEqual(len(servers), 2)
 
 
 if __name__ == "__main__":
