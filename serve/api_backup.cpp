@@ -56,13 +56,20 @@ void Api::backup(Module& m, std::string_view query_string, const Request& reques
   };
   QueryPool::Job job;
   job.run = [this, &m, call, reply] {
-    // What the module's queries see now: durable, so its records are whole on disk.
-    const uint64_t sequence = m.owner->visible().second;
-    const std::string name = call->name.empty() ? m.name + "-" + std::to_string(sequence) : call->name;
+    std::string name;
     host::CopyReport report;
     host::CopyProblem problem = host::CopyProblem::None;
-    host::Status s = host::backup_data_dir(host::posix_file_system(), m.dir, options_.backup_dir, name, m.name,
-                                           sequence, &report, &problem);
+    host::Status s;
+    // Twice at most: with little history kept (--retain none) a checkpoint written since the
+    // sequence was read may have deleted the log up to it; a fresh sequence is then past it.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      // What the module's queries see now: durable, so its records are whole on disk.
+      const uint64_t sequence = m.owner->visible().second;
+      name = call->name.empty() ? m.name + "-" + std::to_string(sequence) : call->name;
+      s = host::backup_data_dir(host::posix_file_system(), m.dir, options_.backup_dir, name, m.name, sequence,
+                                &report, &problem);
+      if (s.ok() || problem != host::CopyProblem::PastRetention) break;
+    }
     if (!s.ok()) {
       if (problem == host::CopyProblem::Exists)
         return reply(error(409, "POST /v1/" + m.name + "/backup: backup '" + name + "': " + s.error));
