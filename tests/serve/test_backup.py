@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 import warnings
 
@@ -111,8 +112,8 @@ class Backups(unittest.TestCase):
             for i in range(3):
                 # wait for some more events (a count, not a time) before each backup
                 start = len(load.acked)
-                while len(load.acked) < start + 40 and not load.errors:
-                    pass
+                while len(load.acked) < start + 40 and not load.errors and all(t.is_alive() for t in load.threads):
+                    time.sleep(0.002)
                 status, reply = c.json("POST", f"/v1/asof/backup?name=b{i}", b"")
                 self.assertEqual(status, 200, reply)
                 self.assertEqual(reply["path"], os.path.join(os.path.realpath(self.backups), f"b{i}", "asof"))
@@ -182,8 +183,8 @@ class Backups(unittest.TestCase):
     def test_kill_during_backup(self):
         server = Server(self.binary, [ASOF], *SMALL, "--backup-dir", self.backups, data=self.data)
         load = Load(server.port)
-        while len(load.acked) < 200 and not load.errors:
-            pass
+        while len(load.acked) < 200 and not load.errors and all(t.is_alive() for t in load.threads):
+            time.sleep(0.002)
         # a backup left half written by an earlier crash is never taken for one
         os.makedirs(os.path.join(self.backups, "k.partial", "asof"))
         with open(os.path.join(self.backups, "k.partial", "asof", "manifest"), "w") as f:
