@@ -64,7 +64,7 @@ void Api::backup(Module& m, std::string_view query_string, const Request& reques
     // sequence was read may have deleted the log up to it; a fresh sequence is then past it.
     for (int attempt = 0; attempt < 2; ++attempt) {
       // What the module's queries see now: durable, so its records are whole on disk.
-      const uint64_t sequence = m.owner->visible().second;
+      const uint64_t sequence = m.owner()->visible().second;
       name = call->name.empty() ? m.name + "-" + std::to_string(sequence) : call->name;
       s = host::backup_data_dir(host::posix_file_system(), m.dir, options_.backup_dir, name, m.name, sequence,
                                 &report, &problem);
