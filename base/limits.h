@@ -97,6 +97,18 @@ inline constexpr uint64_t kHistoryScanBytes = uint64_t{256} << 20;
 // (one more may be in use by a running query, or being built: one build at a time).
 inline constexpr size_t kAsOfStates = 2;
 
+// Backups (docs/history.md, "Backups and restore"). A backup's name is one directory entry inside
+// --backup-dir, as short as a module's name. A backup holds every retained file of the module's
+// directory: a week of 64 MiB segments at a busy server's pace is a few thousand files; past this
+// many the backup is refused (a 500 naming the count) rather than run for hours on a query thread.
+inline constexpr size_t kBackupNameBytes = 64;
+inline constexpr size_t kBackupFiles = 100000;
+// Bytes a copy moves per read and write (a file copied when a hard link is not possible).
+inline constexpr size_t kBackupCopyChunk = size_t{1} << 20;
+// A backup or restore starts again from a fresh listing when retention deletes a file it was about
+// to link (a checkpoint ran meanwhile); this many times, then it fails naming the file.
+inline constexpr int kBackupAttempts = 5;
+
 // Idempotency keys (docs/history.md#idempotency-keys). A key is logged with its event's record
 // (with the event's encoded result), so it is short: 255 bytes hold a UUID, a hash or a client's
 // own "order-1234-attempt" with room to spare, and fit the record's one-byte length.

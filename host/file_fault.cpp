@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 namespace pure::host {
@@ -25,6 +26,29 @@ Status injected(const std::string& path, const char* what) {
 }
 
 Status stopped_error(const std::string& path) { return Status::failure(path + ": machine stopped (simulated crash)"); }
+
+bool within(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/');
+}
+
+// Renames every key at or under directory `from` to the same place under `to` (swap: and the keys
+// under `to` to `from`).
+template <class Map>
+void move_keys(Map& map, const std::string& from, const std::string& to, bool swap) {
+  Map moved;
+  for (auto it = map.begin(); it != map.end();) {
+    if (within(it->first, from)) {
+      moved.emplace(to + it->first.substr(from.size()), it->second);
+      it = map.erase(it);
+    } else if (swap && within(it->first, to)) {
+      moved.emplace(from + it->first.substr(to.size()), it->second);
+      it = map.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [k, v] : moved) map[k] = v;
+}
 
 }  // namespace
 
@@ -150,6 +174,7 @@ Status FaultFileSystem::open(const std::string& path, OpenMode mode, std::unique
 Status FaultFileSystem::rename(const std::string& from, const std::string& to) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = names_.find(from);
+  if (it == names_.end() && dirs_.count(from)) return move_dir_locked(from, to, false);
   if (it == names_.end()) return Status::failure(from + ": cannot rename to " + to + ": No such file or directory");
   switch (next_point_locked()) {
     case Fault::None: break;
@@ -160,6 +185,63 @@ Status FaultFileSystem::rename(const std::string& from, const std::string& to) {
   auto node = it->second;
   names_.erase(it);
   names_[to] = node;
+  return {};
+}
+
+Status FaultFileSystem::move_dir_locked(const std::string& from, const std::string& to, bool swap) {
+  if (!dirs_.count(from)) return Status::failure(from + ": cannot rename to " + to + ": No such file or directory");
+  if (swap != (dirs_.count(to) > 0))
+    return Status::failure(from + ": cannot " + (swap ? "exchange with " : "rename to ") + to + ": " +
+                           (swap ? "No such file or directory" : "File exists"));
+  switch (next_point_locked()) {
+    case Fault::None: break;
+    case Fault::Crash:
+    case Fault::TearCrash: return stopped_error(from);
+    default: return injected(from, swap ? "cannot exchange" : "cannot rename");
+  }
+  move_keys(names_, from, to, swap);
+  move_keys(dirs_, from, to, swap);
+  pending_moves_.push_back(DirMove{from, to, swap});
+  return {};
+}
+
+Status FaultFileSystem::exchange(const std::string& a, const std::string& b) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return move_dir_locked(a, b, true);
+}
+
+Status FaultFileSystem::link(const std::string& from, const std::string& to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = names_.find(from);
+  if (it == names_.end()) return Status::failure(from + ": cannot link to " + to + ": No such file or directory");
+  if (names_.count(to)) return Status::failure(from + ": cannot link to " + to + ": File exists");
+  switch (next_point_locked()) {
+    case Fault::None: break;
+    case Fault::Crash:
+    case Fault::TearCrash: return stopped_error(from);
+    default: return injected(from, "cannot link");
+  }
+  names_[to] = it->second;
+  return {};
+}
+
+Status FaultFileSystem::remove_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!dirs_.count(dir)) return Status::failure(dir + ": cannot remove directory: No such file or directory");
+  for (auto& [path, node] : names_)
+    if (within(path, dir)) return Status::failure(dir + ": cannot remove directory: Directory not empty");
+  for (auto& [path, durable] : dirs_)
+    if (path != dir && within(path, dir)) return Status::failure(dir + ": cannot remove directory: Directory not empty");
+  switch (next_point_locked()) {
+    case Fault::None: break;
+    case Fault::Crash:
+    case Fault::TearCrash: return stopped_error(dir);
+    default: return injected(dir, "cannot remove directory");
+  }
+  dirs_.erase(dir);
+  // Gone at once, as make_dir makes one at once: no name survives in it after a crash.
+  for (auto it = durable_names_.begin(); it != durable_names_.end();)
+    it = within(it->first, dir) ? durable_names_.erase(it) : std::next(it);
   return {};
 }
 
@@ -186,6 +268,15 @@ Status FaultFileSystem::sync_dir(const std::string& dir) {
     case Fault::TearCrash: return stopped_error(dir);
     default: return injected(dir, "directory fsync failed");
   }
+  // Directory moves in this directory become durable, in the order they were made.
+  for (auto it = pending_moves_.begin(); it != pending_moves_.end();) {
+    if (parent_of(it->a) == dir && parent_of(it->b) == dir) {
+      move_keys(durable_names_, it->a, it->b, it->swap);
+      it = pending_moves_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (auto it = durable_names_.begin(); it != durable_names_.end();) {
     if (parent_of(it->first) == dir) it = durable_names_.erase(it);
     else ++it;
@@ -210,6 +301,8 @@ Status FaultFileSystem::list_dir(const std::string& dir, std::vector<std::string
   names->clear();
   for (auto& [path, node] : names_)
     if (parent_of(path) == dir) names->push_back(name_of(path));
+  for (auto& [path, durable] : dirs_)
+    if (parent_of(path) == dir && path != dir) names->push_back(name_of(path));
   return {};
 }
 
@@ -250,6 +343,13 @@ bool FaultFileSystem::stopped() const {
 
 void FaultFileSystem::crash(uint64_t keep_unsynced, bool zero_fill, int namespace_pick) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Directory moves not made durable are undone first, the latest first: the names below are then
+  // compared where the durable namespace has them.
+  for (auto it = pending_moves_.rbegin(); it != pending_moves_.rend(); ++it) {
+    move_keys(names_, it->b, it->a, it->swap);
+    move_keys(dirs_, it->b, it->a, it->swap);
+  }
+  pending_moves_.clear();
   if (namespace_pick) {
     std::vector<std::string> pending;  // paths whose current binding differs from the durable one
     for (auto& [path, node] : names_) {

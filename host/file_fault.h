@@ -8,14 +8,19 @@
 // unsynced tail (a torn write), as written or zero-filled.
 //
 // Fault points are the operations that change something or sync (open for create, append,
-// write_at, truncate, datasync, rename, unlink, sync_dir), numbered from 0 in the order they
-// happen. One fault can be armed at one point; reads never fault.
+// write_at, truncate, datasync, rename, unlink, sync_dir, link, remove_dir, exchange), numbered
+// from 0 in the order they happen.
+//
+// Directories are made durable at once (make_dir) and removed at once (remove_dir). A directory
+// renamed or exchanged with another (backups, restores) moves with everything in it; the move is
+// durable at the next sync_dir of its parent, and a crash before that undoes it. One fault can be armed at one point; reads never fault.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "host/file_io.h"
 
@@ -38,6 +43,9 @@ class FaultFileSystem final : public FileSystem {
   Status make_dir(const std::string& dir) override;
   Status list_dir(const std::string& dir, std::vector<std::string>* names) override;
   Status free_bytes(const std::string& dir, uint64_t* out) override;
+  Status link(const std::string& from, const std::string& to) override;
+  Status remove_dir(const std::string& dir) override;
+  Status exchange(const std::string& a, const std::string& b) override;
 
   void arm(uint64_t point, Fault fault);  // replaces any armed fault
   // A full disk: the files' current bytes may not exceed capacity. A write that would pass it
@@ -72,6 +80,13 @@ class FaultFileSystem final : public FileSystem {
   std::map<std::string, std::shared_ptr<Node>> names_;
   std::map<std::string, std::shared_ptr<Node>> durable_names_;
   std::map<std::string, bool> dirs_;
+  // Directory renames (swap false) and exchanges (true) not yet durable: undone by crash().
+  struct DirMove {
+    std::string a, b;
+    bool swap;
+  };
+  std::vector<DirMove> pending_moves_;
+  Status move_dir_locked(const std::string& from, const std::string& to, bool swap);
   uint64_t points_ = 0;
   uint64_t armed_point_ = UINT64_MAX;
   Fault armed_ = Fault::None;

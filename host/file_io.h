@@ -47,6 +47,21 @@ class FileSystem {
   virtual Status list_dir(const std::string& dir, std::vector<std::string>* names) = 0;
   // Bytes an unprivileged process can still write on the file system that holds dir.
   virtual Status free_bytes(const std::string& dir, uint64_t* out) = 0;
+  // A second name `to` for the file `from` (a hard link: the same bytes, durable as they are;
+  // the new name durable at sync_dir of its directory). A file system without hard links (or
+  // another device: EXDEV) fails, and the caller copies instead (host/backup.cpp).
+  virtual Status link(const std::string& from, const std::string& to) {
+    (void)from;
+    return Status::failure(to + ": hard links are not supported here");
+  }
+  // Deletes the empty directory dir.
+  virtual Status remove_dir(const std::string& dir) { return Status::failure(dir + ": cannot remove directories here"); }
+  // Swaps the names of two directories in one step (renameat2 RENAME_EXCHANGE on Linux,
+  // renamex_np RENAME_SWAP on macOS): a crash leaves the one or the other, never neither.
+  virtual Status exchange(const std::string& a, const std::string& b) {
+    (void)b;
+    return Status::failure(a + ": an atomic exchange of two directories is not supported here");
+  }
 };
 
 // Helpers on top of the interface.

@@ -7,6 +7,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "host/file_io.h"
@@ -145,6 +146,29 @@ class PosixFileSystem final : public FileSystem {
     if (::statvfs(dir.c_str(), &st) != 0) return os_error("statvfs failed", dir);
     *out = static_cast<uint64_t>(st.f_bavail) * static_cast<uint64_t>(st.f_frsize);
     return {};
+  }
+
+  Status link(const std::string& from, const std::string& to) override {
+    if (::link(from.c_str(), to.c_str()) != 0) return os_error("cannot link to " + to, from);
+    return {};
+  }
+
+  Status remove_dir(const std::string& dir) override {
+    if (::rmdir(dir.c_str()) != 0) return os_error("cannot remove directory", dir);
+    return {};
+  }
+
+  Status exchange(const std::string& a, const std::string& b) override {
+#if defined(__APPLE__)
+    if (::renamex_np(a.c_str(), b.c_str(), RENAME_SWAP) != 0) return os_error("cannot exchange with " + b, a);
+    return {};
+#elif defined(__linux__) && defined(RENAME_EXCHANGE)
+    if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) != 0)
+      return os_error("cannot exchange with " + b, a);
+    return {};
+#else
+    return FileSystem::exchange(a, b);
+#endif
   }
 
   Status list_dir(const std::string& dir, std::vector<std::string>* names) override {

@@ -53,6 +53,7 @@ const char* route_label(Route r) {
     case Route::Source: return "source";
     case Route::Console: return "console";
     case Route::History: return "history";
+    case Route::Backup: return "backup";
     case Route::kCount: break;
   }
   return "?";
@@ -265,6 +266,11 @@ void Api::handle(const Request& request, Respond respond) {
     if (!get) return answer(Route::History, method_not_allowed(method, "/v1/" + m->name + "/events", "GET, HEAD"));
     if (!m->serving()) return answer(Route::History, not_serving(*m));
     return history(*m, query_string, request, std::move(respond), start);
+  }
+  // POST .../backup is a hot backup (docs/history.md) unless the module has an event or query of that name.
+  if (parts[1] == "backup" && index < 0) {
+    if (method != "POST") return answer(Route::Backup, method_not_allowed(method, "/v1/" + m->name + "/backup", "POST"));
+    return backup(*m, query_string, request, auth, std::move(respond), start);
   }
   const vm::Function* fn = index >= 0 ? &program.functions[index] : nullptr;
   if (!fn || (fn->kind != FuncKind::Event && fn->kind != FuncKind::Query))

@@ -55,7 +55,7 @@ struct Response {
 using Respond = std::function<void(Response)>;
 
 // Where the HTTP layer reports requests it answered itself (bad HTTP, limits, timeouts).
-enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, Source, Console, History, kCount };
+enum class Route : uint8_t { Event, Query, Interface, List, Health, Metrics, Other, Http, Source, Console, History, Backup, kCount };
 
 // `{"error":"..."}` with message escaped.
 std::string error_body(std::string_view message);
@@ -151,6 +151,11 @@ class Api {
   // batches, and applied there when the plan allows it (?plan=1: answered, never applied).
   void upgrade(Module& m, std::string_view query_string, const Request& request, const Tokens::Check& auth,
                Respond respond, std::chrono::steady_clock::time_point start);
+  // POST /v1/NAME/backup (api_backup.cpp, docs/history.md): a hot backup of the module's data
+  // directory into --backup-dir, written on a query thread (never the owner), one at a time.
+  void backup(Module& m, std::string_view query_string, const Request& request, const Tokens::Check& auth,
+              Respond respond, std::chrono::steady_clock::time_point start);
+  std::atomic<bool> backing_up_{false};
   Response health() const;
   Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
   // 401 or 403 for a request that needs a token of scope `needed` and has not got one (what: the

@@ -181,6 +181,9 @@ struct ApiOptions {
   size_t max_query_queue = 64;     // --max-query-queue: queries waiting for one of them; more: 503
   // --query-timeout-ms: a query running longer is cancelled and answered 503 (0: no limit).
   uint64_t query_timeout_ms = 10'000;
+  // --backup-dir: where POST /v1/NAME/backup writes (an absolute path, made at the start; "": backups
+  // are not configured, 409). A request names only the backup (host::check_backup_name), never a path.
+  std::string backup_dir;
 };
 
 struct ServeOptions {

@@ -312,6 +312,13 @@ int main(int argc, char** argv) {
                "every checkpoint read whole, then every retained record replayed; prints what it checked; exit "
                "code 4 naming the file and offset of the first damage. Reads only; runs no main")
       ->needs(data_option);
+  std::string restore_text;
+  app.add_option("--restore-to", restore_text,
+                 "with --data: cut the directory back to sequence SEQ (every event after it removed; docs/history.md): "
+                 "built beside it and exchanged with it in one step, the directory as it was kept as "
+                 "DIR.before-restore-N; refused beyond the log or before the oldest retained point. Runs no main")
+      ->option_text("SEQ")
+      ->needs(data_option);
   std::vector<std::pair<std::string, std::string>> event_filters;
   auto filter_option = [&](const char* name, const char* type, const char* help) {
     std::string key = name + 2;
@@ -353,7 +360,8 @@ int main(int argc, char** argv) {
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
     if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every" ||
-         a == "--retain" || a == "--after" || a == "--before" || a == "--event" || a == "--since" || a == "--limit" || a == "--as-of") &&
+         a == "--retain" || a == "--after" || a == "--before" || a == "--event" || a == "--since" || a == "--limit" || a == "--as-of" ||
+         a == "--restore-to") &&
         split < argc)
       ++split;
   }
@@ -441,9 +449,9 @@ int main(int argc, char** argv) {
   if (check_only || dump_ast || dump_ir || dump_bytecode) return kExitOk;
   if (events) {  // reads the directory's history: runs nothing, writes nothing
     if (!args.empty() || upgrade || allow_drop || plan_only || accept_data_loss || app.count("--sync") ||
-        app.count("--checkpoint-every") || app.count("--retain")) {
+        app.count("--checkpoint-every") || app.count("--retain") || app.count("--restore-to")) {
       std::fprintf(stderr, "pure-run: --events only reads the directory: it takes no --upgrade, --allow-drop, --plan, "
-                           "--accept-data-loss, --sync, --checkpoint-every, --retain or arguments for main\n");
+                           "--accept-data-loss, --sync, --checkpoint-every, --retain, --restore-to or arguments for main\n");
       return kExitUsage;
     }
     pure::tools::EventsOptions events_options;
@@ -453,9 +461,9 @@ int main(int argc, char** argv) {
   }
   if (verify) {  // reads the directory: runs nothing, writes nothing
     if (!args.empty() || events || app.count("--as-of") || upgrade || allow_drop || plan_only || accept_data_loss ||
-        app.count("--sync") || app.count("--checkpoint-every") || app.count("--retain")) {
+        app.count("--sync") || app.count("--checkpoint-every") || app.count("--retain") || app.count("--restore-to")) {
       std::fprintf(stderr, "pure-run: --verify only reads the directory: it takes no --events, --as-of, --upgrade, "
-                           "--allow-drop, --plan, --accept-data-loss, --sync, --checkpoint-every, --retain or "
+                           "--allow-drop, --plan, --accept-data-loss, --sync, --checkpoint-every, --retain, --restore-to or "
                            "arguments for main\n");
       return kExitUsage;
     }
@@ -464,6 +472,28 @@ int main(int argc, char** argv) {
     run.source = source;
     run.schema = schema;
     return pure::tools::verify_data(*program, path, run);
+  }
+  if (app.count("--restore-to")) {  // cuts the directory: runs nothing
+    bool digits = !restore_text.empty() && restore_text.size() <= 19 &&
+                  restore_text.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits) {
+      std::fprintf(stderr, "pure-run: --restore-to: expected a sequence number (a whole number 0 or more), got '%s'\n",
+                   restore_text.c_str());
+      return kExitUsage;
+    }
+    if (!args.empty() || events || app.count("--as-of") || upgrade || allow_drop || plan_only || accept_data_loss ||
+        app.count("--sync") || app.count("--checkpoint-every") || app.count("--retain")) {
+      std::fprintf(stderr, "pure-run: --restore-to only cuts the directory: it takes no --events, --as-of, --verify, "
+                           "--upgrade, --allow-drop, --plan, --accept-data-loss, --sync, --checkpoint-every, --retain "
+                           "or arguments for main\n");
+      return kExitUsage;
+    }
+    pure::tools::AsOfRun run;
+    run.dir = data_dir;
+    run.sequence = std::stoull(restore_text);
+    run.source = source;
+    run.schema = schema;
+    return pure::tools::restore_data(*program, path, run);
   }
   uint64_t as_of = 0;
   const bool reading_as_of = app.count("--as-of") > 0;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -139,6 +140,12 @@ int main(int argc, char** argv) {
                  "built; K, M, G suffixes (default 64M)")
       ->check(size_check)
       ->type_name("SIZE");
+  std::string backup_dir;
+  app.add_option("--backup-dir", backup_dir,
+                 "where POST /v1/MODULE/backup writes hot backups (created if missing; not inside --data): each as "
+                 "DIR/NAME/MODULE, a data directory `pure-serve --data DIR/NAME` serves; the request names only NAME. "
+                 "Without it backups are refused (409). docs/history.md")
+      ->type_name("DIR");
   app.add_option("--token-file", token_file,
                  "tokens, one a line: 'SCOPE[,SCOPE] TOKEN' (scopes read, write, admin; '#' comments) or a lone TOKEN "
                  "(write); events need 'Authorization: Bearer TOKEN' of scope write, reads one of scope read once a "
@@ -389,6 +396,26 @@ int main(int argc, char** argv) {
     serve.cluster.node = node;
     serve.cluster.replicas = cluster_replicas;
     serve.cluster.lease_ms = lease_ms;
+  }
+  if (!backup_dir.empty()) {
+    // An absolute path (answers name it), made now, never inside --data (a backup named after a
+    // module would land in that module's directory).
+    std::error_code ec;
+    std::filesystem::path root = std::filesystem::absolute(backup_dir, ec);
+    if (!ec) std::filesystem::create_directories(root, ec);
+    if (!ec) root = std::filesystem::canonical(root, ec);
+    if (ec) {
+      std::fprintf(stderr, "pure-serve: --backup-dir %s: %s\n", backup_dir.c_str(), ec.message().c_str());
+      return kExitUsage;
+    }
+    std::filesystem::path data_root = std::filesystem::weakly_canonical(std::filesystem::absolute(data, ec), ec);
+    const std::string r = root.string() + "/", d = data_root.string() + "/";
+    if (!ec && (r.compare(0, d.size(), d) == 0 || d.compare(0, r.size(), r) == 0)) {
+      std::fprintf(stderr, "pure-serve: --backup-dir %s: must be neither --data %s, nor inside it, nor around it\n",
+                   backup_dir.c_str(), data.c_str());
+      return kExitUsage;
+    }
+    serve.api.backup_dir = root.string();
   }
   serve.data = data;
   serve.sync = sync;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "host/as_of.h"
+#include "host/backup.h"
 #include "host/host.h"
 #include "tools/module_versions.h"
 #include "tools/run_data.h"
@@ -105,6 +106,33 @@ int verify_data(const vm::Program& program, const std::string& path, const AsOfR
   std::fflush(stdout);
   if (!s.ok()) return data_error(options.dir, "--verify: damaged: " + s.error);
   std::printf("%s: verified\n", options.dir.c_str());
+  return 0;
+}
+
+int restore_data(const vm::Program& program, const std::string& path, const AsOfRun& options) {
+  DirectoryCode d;
+  if (int code = directory_code(program, path, options, "--restore-to", &d); code != 0) return code;
+  std::unique_ptr<host::DataDirLock> lock;
+  if (host::Status s = host::lock_data_dir(options.dir, "pure-run --restore-to", &lock); !s.ok())
+    return data_error(options.dir, s.error);
+  host::CopyReport report;
+  host::CopyProblem problem = host::CopyProblem::None;
+  std::string before;
+  host::Status s = host::restore_data_dir_to(host::posix_file_system(), options.dir, options.sequence, &report, &before,
+                                             &problem);
+  lock.reset();
+  if (!s.ok()) return data_error(options.dir, "--restore-to " + std::to_string(options.sequence) + ": " + s.error);
+  if (before.empty()) {
+    std::printf("%s: already at sequence %llu: nothing to cut\n", options.dir.c_str(),
+                static_cast<unsigned long long>(options.sequence));
+    return 0;
+  }
+  std::printf("%s: restored to sequence %llu (checkpoint %llu, %llu files: %llu linked, %llu copied, %.3f s); the "
+              "directory as it was is %s\n",
+              options.dir.c_str(), static_cast<unsigned long long>(report.sequence),
+              static_cast<unsigned long long>(report.checkpoint), static_cast<unsigned long long>(report.files),
+              static_cast<unsigned long long>(report.linked), static_cast<unsigned long long>(report.copied),
+              report.seconds, before.c_str());
   return 0;
 }
 

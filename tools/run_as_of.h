@@ -33,4 +33,10 @@ int load_as_of(const vm::Program& program, const std::string& path, const AsOfRu
 // (kExitData) with the first damage found (its file and offset) on stderr. Read only.
 int verify_data(const vm::Program& program, const std::string& path, const AsOfRun& options);
 
+// `pure-run --data DIR --restore-to SEQ FILE`: cuts DIR back to the state as of sequence
+// options.sequence (host::restore_data_dir_to: built beside DIR, exchanged with it in one step, the
+// former DIR kept as DIR.before-restore-N), holding DIR's lock meanwhile; prints what it did. 0, or 4
+// (kExitData) for a sequence beyond the log or past retention, a directory in use or damaged.
+int restore_data(const vm::Program& program, const std::string& path, const AsOfRun& options);
+
 }  // namespace pure::tools
