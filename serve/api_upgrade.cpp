@@ -119,6 +119,11 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
       return reply(refusal(400, "the new source of module " + m.name + " does not compile (" + serving + "):\n" + errors,
                            nullptr));
     }
+    if (compiled->has_migrate && compiled->source != running->source)
+      return reply(refusal(409, "the new source of module " + m.name + " has a migrate block, which a hot upgrade "
+                                "does not run yet (" + serving + "): apply it with a restart, pure-serve --upgrade, "
+                                "or with pure-run --data DIR --upgrade (docs/upgrades.md, \"Migrations\")",
+                           nullptr));
     if (compiled->source == running->source) {
       std::string body = "{\"module\":";
       append_json_string(body, m.name);

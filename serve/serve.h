@@ -40,6 +40,7 @@ struct CompiledSource {
   std::shared_ptr<vm::Program> program;
   std::vector<ir::ListDesc> stored;
   host::SchemaSpec schema;
+  bool has_migrate = false;  // a migrate block: a hot upgrade refuses it (docs/upgrades.md, "Migrations")
   // A place in `source` as "FILE:LINE:COL" in the file it came from, when it imports files (as
   // Module::place); empty otherwise.
   std::function<std::string(Loc)> place;

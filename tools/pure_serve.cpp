@@ -317,6 +317,9 @@ int main(int argc, char** argv) {
       m->stored = ir.stored;
       m->versioned.code.schema = pure::tools::schema_spec(ir);
     };
+    bool has_migrate = false;  // run by a restart's --upgrade (docs/upgrades.md, "Migrations")
+    steps.checked = [&has_migrate](const pure::CheckedModule& checked) { has_migrate = checked.module.has_migrate; };
+    const auto files = steps.files;
     m->program = pure::tools::compile_or_report(path, std::move(text), steps);
     if (!m->program) {
       failed = true;
@@ -330,6 +333,9 @@ int main(int argc, char** argv) {
     m->versioned.allow_drop = allow_drop;
     pure::vm::RunOptions replay;
     replay.max_steps = pure::host::DurableOptions{}.replay_max_steps;
+    pure::vm::RunOptions migrating = replay;
+    migrating.max_steps = pure::limits::kMigrationSteps;
+    m->versioned.code.migration = pure::tools::migration_compiler(has_migrate, path, m->source, files, migrating);
     m->versioned.compile = [dir = data + "/" + m->name, replay](uint32_t number, const std::string& version_source,
                                                                 pure::host::VersionCode* out) {
       return pure::tools::compile_version(dir + "/" + pure::host::version_file_name(number), version_source, replay,
@@ -347,6 +353,7 @@ int main(int argc, char** argv) {
         out->stored = ir.stored;
         out->schema = pure::tools::schema_spec(ir);
       };
+      steps.checked = [out](const pure::CheckedModule& checked) { out->has_migrate = checked.module.has_migrate; };
       std::shared_ptr<pure::vm::Program> program = pure::tools::compile_to(path, std::move(text), steps, errors);
       if (!program) return false;
       out->program = std::move(program);

@@ -179,6 +179,12 @@ class Upgrade(unittest.TestCase):
             self.assertEqual(status, 409, reply)
             self.assertIn("changes type from num to int", reply["error"])
             self.assertIsNotNone(reply["plan"]["refused"])
+            # a migrate block: not run by a hot upgrade yet (409), version 1 serves on
+            migrating = retyped + "migrate {\n  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: 1 } }\n}\n"
+            status, reply = put(c, migrating, "", admin)
+            self.assertEqual(status, 409, reply)
+            self.assertIn("has a migrate block, which a hot upgrade does not run yet (version 1 keeps serving)",
+                          reply["error"])
             # a source that does not compile: 400, its error located in the module's file
             broken = V1.replace("accounts[id] = { owner: owner, amount: v }", "accounts[id] = { owner: owner, amount: nope }")
             status, reply = put(c, broken, "", admin)
@@ -205,6 +211,34 @@ class Upgrade(unittest.TestCase):
             c.close()
         finally:
             self.assertEqual(server.stop(), 0)
+
+    def test_migrate_block_at_a_restart_converts_every_row(self):
+        # pure-serve --upgrade at a start runs a migrate block as pure-run --data --upgrade does:
+        # amount num -> int (in cents), every row kept; a restart replays it to the same rows.
+        server = Server(find_binary(), [self.path], data=self.data)
+        try:
+            c = Conn(server.port)
+            for i in range(1, 6):
+                self.assertEqual(c.json("POST", "/v1/bank/open", {"id": i, "owner": f"o{i}", "v": i * 1.5})[0], 200)
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+        with open(self.path, "w") as f:
+            f.write("list accounts by id: int { owner: text, amount: int }\n"
+                    "query rows() -> int { return accounts.count() }\n"
+                    "migrate {\n"
+                    "  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: int(a.amount * 100.0) } }\n"
+                    "}\n")
+        expected = [{"id": i, "owner": f"o{i}", "amount": int(i * 150)} for i in range(1, 6)]
+        for flags in (["--upgrade"], []):
+            server = Server(find_binary(), [self.path], *flags, data=self.data)
+            try:
+                c = Conn(server.port)
+                self.assertEqual(self.rows(c), expected)
+                self.assertEqual(c.json("GET", "/v1/bank")[1]["version"], 2)
+                c.close()
+            finally:
+                self.assertEqual(server.stop(), 0)
 
     def test_upgrade_under_load_loses_and_duplicates_nothing(self):
         server = Server(find_binary(), [self.path], data=self.data)
