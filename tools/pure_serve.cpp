@@ -343,7 +343,7 @@ int main(int argc, char** argv) {
     };
     // A hot upgrade's source (PUT /v1/NAME/source) compiles as this file would: its `use` lines
     // resolved beside it, its messages located in it.
-    m->compile = [path](const std::string& source, pure::serve::CompiledSource* out, std::string* errors) {
+    m->compile = [path, migrating](const std::string& source, pure::serve::CompiledSource* out, std::string* errors) {
       std::string text = source;
       pure::tools::CompileSteps steps;
       if (!pure::tools::resolve_module(path, &text, &steps, errors)) return false;
@@ -353,10 +353,13 @@ int main(int argc, char** argv) {
         out->stored = ir.stored;
         out->schema = pure::tools::schema_spec(ir);
       };
-      steps.checked = [out](const pure::CheckedModule& checked) { out->has_migrate = checked.module.has_migrate; };
+      bool has_migrate = false;
+      steps.checked = [&has_migrate](const pure::CheckedModule& checked) { has_migrate = checked.module.has_migrate; };
+      const auto files = steps.files;
       std::shared_ptr<pure::vm::Program> program = pure::tools::compile_to(path, std::move(text), steps, errors);
       if (!program) return false;
       out->program = std::move(program);
+      out->migration = pure::tools::migration_compiler(has_migrate, path, out->source, files, migrating);
       return true;
     };
     modules.push_back(std::move(m));
