@@ -423,13 +423,13 @@ Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_p
     return {};
   }
   std::unique_ptr<rt::Store> migrated;
-  if (Status s = migrate_store(from, to, **store, *migration, &migrated); !s.ok()) return s;
+  if (Status s = migrate_store(from, to, **store, *migration, kReplaySteps, &migrated); !s.ok()) return s;
   *store = std::move(migrated);
   return {};
 }
 
 Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, const Migration& migration,
-                     std::unique_ptr<rt::Store>* out) {
+                     uint64_t max_steps, std::unique_ptr<rt::Store>* out) {
   // One store holds the new lists (transformed, the rebuilt ones empty) and, after them, a copy of
   // the old ones, in the order the migration program declares them (frontend.h, OldList); the
   // block runs on it as one event, and the new lists are copied out of it.
@@ -443,7 +443,7 @@ Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& ol
   fill_transformed(from, to, plan, old, *both);
   for (size_t i = 0; i < from.size(); ++i) copy_rows(old.list(i), both->list(to.size() + i), from[i].sequence);
   both->commit();
-  if (std::string why = migration.run(*both); !why.empty()) return Status::failure(why);
+  if (std::string why = migration.run(*both, max_steps); !why.empty()) return Status::failure(why);
   std::unique_ptr<rt::Store> upgraded = rt::make_store(schemas_of(to));
   upgraded->begin();
   for (size_t i = 0; i < to.size(); ++i) copy_rows(both->list(i), upgraded->list(i), to[i].sequence);
@@ -648,7 +648,9 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
     // The migrate block runs now, on the recovered state, before the log starts: when it fails
     // (or spends its budget) nothing has been written, and the directory is left as it was.
     if (migrates)
-      if (Status s = migrate_store(running_code->schema, options.code.schema, store, migration, &migrated); !s.ok()) {
+      if (Status s = migrate_store(running_code->schema, options.code.schema, store, migration, options.migration_steps,
+                                   &migrated);
+          !s.ok()) {
         decided = Status::failure(dir + ": the upgrade to version " + std::to_string(current + 1) +
                                   " was not applied: its migrate block failed: " + s.error +
                                   "\n  nothing was changed: the directory is still at version " +

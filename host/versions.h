@@ -52,10 +52,13 @@ using SchemaSpec = std::vector<ListSpec>;
 
 // A version's migrate block (docs/upgrades.md, "Migrations") compiled against the schema of the
 // version before it. run works on a store whose lists are the new version's (SchemaSpec order),
-// then the old version's (read only): "" when the block committed, else why not (its `fail`, a
-// runtime error, its step budget spent), and then it changed nothing.
+// then the old version's (read only), with a step budget of max_steps: "" when the block
+// committed, else why not (its `fail`, a runtime error, its budget spent), and then it changed
+// nothing. The upgrade gives it VersionedOptions::migration_steps; replay, kReplaySteps (it
+// finished once: a smaller budget at a restart must not strand the directory).
+inline constexpr uint64_t kReplaySteps = uint64_t{INT64_MAX};
 struct Migration {
-  std::function<std::string(rt::Store& both)> run;
+  std::function<std::string(rt::Store& both, uint64_t max_steps)> run;
   std::shared_ptr<void> keep;  // owns what run refers to (the compiled program)
 };
 // Compiles the migrate block against the old version's schema; the error is the compiler's
@@ -118,7 +121,8 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
 Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, std::unique_ptr<rt::Store>* out,
                        bool migration = false);
 // The upgrade of a version's store, live and on replay: *store is replaced by transform_store's
-// when the schema changes; a code-only upgrade keeps the rows where they are. With a migration,
+// when the schema changes; a code-only upgrade keeps the rows where they are. With a migration
+// (run with kReplaySteps),
 // the transformed lists and a copy of the old ones go into one store, the block runs on it once,
 // and the new lists are what remains; when it fails, *store is left as it was and the error
 // says why.
@@ -127,7 +131,7 @@ Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_p
 // The migration's part of upgrade_store: the new version's store made from `old` (left as it was)
 // by the block; its failure is the error.
 Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, const Migration& migration,
-                     std::unique_ptr<rt::Store>* out);
+                     uint64_t max_steps, std::unique_ptr<rt::Store>* out);
 // The upgrade from one version's code to the next's: upgrade_store, with `to`'s migrate block
 // compiled against `from`'s schema when it has one. The one step the live upgrade and every replay
 // (recovery, as-of reads) take, so they agree.
@@ -153,6 +157,7 @@ struct VersionedOptions {
   CompileVersion compile;      // compiles the versions kept in the directory
   bool upgrade = false;        // apply the plan when the source differs from the directory's version
   bool allow_drop = false;     // consent to a plan that loses lists or fields
+  uint64_t migration_steps = kReplaySteps;  // the step budget of the source's migrate block at the upgrade
 };
 
 struct VersionedReport {

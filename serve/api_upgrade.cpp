@@ -6,6 +6,7 @@
 // source that does not compile, a refused plan or a failed step leaves the old version serving.
 #include <cstdio>
 
+#include "base/limits.h"
 #include "host/versions.h"
 #include "serve/api.h"
 #include "serve/api_internal.h"
@@ -168,7 +169,7 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
       if (migrates) {
         // The block only reads the live store (through old.NAME's copy); the owner is between batches.
         host::Status s = host::migrate_store(running->schema, compiled->schema, const_cast<rt::Store&>(store),
-                                             *migration, &outcome->migrated);
+                                             *migration, limits::kMigrationSteps, &outcome->migrated);
         if (!s.ok()) {
           outcome->refused = m.dir + ": the upgrade to version " + std::to_string(running->version + 1) +
                              " was not applied: its migrate block failed: " + s.error + "\n";

@@ -88,8 +88,10 @@ host::CompileMigration migration_compiler(bool has_migrate, const std::string& p
     if (index < 0 || program->functions[static_cast<size_t>(index)].kind != FuncKind::Event)
       return host::Status::failure(path + ": the migrate block was not compiled");
     out->keep = program;
-    out->run = [program, index, options, path](rt::Store& both) -> std::string {
-      vm::CallResult r = vm::call_event(*program, both, static_cast<uint32_t>(index), {}, options);
+    out->run = [program, index, options, path](rt::Store& both, uint64_t max_steps) -> std::string {
+      vm::RunOptions budgeted = options;
+      budgeted.max_steps = max_steps;
+      vm::CallResult r = vm::call_event(*program, both, static_cast<uint32_t>(index), {}, budgeted);
       if (r.ok) return "";
       return path + ": " + (!r.reason.empty() ? r.reason : r.error ? r.error->message : "the migrate block failed");
     };

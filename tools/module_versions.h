@@ -27,7 +27,7 @@ host::Status compile_version(const std::string& path, const std::string& source,
 
 // The migrate block of the module `source` at `path` (files: its imports, for the messages'
 // places): compiled, when asked, against an old version's lists, and run as one event with the
-// options given (their max_steps its budget, named as --migration-steps). Null when the source
+// options given and the budget run is given (named as --migration-steps). Null when the source
 // has no migrate block (has_migrate false).
 host::CompileMigration migration_compiler(bool has_migrate, const std::string& path, const std::string& source,
                                           const std::vector<std::pair<uint32_t, std::string>>& files,

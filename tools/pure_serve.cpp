@@ -333,9 +333,8 @@ int main(int argc, char** argv) {
     m->versioned.allow_drop = allow_drop;
     pure::vm::RunOptions replay;
     replay.max_steps = pure::host::DurableOptions{}.replay_max_steps;
-    pure::vm::RunOptions migrating = replay;
-    migrating.max_steps = pure::limits::kMigrationSteps;
-    m->versioned.code.migration = pure::tools::migration_compiler(has_migrate, path, m->source, files, migrating);
+    m->versioned.code.migration = pure::tools::migration_compiler(has_migrate, path, m->source, files, replay);
+    m->versioned.migration_steps = pure::limits::kMigrationSteps;
     m->versioned.compile = [dir = data + "/" + m->name, replay](uint32_t number, const std::string& version_source,
                                                                 pure::host::VersionCode* out) {
       return pure::tools::compile_version(dir + "/" + pure::host::version_file_name(number), version_source, replay,
@@ -343,7 +342,7 @@ int main(int argc, char** argv) {
     };
     // A hot upgrade's source (PUT /v1/NAME/source) compiles as this file would: its `use` lines
     // resolved beside it, its messages located in it.
-    m->compile = [path, migrating](const std::string& source, pure::serve::CompiledSource* out, std::string* errors) {
+    m->compile = [path, replay](const std::string& source, pure::serve::CompiledSource* out, std::string* errors) {
       std::string text = source;
       pure::tools::CompileSteps steps;
       if (!pure::tools::resolve_module(path, &text, &steps, errors)) return false;
@@ -359,7 +358,7 @@ int main(int argc, char** argv) {
       std::shared_ptr<pure::vm::Program> program = pure::tools::compile_to(path, std::move(text), steps, errors);
       if (!program) return false;
       out->program = std::move(program);
-      out->migration = pure::tools::migration_compiler(has_migrate, path, out->source, files, migrating);
+      out->migration = pure::tools::migration_compiler(has_migrate, path, out->source, files, replay);
       return true;
     };
     modules.push_back(std::move(m));

@@ -118,6 +118,9 @@ class Migrate(unittest.TestCase):
         for jit in ("0", "1"):
             code, out, err = pure(self.data, self.v2, env={"PURE_JIT": jit})
             self.assertEqual((code, out), (0, expected_v2(ROWS)), f"PURE_JIT={jit}: {err}")
+        # Replay gives the block no budget but its own: a smaller --migration-steps now changes nothing.
+        code, out, err = pure(self.data, self.v2, flags=["--migration-steps", "1"])
+        self.assertEqual((code, out), (0, expected_v2(ROWS)), err)
         # A checkpoint after the upgrade holds the new rows: the next start reads them from it.
         code, out, err = pure(self.data, self.v2, flags=["--checkpoint-every", "1"])
         self.assertEqual((code, out), (0, expected_v2(ROWS)), err)
