@@ -37,6 +37,9 @@ inline constexpr uint32_t kInlineSlots = 128;
 // the VM look at the cancel flag (vm/calls.cpp: budget_spent), so the loops pay nothing for it.
 // 2^20 steps take about a millisecond: a cancelled query stops that soon after the flag is set.
 inline constexpr int64_t kStepSlice = int64_t{1} << 20;
+// A migrate block's own step budget (docs/upgrades.md, "Migrations"): it runs once, at the upgrade,
+// over every old row, so it gets more than an event (pure-run --migration-steps sets another).
+inline constexpr uint64_t kMigrationSteps = 100'000'000'000ull;
 inline constexpr uint32_t kTextBytes = 1u << 30;         // longest text (1 GiB)
 inline constexpr const char* kTextBytesText = "1 GiB";  // kTextBytes as messages name it
 static_assert(kTextBytes == 1u << 30, "kTextBytesText names kTextBytes");

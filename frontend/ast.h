@@ -206,6 +206,11 @@ struct Module {
   std::vector<std::string> unparsed_funcs;  // functions whose header did not parse (not in funcs)
   int main_index = -1;
   std::vector<TestDecl> tests;  // in the order written; compile_frontend checks one of them at most
+  // migrate { ... } (docs/upgrades.md, "Migrations"): an event-like body, checked and compiled only
+  // by compile_frontend given the old version's lists (then it is the last of funcs); else null
+  // after parsing it (its syntax errors reported) and never run.
+  std::unique_ptr<FuncDecl> migrate;
+  bool has_migrate = false;  // the source declares a migrate block (set by the parser, kept by compile_frontend)
 };
 
 }  // namespace pure

@@ -527,9 +527,14 @@ void Checker::check_item_fields(Expr& e, const Type* item, uint32_t skip) {
 
 void Checker::note_stored_write(Expr& list_expr, Loc loc) {
   if (list_expr.name_kind != NameKind::StoredList || !fn_) return;
+  const std::string& name = list_expr.text;
+  if (name.rfind("old.", 0) == 0) {  // only a migrate block names them (frontend.h, OldList)
+    error(loc, "'" + name + "' is the old version's list: a migration reads it and cannot change it",
+          "write the new rows to '" + name.substr(4) + "'");
+    return;
+  }
   fn_->writes_stored = true;
   if (fn_->kind == FuncKind::Event) return;
-  const std::string& name = list_expr.text;
   if (fn_->kind == FuncKind::Query)
     error(loc, "query '" + fn_->name + "' changes stored list '" + name + "'; queries only read", "make it an event");
   else if (fn_->kind == FuncKind::Main)

@@ -113,6 +113,17 @@ const Type* Checker::check_name(Expr& e) {
     }
     return m_.lists[l->second].resolved ? m_.lists[l->second].resolved : tt_.error();
   }
+  if (e.text.rfind("old.", 0) == 0) {  // in a migrate block: the old version's lists (frontend.h, OldList)
+    std::vector<std::string> old_names;
+    for (const ListDecl& d : m_.lists)
+      if (d.name.rfind("old.", 0) == 0) old_names.push_back(d.name);
+    std::string all;
+    for (const std::string& n : old_names) all += (all.empty() ? "" : ", ") + n;
+    error(e.loc, "the old version has no stored list '" + e.text.substr(4) + "'" +
+                     (all.empty() ? std::string(" (it has none)") : "; its lists are " + all),
+          suggest(e.text, old_names));
+    return tt_.error();
+  }
   if (func_index_.count(e.text)) {
     error(e.loc, "'" + e.text + "' is a function; call it with parentheses");
     return tt_.error();

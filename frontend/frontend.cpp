@@ -31,7 +31,56 @@ static int64_t first_invalid_utf8(const std::string& s) {
   return -1;
 }
 
-CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test) {
+namespace {
+
+TypeExprPtr named_type(Loc loc, const std::string& name) {
+  auto t = std::make_unique<TypeExpr>();
+  t->kind = TypeExpr::Named;
+  t->loc = loc;
+  t->name = name;
+  return t;
+}
+
+TypeExpr::Field old_field(Loc loc, const std::pair<std::string, std::string>& col) {
+  TypeExpr::Field f;
+  f.loc = loc;
+  f.name = col.first;
+  f.type = named_type(loc, col.second);
+  return f;
+}
+
+// The declaration of an old version's list as the migrate block reads it: `old.NAME`, written as
+// the parser would have built it (its place: the migrate block's, for messages).
+ListDecl old_list_decl(const OldList& old, Loc loc) {
+  ListDecl d;
+  d.loc = loc;
+  d.name = "old." + old.name;
+  auto t = std::make_unique<TypeExpr>();
+  t->loc = loc;
+  if (old.sequence) {
+    t->kind = TypeExpr::Seq;
+    if (old.cols.size() == 1 && old.cols[0].first.empty()) {
+      t->element = named_type(loc, old.cols[0].second);
+    } else {
+      auto item = std::make_unique<TypeExpr>();
+      item->kind = TypeExpr::Keyed;
+      item->loc = loc;
+      for (const auto& c : old.cols) item->fields.push_back(old_field(loc, c));
+      t->element = std::move(item);
+    }
+  } else {
+    t->kind = TypeExpr::Keyed;
+    for (size_t c = 0; c < old.cols.size(); ++c)
+      (c < old.key_count ? t->keys : t->fields).push_back(old_field(loc, old.cols[c]));
+  }
+  d.type = std::move(t);
+  return d;
+}
+
+}  // namespace
+
+CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test,
+                               const std::vector<OldList>* old_lists) {
   CheckedModule result;
   if (int64_t bad = first_invalid_utf8(source.text()); bad >= 0) {
     diags.error(source.loc_at(static_cast<uint32_t>(bad)), "the file is not valid UTF-8 here",
@@ -45,6 +94,11 @@ CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run
     m.main_index = static_cast<int>(m.funcs.size());
     m.funcs.push_back(std::move(m.tests[static_cast<size_t>(run_test)].func));
   }
+  if (m.migrate && old_lists) {
+    for (const OldList& old : *old_lists) m.lists.push_back(old_list_decl(old, m.migrate->loc));
+    m.funcs.push_back(std::move(*m.migrate));
+  }
+  m.migrate.reset();
   check_module(result.module, *result.types, diags);
   return result;
 }

@@ -25,7 +25,22 @@ struct CheckedModule {
 // in module.tests, but neither checked nor compiled: they never change what a module runs.
 // With run_test >= 0 (`pure-run --test`), the test of that index (module.tests) is checked and
 // becomes the module's main, in place of its own main; the other tests stay out.
-CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test = -1);
+//
+// With old_lists (an upgrade of a data directory: docs/upgrades.md, "Migrations"), a migrate block
+// is checked and compiled too: the old version's stored lists are added after the module's own as
+// lists named "old.NAME" (only the migrate block can name them, and only read them), and the block
+// becomes the last function, an event named "migrate" with no parameters. Without old_lists a
+// migrate block is parsed only (Module::has_migrate says it is there).
+struct OldList {
+  std::string name;
+  bool sequence = false;
+  uint32_t key_count = 0;
+  // Keys first, then fields: name and type ("int", "num", "bool", "text"; an enum's column is read
+  // as "int", its member's position). A sequence of scalars has one column named "".
+  std::vector<std::pair<std::string, std::string>> cols;
+};
+CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test = -1,
+                               const std::vector<OldList>* old_lists = nullptr);
 
 // Imports (docs/tooling.md, "Imports"). A module with `use "lib.pure"` lines is checked as one text:
 // its own text, then each imported file once (the deepest first), each after a comment line naming

@@ -49,6 +49,7 @@ class Parser {
   bool panic_ = false;
   bool no_item_literal_ = false;  // inside if/while/for headers, '{' starts the body
   bool stored_list_ = false;      // parsing a stored list's type: its fields may say `was OLD`
+  bool in_migrate_ = false;       // inside a migrate block: `old.NAME` is the old version's list NAME
   bool in_test_ = false;          // inside a test block: `assert(...)` and `assert_eq(...)` are statements
   bool unclosed_ = false;         // a block's '{' was reported unclosed: every open block ends here
 
@@ -63,6 +64,7 @@ class Parser {
   // `test "name"` at module level: `test` is a word there, not a keyword (a name elsewhere).
   bool at_test() const { return at(Tok::Ident) && peek().text == "test" && peek(1).kind == Tok::Str; }
   // `use "lib.pure"` at module level: `use` is a word there too, not a keyword.
+  bool at_migrate() const { return at(Tok::Ident) && peek().text == "migrate" && peek(1).kind == Tok::LBrace; }
   bool at_use() const { return at(Tok::Ident) && peek().text == "use" && peek(1).kind == Tok::Str; }
   // `enum Name {` at module level: `enum` is a word there, not a keyword (a name elsewhere).
   bool at_enum() const { return at(Tok::Ident) && peek().text == "enum" && peek(1).kind == Tok::Ident && peek(2).kind == Tok::LBrace; }
@@ -125,7 +127,8 @@ class Parser {
     while (!at(Tok::End)) {
       const Token& t = peek();
       if (t.newline_before && (t.kind == Tok::KwFn || t.kind == Tok::KwEvent || t.kind == Tok::KwQuery ||
-                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test() || at_use() || at_enum()))
+                               t.kind == Tok::KwType || t.kind == Tok::KwList || t.kind == Tok::KwConst || at_test() || at_use() || at_enum() ||
+                               at_migrate()))
         break;
       advance();
     }
@@ -168,6 +171,10 @@ class Parser {
           }
           if (at_enum()) {
             enum_declaration(m);
+            break;
+          }
+          if (at_migrate()) {
+            migrate_declaration(m);
             break;
           }
           if (at_use()) {
@@ -230,6 +237,35 @@ class Parser {
     t.func.body_has_errors = diags_.count() > errors_before;
     unclosed_ = false;
     m.tests.push_back(std::move(t));
+  }
+
+  // migrate { ... }: the module's migration (docs/upgrades.md, "Migrations"), a body like an
+  // event's in which `old.NAME` names the stored list NAME of the version before. Kept apart from
+  // the module (Module::migrate): only an upgrade checks and runs it.
+  void migrate_declaration(Module& m) {
+    Loc loc = advance().loc;
+    if (m.migrate) {
+      error_at(loc, "a module has one migrate block, and one is already declared on line " +
+                        std::to_string(m.migrate->loc.line),
+               "put every change of the upgrade in that block");
+      in_migrate_ = true;
+      (void)block(/*nested=*/false);
+      in_migrate_ = false;
+      unclosed_ = false;
+      return;
+    }
+    auto f = std::make_unique<FuncDecl>();
+    f->kind = FuncKind::Event;
+    f->loc = loc;
+    f->name = "migrate";
+    size_t errors_before = diags_.count();
+    in_migrate_ = true;
+    f->body = block(/*nested=*/false);
+    in_migrate_ = false;
+    f->body_has_errors = diags_.count() > errors_before;
+    unclosed_ = false;
+    m.migrate = std::move(f);
+    m.has_migrate = true;
   }
 
   void const_declaration(Module& m) {
@@ -454,7 +490,7 @@ class Parser {
     switch (peek().kind) {
       case Tok::KwFn: case Tok::KwEvent: case Tok::KwQuery: case Tok::KwType: case Tok::KwConst: return true;
       case Tok::KwList: return peek(1).kind != Tok::KwBy;
-      default: return at_test() || at_enum();
+      default: return at_test() || at_enum() || at_migrate();
     }
   }
 
@@ -995,6 +1031,10 @@ class Parser {
       case Tok::Str: return text_literal(advance());
       case Tok::Ident: {
         std::string name = advance().text;
+        if (in_migrate_ && name == "old" && at(Tok::Dot) && peek(1).kind == Tok::Ident && !peek().newline_before) {
+          advance();
+          name = "old." + advance().text;  // one name: the checker finds it among the old lists
+        }
         if (at(Tok::LParen) && !peek().newline_before) {
           auto e = std::make_unique<Expr>(ExprKind::Call, loc);
           e->text = std::move(name);

@@ -132,7 +132,7 @@ Status attempt(FileSystem& fs, const std::string& dir, uint64_t sequence, const 
                                  std::to_string(next) + ", but the state is at version " + std::to_string(version));
         const VersionCode* next_code = nullptr;
         if (Status s = code.version_code(next, &next_code); !s.ok()) return s;
-        if (Status s = upgrade_store(vc->schema, next_code->schema, &store); !s.ok())
+        if (Status s = upgrade_version(*vc, *next_code, &store); !s.ok())
           return Status::failure(at(path, offset) + "upgrading to version " + std::to_string(next) + ": " + s.error);
         vc = next_code;
         version = next;
@@ -155,7 +155,7 @@ Status attempt(FileSystem& fs, const std::string& dir, uint64_t sequence, const 
   for (uint32_t v = version; v < code.present_in; ++v) {
     const VersionCode* next_code = nullptr;
     if (Status s = code.version_code(v + 1, &next_code); !s.ok()) return s;
-    if (Status s = upgrade_store(vc->schema, next_code->schema, &store); !s.ok())
+    if (Status s = upgrade_version(*vc, *next_code, &store); !s.ok())
       return Status::failure(dir + ": presenting sequence " + std::to_string(sequence) + " in version " +
                              std::to_string(v + 1) + ": " + s.error);
     vc = next_code;

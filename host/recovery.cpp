@@ -248,7 +248,7 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
                                  std::to_string(options.version_at(r.sequence)) + " there");
         const VersionCode* next_code = nullptr;
         if (Status s = options.version_code(next, &next_code); !s.ok()) return s;
-        if (Status s = upgrade_store(code->schema, next_code->schema, &store); !s.ok())
+        if (Status s = upgrade_version(*code, *next_code, &store); !s.ok())
           return Status::failure(at(path, offset) + "upgrading to version " + std::to_string(next) + ": " + s.error);
         code = next_code;
         version = next;

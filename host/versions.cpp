@@ -233,12 +233,14 @@ std::string UpgradePlan::render() const {
   return out;
 }
 
-UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows) {
+UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows, bool migration) {
   UpgradePlan plan;
+  plan.migration = migration;
   std::vector<bool> old_used(from.size(), false);
   auto refuse = [&plan](std::string why) {
     if (plan.refused.empty()) plan.refused = std::move(why);
   };
+  constexpr const char* kNeeds = ": that needs a migrate block (docs/upgrades.md, \"Migrations\")";
   for (const ListSpec& l : to) {
     const ListSpec* o = find_list(from, l);
     if (o && old_used[static_cast<size_t>(o - from.data())]) {
@@ -254,24 +256,21 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
     uint64_t n = rows_of(rows, from, *o);
     std::vector<std::string> changes;
     if (o->name != l.name) changes.push_back("renamed from " + o->name);
-    if (o->sequence != l.sequence) {
-      refuse(l.name + " changes from a " + (o->sequence ? "sequence" : "keyed list") + " to a " +
-             (l.sequence ? "sequence" : "keyed list") + ": that needs a migration, which upgrades cannot do yet");
-      continue;
-    }
-    if (o->key_count != l.key_count) {
-      refuse(l.name + "'s key changes from " + plural(o->key_count, "column", "columns") + " to " +
-             std::to_string(l.key_count) + ": that needs a migration, which upgrades cannot do yet");
-      continue;
-    }
+    // A change no upgrade makes by itself: rebuilt by the migrate block, or refused without one.
+    std::string needs;
+    if (o->sequence != l.sequence)
+      needs = l.name + " changes from a " + (o->sequence ? "sequence" : "keyed list") + " to a " +
+              (l.sequence ? "sequence" : "keyed list");
+    else if (o->key_count != l.key_count)
+      needs = l.name + "'s key changes from " + plural(o->key_count, "column", "columns") + " to " +
+              std::to_string(l.key_count);
     std::vector<bool> col_used(o->cols.size(), false);
-    for (size_t c = 0; c < l.cols.size(); ++c) {
+    for (size_t c = 0; c < l.cols.size() && needs.empty(); ++c) {
       const ColumnSpec& col = l.cols[c];
       bool key = c < l.key_count;
       if (key) {  // keys: matched by position (their names are not stored); the type must stay
         std::string change = column_change(o->cols[c], col);
-        if (!change.empty())
-          refuse(l.name + "'s key " + col.name + " " + change + ": that needs a migration, which upgrades cannot do yet");
+        if (!change.empty()) needs = l.name + "'s key " + col.name + " " + change;
         col_used[c] = true;
         continue;
       }
@@ -296,11 +295,23 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
       col_used[static_cast<size_t>(at)] = true;
       const ColumnSpec& oc = o->cols[static_cast<size_t>(at)];
       if (std::string change = column_change(oc, col); !change.empty()) {
-        refuse(l.name + "." + col.name + " " + change +
-               ": that needs a migration, which upgrades cannot do yet (add a new field instead)");
+        needs = l.name + "." + col.name + " " + change;
+        if (!migration) needs += kNeeds + std::string(" or a new field instead");
         continue;
       }
       if (oc.name != col.name) changes.push_back("field renamed: " + oc.name + " -> " + col.name);
+    }
+    if (!needs.empty()) {
+      if (!migration) {
+        refuse(needs.find(kNeeds) == std::string::npos ? needs + kNeeds : needs);
+        continue;
+      }
+      // The migrate block writes every row of this list; the old rows stay readable as old.NAME.
+      plan.schema_changed = true;
+      plan.rebuilt.push_back(l.name);
+      plan.lines.push_back(l.name + ": " + plural(n, "row", "rows") + ": rebuilt by the migrate block (" + needs +
+                           "): starts empty, the old rows are old." + o->name);
+      continue;
     }
     for (size_t c = o->key_count; c < o->cols.size(); ++c)
       if (!col_used[c]) {
@@ -323,21 +334,34 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
       plan.lines.push_back(from[i].name + ": list dropped (" + plural(rows_of(rows, from, from[i]), "row", "rows") +
                            " lost)");
     }
+  if (migration) {  // the block may change any list: the rows are rebuilt whatever the schemas say
+    plan.schema_changed = true;
+    plan.lines.push_back("migrate block: runs once, all or nothing, after these changes (the old lists read as old.NAME)");
+  }
   return plan;
 }
 
-Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, std::unique_ptr<rt::Store>* out) {
-  UpgradePlan plan = plan_upgrade(from, to, nullptr);
-  if (!plan.refused.empty()) return Status::failure(plan.refused);
-  std::vector<rt::ListSchema> schemas;
-  for (const ListSpec& l : to) schemas.push_back(l.schema());
-  std::unique_ptr<rt::Store> fresh = rt::make_store(std::move(schemas));
-  fresh->begin();
+namespace {
+
+// Every row of one list into another of the same schema.
+void copy_rows(const rt::ListReader& from, rt::ListWriter& to, bool sequence) {
+  std::unique_ptr<rt::Cursor> cursor = from.scan();
+  while (const rt::Cell* r = cursor->take()) {
+    if (sequence) to.append(r);
+    else to.put(r);
+  }
+}
+
+// Writes the lists of `to` into dest's first to.size() lists (inside an open begin()), from old:
+// lists and fields matched by name (or `was`), added fields set to their default; the lists the
+// plan rebuilds (a migration's) stay empty.
+void fill_transformed(const SchemaSpec& from, const SchemaSpec& to, const UpgradePlan& plan, rt::Store& old,
+                      rt::Store& dest) {
   std::vector<rt::Cell> row;
   for (size_t li = 0; li < to.size(); ++li) {
     const ListSpec& l = to[li];
     const ListSpec* o = find_list(from, l);
-    if (!o) continue;
+    if (!o || std::find(plan.rebuilt.begin(), plan.rebuilt.end(), l.name) != plan.rebuilt.end()) continue;
     size_t oi = static_cast<size_t>(o - from.data());
     PURE_ASSERT(oi < old.list_count());
     // Where each new column comes from: an old row cell, or (-1) the column's default.
@@ -353,7 +377,7 @@ Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& 
       else if (l.cols[c].type == rt::ColType::Text) defaults[c] = rt::text_new(l.cols[c].default_text);
     }
     // Row cells: a sequence stores its fields only (the position is the order).
-    rt::ListWriter& dest = fresh->list(li);
+    rt::ListWriter& out = dest.list(li);
     std::unique_ptr<rt::Cursor> cursor = old.list(oi).scan();
     row.assign(l.cols.size(), 0);
     while (const rt::Cell* r = cursor->take()) {
@@ -362,29 +386,84 @@ Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& 
         else if (defaults[c]) row[c] = reinterpret_cast<rt::Cell>(defaults[c]);
         else row[c] = l.cols[c].default_bits;
       }
-      if (l.sequence) dest.append(row.data());
-      else dest.put(row.data());
+      if (l.sequence) out.append(row.data());
+      else out.put(row.data());
     }
     for (rt::Text* t : defaults) rt::text_release(t);
   }
+}
+
+std::vector<rt::ListSchema> schemas_of(const SchemaSpec& spec) {
+  std::vector<rt::ListSchema> out;
+  for (const ListSpec& l : spec) out.push_back(l.schema());
+  return out;
+}
+
+}  // namespace
+
+Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, std::unique_ptr<rt::Store>* out,
+                       bool migration) {
+  UpgradePlan plan = plan_upgrade(from, to, nullptr, migration);
+  if (!plan.refused.empty()) return Status::failure(plan.refused);
+  std::unique_ptr<rt::Store> fresh = rt::make_store(schemas_of(to));
+  fresh->begin();
+  fill_transformed(from, to, plan, old, *fresh);
   fresh->commit();
   *out = std::move(fresh);
   return {};
 }
 
-Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store) {
-  if (!plan_upgrade(from, to, nullptr).schema_changed) return {};
-  std::unique_ptr<rt::Store> upgraded;
-  if (Status s = transform_store(from, to, **store, &upgraded); !s.ok()) return s;
-  *store = std::move(upgraded);
+Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store,
+                     const Migration* migration) {
+  if (!migration) {
+    if (!plan_upgrade(from, to, nullptr).schema_changed) return {};
+    std::unique_ptr<rt::Store> upgraded;
+    if (Status s = transform_store(from, to, **store, &upgraded); !s.ok()) return s;
+    *store = std::move(upgraded);
+    return {};
+  }
+  std::unique_ptr<rt::Store> migrated;
+  if (Status s = migrate_store(from, to, **store, *migration, kReplaySteps, &migrated); !s.ok()) return s;
+  *store = std::move(migrated);
   return {};
+}
+
+Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, const Migration& migration,
+                     uint64_t max_steps, std::unique_ptr<rt::Store>* out) {
+  // One store holds the new lists (transformed, the rebuilt ones empty) and, after them, a copy of
+  // the old ones, in the order the migration program declares them (frontend.h, OldList); the
+  // block runs on it as one event, and the new lists are copied out of it.
+  UpgradePlan plan = plan_upgrade(from, to, nullptr, true);
+  if (!plan.refused.empty()) return Status::failure(plan.refused);
+  std::vector<rt::ListSchema> schemas = schemas_of(to), old_schemas = schemas_of(from);
+  schemas.insert(schemas.end(), old_schemas.begin(), old_schemas.end());
+  std::unique_ptr<rt::Store> both = rt::make_store(std::move(schemas));
+  PURE_ASSERT(old.list_count() == from.size());
+  both->begin();
+  fill_transformed(from, to, plan, old, *both);
+  for (size_t i = 0; i < from.size(); ++i) copy_rows(old.list(i), both->list(to.size() + i), from[i].sequence);
+  both->commit();
+  if (std::string why = migration.run(*both, max_steps); !why.empty()) return Status::failure(why);
+  std::unique_ptr<rt::Store> upgraded = rt::make_store(schemas_of(to));
+  upgraded->begin();
+  for (size_t i = 0; i < to.size(); ++i) copy_rows(both->list(i), upgraded->list(i), to[i].sequence);
+  upgraded->commit();
+  *out = std::move(upgraded);
+  return {};
+}
+
+Status upgrade_version(const VersionCode& from, const VersionCode& to, std::unique_ptr<rt::Store>* store) {
+  if (!to.migration) return upgrade_store(from.schema, to.schema, store);
+  Migration migration;
+  if (Status s = to.migration(from.schema, &migration); !s.ok()) return s;
+  return upgrade_store(from.schema, to.schema, store, &migration);
 }
 
 std::string upgrade_refusal(const std::string& dir, uint32_t current, const UpgradePlan& plan, bool allow_drop,
                             const std::string& consent) {
   if (!plan.refused.empty())
     return dir + ": the source cannot be upgraded to from version " + std::to_string(current) + ": " + plan.refused +
-           "\n" + plan.render();
+           "\n" + plan.migration_errors + plan.render();
   if (plan.drops && !allow_drop)
     return dir + ": the upgrade to version " + std::to_string(current + 1) + " loses data, and " + consent +
            " was not given\n" + plan.render();
@@ -507,6 +586,8 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
   // Once the state is recovered, before the log starts: settle the versions, and decide whether
   // the log starts at all (it does not when the source is only planned: nothing is written then).
   Status decided;
+  Migration migration;  // the source's migrate block, compiled against the running version's lists
+  std::unique_ptr<rt::Store> migrated;  // the state it made, which the upgrade puts in place
   uint32_t current = 0;
   bool differs = false;
   const VersionCode* running_code = nullptr;
@@ -530,9 +611,19 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
           return (decided = s), false;
       return true;
     }
-    report->plan = plan_upgrade(running_code->schema, options.code.schema, &store);
+    const bool migrates = static_cast<bool>(options.code.migration);
+    report->plan = plan_upgrade(running_code->schema, options.code.schema, &store, migrates);
     report->plan.from = current;
     report->plan.to = current + 1;
+    // The migrate block is checked against the lists of the version it upgrades, now: a block
+    // that does not compile refuses the plan (--plan shows why) before anything is written.
+    if (migrates && report->plan.refused.empty())
+      if (Status s = options.code.migration(running_code->schema, &migration); !s.ok())
+      {
+        report->plan.refused = "its migrate block does not compile against version " + std::to_string(current) +
+                               "'s lists";
+        report->plan.migration_errors = s.error;
+      }
     for (const VersionFile& v : versions)
       if (v.source == options.source && v.number < current && !options.upgrade) {
         decided = Status::failure(dir + ": this source is version " + std::to_string(v.number) +
@@ -554,6 +645,18 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
       decided = Status::failure(why);
       return false;
     }
+    // The migrate block runs now, on the recovered state, before the log starts: when it fails
+    // (or spends its budget) nothing has been written, and the directory is left as it was.
+    if (migrates)
+      if (Status s = migrate_store(running_code->schema, options.code.schema, store, migration, options.migration_steps,
+                                   &migrated);
+          !s.ok()) {
+        decided = Status::failure(dir + ": the upgrade to version " + std::to_string(current + 1) +
+                                  " was not applied: its migrate block failed: " + s.error +
+                                  "\n  nothing was changed: the directory is still at version " +
+                                  std::to_string(current));
+        return false;
+      }
     return true;
   };
 
@@ -583,6 +686,11 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
 
   if (differs) {
     auto started = std::chrono::steady_clock::now();
+    // The new store first, in memory (a migration's was made before the log started).
+    std::unique_ptr<rt::Store> upgraded = std::move(opened.store);
+    if (migrated) upgraded = std::move(migrated);
+    else if (Status s = upgrade_store(running_code->schema, options.code.schema, &upgraded); !s.ok())
+      return s;  // cannot happen: the plan was not refused
     VersionFile next;
     next.number = current + 1;
     next.module = options.module;
@@ -597,8 +705,7 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
       return Status::failure(dir + ": the version record of the upgrade to version " + std::to_string(next.number) +
                              " did not become durable: " +
                              (opened.log->poisoned() ? opened.log->poison_reason() : std::string("the log is closed")));
-    if (Status s = upgrade_store(running_code->schema, options.code.schema, &opened.store); !s.ok())
-      return s;  // cannot happen: the plan was not refused
+    opened.store = std::move(upgraded);
     opened.report.last_sequence = sequence;
     versions.push_back(std::move(next));
     report->upgraded = true;

@@ -50,11 +50,27 @@ struct ListSpec {
 };
 using SchemaSpec = std::vector<ListSpec>;
 
+// A version's migrate block (docs/upgrades.md, "Migrations") compiled against the schema of the
+// version before it. run works on a store whose lists are the new version's (SchemaSpec order),
+// then the old version's (read only), with a step budget of max_steps: "" when the block
+// committed, else why not (its `fail`, a runtime error, its budget spent), and then it changed
+// nothing. The upgrade gives it VersionedOptions::migration_steps; replay, kReplaySteps (it
+// finished once: a smaller budget at a restart must not strand the directory).
+inline constexpr uint64_t kReplaySteps = uint64_t{INT64_MAX};
+struct Migration {
+  std::function<std::string(rt::Store& both, uint64_t max_steps)> run;
+  std::shared_ptr<void> keep;  // owns what run refers to (the compiled program)
+};
+// Compiles the migrate block against the old version's schema; the error is the compiler's
+// messages (an old list or field that does not exist, a type that does not match).
+using CompileMigration = std::function<Status(const SchemaSpec& from, Migration* out)>;
+
 // What one version of the module's source compiles to.
 struct VersionCode {
   SchemaSpec schema;
   ApplyEvent apply;            // replays one of its logged events
   std::shared_ptr<void> keep;  // owns what apply refers to (the compiled program)
+  CompileMigration migration;  // its migrate block; null when the source has none
   std::vector<rt::ListSchema> schemas() const;
 };
 
@@ -87,18 +103,39 @@ struct UpgradePlan {
   bool schema_changed = false;
   bool drops = false;              // loses a list or a field: needs consent (--allow-drop)
   std::string refused;             // a change no upgrade can make (a key or type change): why
+  bool migration = false;          // the new version's migrate block runs after the changes
+  std::vector<std::string> rebuilt;  // migration: new lists that start empty (their change needs it)
+  std::string migration_errors;    // refused because the migrate block does not compile: the messages
   std::string render() const;      // the lines, indented, with what consent is needed
 };
 // rows: the old version's stored state (for row counts); may be null.
-UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows);
+// migration: the new version has a migrate block, so a list whose change no upgrade can make by
+// itself (a field's or key's type, the key's columns, sequence or keyed) is rebuilt by it instead
+// of refused: it starts empty and the block writes its rows.
+UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows, bool migration = false);
 
 // Builds the store of version `to` from one of version `from`: lists and fields matched by name
 // (or by `was`), added fields set to their default, unmatched old lists and fields left behind.
 // The plan between them must not be refused.
-Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, std::unique_ptr<rt::Store>* out);
+// With a migration (see plan_upgrade), the lists it rebuilds are left empty.
+Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, std::unique_ptr<rt::Store>* out,
+                       bool migration = false);
 // The upgrade of a version's store, live and on replay: *store is replaced by transform_store's
-// when the schema changes; a code-only upgrade keeps the rows where they are.
-Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store);
+// when the schema changes; a code-only upgrade keeps the rows where they are. With a migration
+// (run with kReplaySteps),
+// the transformed lists and a copy of the old ones go into one store, the block runs on it once,
+// and the new lists are what remains; when it fails, *store is left as it was and the error
+// says why.
+Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store,
+                     const Migration* migration = nullptr);
+// The migration's part of upgrade_store: the new version's store made from `old` (left as it was)
+// by the block; its failure is the error.
+Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, const Migration& migration,
+                     uint64_t max_steps, std::unique_ptr<rt::Store>* out);
+// The upgrade from one version's code to the next's: upgrade_store, with `to`'s migrate block
+// compiled against `from`'s schema when it has one. The one step the live upgrade and every replay
+// (recovery, as-of reads) take, so they agree.
+Status upgrade_version(const VersionCode& from, const VersionCode& to, std::unique_ptr<rt::Store>* store);
 
 // Why the upgrade from version `current` that `plan` describes cannot be applied, or "" when it can:
 // a refused plan (a key or type change), or a plan that loses data without consent (`consent` names
@@ -120,6 +157,7 @@ struct VersionedOptions {
   CompileVersion compile;      // compiles the versions kept in the directory
   bool upgrade = false;        // apply the plan when the source differs from the directory's version
   bool allow_drop = false;     // consent to a plan that loses lists or fields
+  uint64_t migration_steps = kReplaySteps;  // the step budget of the source's migrate block at the upgrade
 };
 
 struct VersionedReport {

@@ -6,6 +6,7 @@
 // source that does not compile, a refused plan or a failed step leaves the old version serving.
 #include <cstdio>
 
+#include "base/limits.h"
 #include "host/versions.h"
 #include "serve/api.h"
 #include "serve/api_internal.h"
@@ -132,8 +133,23 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
       std::string refused;       // upgrade_refusal's message
       std::string failed;        // writing the version file failed
       host::VersionFile file;    // written
+      std::unique_ptr<rt::Store> migrated;  // the state the migrate block made (apply puts it in place)
     };
     auto outcome = std::make_shared<Outcome>();
+    // A migrate block is checked against the serving version's lists here, on the query thread;
+    // it runs on the owner thread in prepare, before the version file is written, on the live
+    // state: a failure there refuses the upgrade with nothing changed.
+    auto migration = std::make_shared<host::Migration>();
+    if (compiled->migration)
+      if (host::Status s = compiled->migration(running->schema, migration.get()); !s.ok()) {
+        std::string errors = s.error;
+        while (!errors.empty() && errors.back() == '\n') errors.pop_back();
+        return reply(refusal(409, m.dir + ": the source cannot be upgraded to from version " +
+                                      std::to_string(running->version) +
+                                      ": its migrate block does not compile against version " +
+                                      std::to_string(running->version) + "'s lists (" + serving + "):\n" + errors,
+                             nullptr));
+      }
     uint64_t identity = 0;
     {
       std::lock_guard<std::mutex> lock(m.upgrade_mu);
@@ -142,13 +158,24 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
     host::HotUpgrade u;
     u.program = compiled->program.get();
     u.version = running->version + 1;
-    u.prepare = [&m, running, compiled, outcome, plan_only, allow_drop, identity](const rt::Store& store,
-                                                                               uint64_t sequence) {
-      outcome->plan = host::plan_upgrade(running->schema, compiled->schema, &store);
+    u.prepare = [&m, running, compiled, outcome, migration, plan_only, allow_drop, identity](const rt::Store& store,
+                                                                                          uint64_t sequence) {
+      const bool migrates = static_cast<bool>(compiled->migration);
+      outcome->plan = host::plan_upgrade(running->schema, compiled->schema, &store, migrates);
       outcome->plan.from = running->version;
       outcome->plan.to = running->version + 1;
       outcome->refused = host::upgrade_refusal(m.dir, running->version, outcome->plan, allow_drop, "allow_drop=1");
       if (plan_only || !outcome->refused.empty()) return false;
+      if (migrates) {
+        // The block only reads the live store (through old.NAME's copy); the owner is between batches.
+        host::Status s = host::migrate_store(running->schema, compiled->schema, const_cast<rt::Store&>(store),
+                                             *migration, limits::kMigrationSteps, &outcome->migrated);
+        if (!s.ok()) {
+          outcome->refused = m.dir + ": the upgrade to version " + std::to_string(running->version + 1) +
+                             " was not applied: its migrate block failed: " + s.error + "\n";
+          return false;
+        }
+      }
       host::VersionFile& v = outcome->file;
       v.number = running->version + 1;
       v.module = m.name;
@@ -161,7 +188,11 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
       }
       return true;
     };
-    u.apply = [running, compiled](std::unique_ptr<rt::Store>* store) -> std::string {
+    u.apply = [running, compiled, outcome](std::unique_ptr<rt::Store>* store) -> std::string {
+      if (outcome->migrated) {
+        *store = std::move(outcome->migrated);
+        return "";
+      }
       try {
         host::Status s = host::upgrade_store(running->schema, compiled->schema, store);
         return s.ok() ? std::string() : s.error;

@@ -40,6 +40,9 @@ struct CompiledSource {
   std::shared_ptr<vm::Program> program;
   std::vector<ir::ListDesc> stored;
   host::SchemaSpec schema;
+  // Its migrate block (docs/upgrades.md, "Migrations"), compiled when asked against the version it
+  // upgrades; null when it has none.
+  host::CompileMigration migration;
   // A place in `source` as "FILE:LINE:COL" in the file it came from, when it imports files (as
   // Module::place); empty otherwise.
   std::function<std::string(Loc)> place;

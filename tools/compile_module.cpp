@@ -40,7 +40,7 @@ std::unique_ptr<vm::Program> compile_to(const std::string& path, std::string tex
   Source source(path, std::move(text));
   for (const auto& [line, file] : steps.files) source.add_file(line, file);
   Diagnostics diags(source);
-  CheckedModule checked = compile_frontend(source, diags, steps.run_test);
+  CheckedModule checked = compile_frontend(source, diags, steps.run_test, steps.old_lists);
   if (diags.any()) {
     *errors = diags.render();
     return nullptr;

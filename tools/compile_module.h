@@ -23,6 +23,9 @@ struct CompileSteps {
   int run_test = -1;  // pure-run --test: compile the module's test of this index as its main
   // The files of a text resolve_module made (ResolvedModule::files): diagnostics name them.
   std::vector<std::pair<uint32_t, std::string>> files;
+  // An upgrade's migration (frontend.h, compile_frontend): the old version's lists, so that the
+  // migrate block is checked and compiled (the last function, "migrate").
+  const std::vector<OldList>* old_lists = nullptr;
 };
 
 // Resolves the `use` lines of the module at `path` (frontend.h, resolve_imports), reading the

@@ -48,10 +48,63 @@ host::ApplyEvent replay_apply(const vm::Program& program, vm::RunOptions replay)
   };
 }
 
+namespace {
+
+// An old version's lists as a migrate block reads them (frontend.h, OldList).
+std::vector<OldList> old_lists_of(const host::SchemaSpec& from) {
+  std::vector<OldList> out;
+  for (const host::ListSpec& l : from) {
+    OldList o;
+    o.name = l.name;
+    o.sequence = l.sequence;
+    o.key_count = l.key_count;
+    for (const host::ColumnSpec& c : l.cols) {
+      const char* type = c.type == rt::ColType::Num ? "num" : c.type == rt::ColType::Bool ? "bool"
+                         : c.type == rt::ColType::Text ? "text" : "int";  // an enum: its member's position
+      o.cols.emplace_back(c.name, type);
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace
+
+host::CompileMigration migration_compiler(bool has_migrate, const std::string& path, const std::string& source,
+                                          const std::vector<std::pair<uint32_t, std::string>>& files,
+                                          vm::RunOptions options) {
+  if (!has_migrate) return nullptr;
+  options.write_output = [](std::string_view) {};  // a migration prints nothing
+  options.steps_option = "--migration-steps";
+  return [path, source, files, options](const host::SchemaSpec& from, host::Migration* out) -> host::Status {
+    std::vector<OldList> old = old_lists_of(from);
+    CompileSteps steps;
+    steps.files = files;
+    steps.old_lists = &old;
+    std::string errors;
+    std::shared_ptr<vm::Program> program = compile_to(path, source, steps, &errors);
+    if (!program) return host::Status::failure(errors.empty() ? "it does not compile" : errors);
+    int index = vm::find_function(*program, "migrate");
+    if (index < 0 || program->functions[static_cast<size_t>(index)].kind != FuncKind::Event)
+      return host::Status::failure(path + ": the migrate block was not compiled");
+    out->keep = program;
+    out->run = [program, index, options, path](rt::Store& both, uint64_t max_steps) -> std::string {
+      vm::RunOptions budgeted = options;
+      budgeted.max_steps = max_steps;
+      vm::CallResult r = vm::call_event(*program, both, static_cast<uint32_t>(index), {}, budgeted);
+      if (r.ok) return "";
+      return path + ": " + (!r.reason.empty() ? r.reason : r.error ? r.error->message : "the migrate block failed");
+    };
+    return {};
+  };
+}
+
 host::Status compile_version(const std::string& path, const std::string& source, const vm::RunOptions& replay,
                              host::VersionCode* out) {
   host::SchemaSpec schema;
+  bool has_migrate = false;
   CompileSteps steps;
+  steps.checked = [&has_migrate](const CheckedModule& checked) { has_migrate = checked.module.has_migrate; };
   steps.lowered = [&schema](const ir::Program& ir) { schema = schema_spec(ir); };
   std::string errors;
   std::shared_ptr<vm::Program> program = compile_to(path, source, steps, &errors);
@@ -59,6 +112,7 @@ host::Status compile_version(const std::string& path, const std::string& source,
   out->schema = std::move(schema);
   out->apply = replay_apply(*program, replay);
   out->keep = program;
+  out->migration = migration_compiler(has_migrate, path, source, {}, replay);
   return {};
 }
 

@@ -5,6 +5,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "host/versions.h"
 #include "ir/ir.h"
@@ -22,6 +24,14 @@ host::ApplyEvent replay_apply(const vm::Program& program, vm::RunOptions replay)
 // compiler's messages, if any, are the error. The program lives as long as out->keep.
 host::Status compile_version(const std::string& path, const std::string& source, const vm::RunOptions& replay,
                              host::VersionCode* out);
+
+// The migrate block of the module `source` at `path` (files: its imports, for the messages'
+// places): compiled, when asked, against an old version's lists, and run as one event with the
+// options given and the budget run is given (named as --migration-steps). Null when the source
+// has no migrate block (has_migrate false).
+host::CompileMigration migration_compiler(bool has_migrate, const std::string& path, const std::string& source,
+                                          const std::vector<std::pair<uint32_t, std::string>>& files,
+                                          vm::RunOptions options);
 
 // A data directory's module name for a source file: its file name without directory and ".pure".
 std::string module_name_of(const std::string& path);

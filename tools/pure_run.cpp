@@ -20,6 +20,7 @@
 #include "tools/allocator.h"
 #include "tools/compile_module.h"
 #include "tools/memory_budget.h"
+#include "base/limits.h"
 #include "tools/module_versions.h"
 #include "tools/run_data.h"
 #include "tools/run_as_of.h"
@@ -278,6 +279,12 @@ int main(int argc, char** argv) {
       ->check(retain_check)
       ->needs(data_option);
   bool upgrade = false, allow_drop = false, plan_only = false;
+  std::string migration_steps_text = std::to_string(pure::limits::kMigrationSteps);
+  app.add_option("--migration-steps", migration_steps_text,
+                 "with --upgrade: step budget of the new source's migrate block, which runs once at the upgrade "
+                 "(default " + std::to_string(pure::limits::kMigrationSteps) + "; docs/upgrades.md)")
+      ->check(budget(false))
+      ->needs(data_option);
   app.add_flag("--upgrade", upgrade,
                "with --data: when FILE differs from the directory's current version, make it the next version: "
                "its stored lists are changed as the plan says (lists and fields added, renamed with 'was'), in one "
@@ -360,8 +367,8 @@ int main(int argc, char** argv) {
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
     if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every" ||
-         a == "--retain" || a == "--after" || a == "--before" || a == "--event" || a == "--since" || a == "--limit" || a == "--as-of" ||
-         a == "--restore-to") &&
+         a == "--retain" || a == "--migration-steps" || a == "--after" || a == "--before" || a == "--event" || a == "--since" ||
+         a == "--limit" || a == "--as-of" || a == "--restore-to") &&
         split < argc)
       ++split;
   }
@@ -431,9 +438,11 @@ int main(int argc, char** argv) {
     schema = pure::tools::schema_spec(ir);
   };
   size_t test_count = 0;  // --check also checks the test blocks, each as `--test` compiles it
-  steps.checked = [dump_ast, &test_count](const pure::CheckedModule& checked) {
+  bool has_migrate = false;  // --data --upgrade runs it (docs/upgrades.md, "Migrations"); else ignored
+  steps.checked = [dump_ast, &test_count, &has_migrate](const pure::CheckedModule& checked) {
     if (dump_ast) std::fputs(pure::dump_ast(checked.module).c_str(), stdout);
     test_count = checked.module.tests.size();
+    has_migrate = checked.module.has_migrate;
   };
   std::string source = text;
   std::unique_ptr<pure::vm::Program> program = pure::tools::compile_or_report(path, text, steps);
@@ -555,6 +564,8 @@ int main(int argc, char** argv) {
     data.upgrade = upgrade;
     data.allow_drop = allow_drop;
     data.plan_only = plan_only;
+    data.has_migrate = has_migrate;
+    parse_budget(migration_steps_text, false, data.migration_steps);  // checked by the option's validator
     data_exit = pure::tools::run_with_data(*program, path, std::move(options), data);
   } else {
     store = pure::rt::make_store(program->stored);

@@ -324,6 +324,9 @@ int main(int argc, char** argv) {
       m->stored = ir.stored;
       m->versioned.code.schema = pure::tools::schema_spec(ir);
     };
+    bool has_migrate = false;  // run by a restart's --upgrade (docs/upgrades.md, "Migrations")
+    steps.checked = [&has_migrate](const pure::CheckedModule& checked) { has_migrate = checked.module.has_migrate; };
+    const auto files = steps.files;
     m->program = pure::tools::compile_or_report(path, std::move(text), steps);
     if (!m->program) {
       failed = true;
@@ -337,6 +340,8 @@ int main(int argc, char** argv) {
     m->versioned.allow_drop = allow_drop;
     pure::vm::RunOptions replay;
     replay.max_steps = pure::host::DurableOptions{}.replay_max_steps;
+    m->versioned.code.migration = pure::tools::migration_compiler(has_migrate, path, m->source, files, replay);
+    m->versioned.migration_steps = pure::limits::kMigrationSteps;
     m->versioned.compile = [dir = data + "/" + m->name, replay](uint32_t number, const std::string& version_source,
                                                                 pure::host::VersionCode* out) {
       return pure::tools::compile_version(dir + "/" + pure::host::version_file_name(number), version_source, replay,
@@ -344,7 +349,7 @@ int main(int argc, char** argv) {
     };
     // A hot upgrade's source (PUT /v1/NAME/source) compiles as this file would: its `use` lines
     // resolved beside it, its messages located in it.
-    m->compile = [path](const std::string& source, pure::serve::CompiledSource* out, std::string* errors) {
+    m->compile = [path, replay](const std::string& source, pure::serve::CompiledSource* out, std::string* errors) {
       std::string text = source;
       pure::tools::CompileSteps steps;
       if (!pure::tools::resolve_module(path, &text, &steps, errors)) return false;
@@ -354,9 +359,13 @@ int main(int argc, char** argv) {
         out->stored = ir.stored;
         out->schema = pure::tools::schema_spec(ir);
       };
+      bool has_migrate = false;
+      steps.checked = [&has_migrate](const pure::CheckedModule& checked) { has_migrate = checked.module.has_migrate; };
+      const auto files = steps.files;
       std::shared_ptr<pure::vm::Program> program = pure::tools::compile_to(path, std::move(text), steps, errors);
       if (!program) return false;
       out->program = std::move(program);
+      out->migration = pure::tools::migration_compiler(has_migrate, path, out->source, files, replay);
       return true;
     };
     modules.push_back(std::move(m));

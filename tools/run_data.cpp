@@ -13,6 +13,7 @@
 #include "host/host.h"
 #include "host/versions.h"
 #include "tools/compile_module.h"
+#include "base/limits.h"
 #include "tools/module_versions.h"
 
 namespace pure::tools {
@@ -130,6 +131,10 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   versioned.source = data.source;
   versioned.code.schema = data.schema;
   versioned.code.apply = replay_apply(program, replay);
+  // The migrate block runs at the upgrade under a budget of its own; its replay (a restart after
+  // the upgrade, before a checkpoint) runs the same deterministic code again, unbudgeted.
+  versioned.code.migration = migration_compiler(data.has_migrate, path, data.source, data.files, replay);
+  versioned.migration_steps = data.migration_steps ? data.migration_steps : limits::kMigrationSteps;
   versioned.legacy_identity = host::module_identity(program);
   versioned.compile = [&data, &replay](uint32_t number, const std::string& source, host::VersionCode* out) {
     return compile_version(data.dir + "/" + host::version_file_name(number), source, replay, out);

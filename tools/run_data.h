@@ -29,6 +29,8 @@ struct DataOptions {
   bool upgrade = false;     // --upgrade: apply the plan
   bool allow_drop = false;  // --allow-drop: a plan that loses lists or fields may be applied
   bool plan_only = false;   // --plan: print the plan and exit
+  bool has_migrate = false;  // the source has a migrate block (docs/upgrades.md, "Migrations")
+  uint64_t migration_steps = 0;  // --migration-steps: its step budget at the upgrade
   // The imported files' lines in source (CompileSteps::files), for runtime errors' places.
   std::vector<std::pair<uint32_t, std::string>> files;
 };

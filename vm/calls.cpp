@@ -131,7 +131,7 @@ void budget_spent(VM& vm, const Instr* ip) {
   }
   uint64_t n = vm.options.max_steps;
   fault(ip, "step budget spent (" + std::to_string(n) + (n == 1 ? " step; " : " steps; ") + kStepDefinition +
-                "); raise it with --max-steps");
+                "); raise it with " + vm.options.steps_option);
 }
 
 void no_value(const Instr* ip, const rt::Text* reason) {

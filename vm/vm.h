@@ -67,6 +67,7 @@ struct RunOptions {
   // named in the budget's message.
   uint64_t memory_held = 0;
   const char* memory_option = "--max-memory";
+  const char* steps_option = "--max-steps";  // the option that sets max_steps, named when it is spent
   // A host's bound on a query's or event's result (0: none): when the result's JSON would take at
   // least this many bytes (its numbers' digits, texts' bytes and quotes, one separator per element;
   // counted before anything is built), it is not read out: CallResult::result_too_large is set.

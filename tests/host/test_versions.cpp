@@ -5,6 +5,8 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <span>
+
 #include "fault_support.h"
 #include "host/file_fault.h"
 #include "host/versions.h"
@@ -73,8 +75,36 @@ std::string apply_v2(rt::Store& store, const LogRecord& r) {
   return "";
 }
 
+// Version 3 (a migration): version 1's lists, and a migrate block that doubles every balance and
+// notes itself in history; "three fails" is the same block failing. Lists of the store it runs
+// on: 0 accounts, 1 history (the new ones), 2 and 3 the old ones.
+std::string migrate_v3(rt::Store& both) {
+  REQUIRE(both.list_count() == 4);
+  both.begin();
+  for (auto c = both.list(2).scan(); c->valid(); c->next()) {
+    const rt::Cell* old = c->row();
+    rt::Cell row[3] = {old[0], old[1] * 2, old[2]};
+    both.list(0).put(row);
+  }
+  rt::Text* t = rt::text_new("migrated");
+  rt::Cell fields[2] = {static_cast<rt::Cell>(both.list(3).count()), text_cell(t)};
+  both.list(1).append(fields);
+  rt::text_release(t);
+  both.commit();
+  return "";
+}
+
 Status compile(uint32_t, const std::string& source, VersionCode* out) {
-  if (source == "one") {
+  if (source == "three" || source == "three fails") {
+    out->schema = schema_v1();
+    out->apply = apply_event;
+    bool fails = source == "three fails";
+    out->migration = [fails](const SchemaSpec& from, Migration* m) -> Status {
+      CHECK(from.size() == 2);
+      m->run = [fails](rt::Store& both, uint64_t) -> std::string { return fails ? "the block says no" : migrate_v3(both); };
+      return {};
+    };
+  } else if (source == "one") {
     out->schema = schema_v1();
     out->apply = apply_event;
   } else if (source == "two") {
@@ -104,16 +134,20 @@ OpenOptions base_options() {
 
 // The state after `sequences` log records, with the upgrade record at sequence `upgrade_at`
 // (0: none): events 1..upgrade_at-1 by version 1, then the transform, then version 2's.
-std::string reference(uint64_t sequences, uint64_t upgrade_at) {
+// `target`: the version 2 source the workload upgrades to ("two", or "three": a migration).
+std::string reference(uint64_t sequences, uint64_t upgrade_at, const std::string& target = "two") {
   std::unique_ptr<rt::Store> store = rt::make_store(VersionCode{schema_v1()}.schemas());
+  VersionCode one, next;
+  REQUIRE(compile(1, "one", &one).ok());
+  REQUIRE(compile(2, target, &next).ok());
   uint64_t event = 1;
   for (uint64_t seq = 1; seq <= sequences; ++seq) {
     if (seq == upgrade_at) {
-      REQUIRE(upgrade_store(schema_v1(), schema_v2(), &store).ok());
+      REQUIRE(upgrade_version(one, next, &store).ok());
       continue;
     }
     Event e = workload_event(event++);
-    (upgrade_at && seq > upgrade_at ? apply_v2 : apply_event)(*store, LogRecord{seq, e.event, e.args});
+    (upgrade_at && seq > upgrade_at ? next.apply : one.apply)(*store, LogRecord{seq, e.event, e.args});
   }
   return dump(*store);
 }
@@ -138,8 +172,9 @@ struct Outcome {
   bool upgrade_acknowledged = false;
 };
 
-// Version 1 with events and a checkpoint; the upgrade to version 2; events and a checkpoint.
-Outcome run_workload(FaultFileSystem& fs) {
+// Version 1 with events and a checkpoint; the upgrade to version 2 (source `target`); events and
+// a checkpoint.
+Outcome run_workload(FaultFileSystem& fs, const std::string& target = "two") {
   Outcome out;
   uint64_t event = 1;
   {
@@ -160,13 +195,15 @@ Outcome run_workload(FaultFileSystem& fs) {
   OpenedModule m;
   VersionedReport r;
   out.submitted += 1;  // the upgrade record, if it is appended
-  if (!open_versioned(fs, "/data", base_options(), versioned("two", true), &m, &r).ok()) return out;
+  VersionedOptions upgrading = versioned(target, true);
+  const ApplyEvent apply_next = upgrading.code.apply;
+  if (!open_versioned(fs, "/data", base_options(), std::move(upgrading), &m, &r).ok()) return out;
   REQUIRE(r.upgraded);
   out.upgrade_at = r.version_begins;
   out.upgrade_acknowledged = true;
   out.acknowledged = out.upgrade_at;
   for (int batch : {2, 5}) {
-    uint64_t last = submit_events(m, apply_v2, event, event + batch - 1);
+    uint64_t last = submit_events(m, apply_next, event, event + batch - 1);
     if (last == 0) break;
     event += batch;
     out.submitted = last;
@@ -228,8 +265,15 @@ TEST_CASE("plans: added, renamed, dropped, refused") {
   SchemaSpec retyped = schema_v1();
   retyped[0].cols[1].type = rt::ColType::Num;
   CHECK(plan_upgrade(schema_v1(), retyped, nullptr).refused ==
-        "accounts.balance changes type from int to num: that needs a migration, which upgrades cannot do yet (add a "
-        "new field instead)");
+        "accounts.balance changes type from int to num: that needs a migrate block (docs/upgrades.md, \"Migrations\") "
+        "or a new field instead");
+  // With a migrate block the list is rebuilt by it instead: it starts empty, nothing is refused.
+  UpgradePlan migrated = plan_upgrade(schema_v1(), retyped, nullptr, true);
+  CHECK(migrated.refused.empty());
+  CHECK(migrated.schema_changed);
+  CHECK(migrated.rebuilt == std::vector<std::string>{"accounts"});
+  CHECK(migrated.render().find("accounts: 0 rows: rebuilt by the migrate block (accounts.balance changes type from "
+                               "int to num): starts empty, the old rows are old.accounts") != std::string::npos);
   SchemaSpec rekeyed = schema_v1();
   rekeyed[0].cols[0].type = rt::ColType::Text;
   CHECK(plan_upgrade(schema_v1(), rekeyed, nullptr).refused.find("accounts's key id changes type") == 0);
@@ -335,20 +379,23 @@ TEST_CASE("a versioned directory whose version files are gone is refused as such
   CHECK(history.empty());
 }
 
-TEST_CASE("every fault point of an upgrade: the old version or the new one, never a mix") {
+namespace {
+
+// Crashes at every fault point of the workload upgrading to `target`, in each of the modes given:
+// the directory recovers to the old version or the new one, never a mix.
+void crash_everywhere(const std::string& target, std::span<const CrashMode> crashes) {
   FaultFileSystem clean;
-  Outcome full = run_workload(clean);
+  Outcome full = run_workload(clean, target);
   REQUIRE(full.upgrade_acknowledged);
   const uint64_t points = clean.points();
   REQUIRE(points > 30);
-  const CrashMode crashes[] = {{0, false, 0}, {9, true, 0}, {1u << 20, false, 0}, {0, false, 1}, {0, false, 2}};
   int runs = 0, old_version = 0, new_version = 0;
-  at_every_fault(points, crashes, [&](FaultFileSystem& fs) { return run_workload(fs); },
+  at_every_fault(points, crashes, [&](FaultFileSystem& fs) { return run_workload(fs, target); },
                  [&](FaultFileSystem& fs, const Outcome& outcome) {
     // Opened with the new source, not asking for an upgrade: the directory says which it is.
     OpenedModule m;
     VersionedReport r;
-    Status s = open_versioned(fs, "/data", base_options(), versioned("two", false), &m, &r);
+    Status s = open_versioned(fs, "/data", base_options(), versioned(target, false), &m, &r);
     REQUIRE_MESSAGE(s.ok(), s.error);
     if (r.created) {  // the crash came before version 1's file was durable: nothing was
       CHECK(outcome.acknowledged == 0);
@@ -367,7 +414,7 @@ TEST_CASE("every fault point of an upgrade: the old version or the new one, neve
       REQUIRE(history.size() == 2);
       uint64_t at = history[1].begins;
       CHECK(at <= k);
-      CHECK(dump(*m.store) == reference(k, at));
+      CHECK(dump(*m.store) == reference(k, at, target));
       REQUIRE(m.log->close().ok());
     } else {
       ++old_version;
@@ -375,23 +422,77 @@ TEST_CASE("every fault point of an upgrade: the old version or the new one, neve
       CHECK_FALSE(outcome.upgrade_acknowledged);  // an acknowledged upgrade is never undone
       CHECK(r.needs_upgrade);
       CHECK(history.size() == 1);  // a version file whose record never became durable is gone
-      CHECK(dump(*m.store) == reference(k, 0));
+      CHECK(dump(*m.store) == reference(k, 0, target));
       CHECK_FALSE(m.log);
       // The upgrade, asked for again, goes through.
       OpenedModule again;
-      s = open_versioned(fs, "/data", base_options(), versioned("two", true), &again, &r);
+      s = open_versioned(fs, "/data", base_options(), versioned(target, true), &again, &r);
       REQUIRE_MESSAGE(s.ok(), s.error);
       CHECK(r.upgraded);
       CHECK(r.version_begins == k + 1);
-      CHECK(dump(*again.store) == reference(k + 1, k + 1));
+      CHECK(dump(*again.store) == reference(k + 1, k + 1, target));
       REQUIRE(again.log->close().ok());
     }
     ++runs;
   });
-  MESSAGE(runs << " crash runs over " << points << " fault points: " << old_version << " at the old version, "
-               << new_version << " at the new one");
+  MESSAGE(target << ": " << runs << " crash runs over " << points << " fault points: " << old_version
+                 << " at the old version, " << new_version << " at the new one");
   CHECK(old_version > 0);
   CHECK(new_version > 0);
+}
+
+}  // namespace
+
+TEST_CASE("every fault point of an upgrade: the old version or the new one, never a mix") {
+  const CrashMode crashes[] = {{0, false, 0}, {9, true, 0}, {1u << 20, false, 0}, {0, false, 1}, {0, false, 2}};
+  crash_everywhere("two", crashes);
+}
+
+// A migrate block runs in memory before the version file is written, and again when recovery
+// meets the version record: every fault point of an upgrade with one recovers to the old version
+// or to the migrated state.
+TEST_CASE("every fault point of an upgrade with a migration: the old version or the migrated one") {
+  const CrashMode crashes[] = {{0, false, 0}, {9, true, 0}, {1u << 20, false, 0}, {0, false, 1}, {0, false, 2}};
+  crash_everywhere("three", crashes);
+}
+
+TEST_CASE("a migration that fails leaves the directory at the old version, byte for byte") {
+  FaultFileSystem fs;
+  {
+    OpenedModule m;
+    VersionedReport r;
+    REQUIRE(open_versioned(fs, "/data", base_options(), versioned("one", false), &m, &r).ok());
+    uint64_t last = submit_events(m, apply_event, 1, 6);
+    REQUIRE(m.log->wait_durable(last));
+    REQUIRE(m.log->close().ok());
+  }
+  const std::string before = reference(6, 0);
+  std::vector<std::string> names_before;
+  REQUIRE(fs.list_dir("/data", &names_before).ok());
+  OpenedModule m;
+  VersionedReport r;
+  Status s = open_versioned(fs, "/data", base_options(), versioned("three fails", true), &m, &r);
+  CHECK(s.error == "/data: the upgrade to version 2 was not applied: its migrate block failed: the block says no\n"
+                   "  nothing was changed: the directory is still at version 1");
+  std::vector<std::string> names_after;
+  REQUIRE(fs.list_dir("/data", &names_after).ok());
+  CHECK(names_after == names_before);
+  OpenedModule again;
+  REQUIRE(open_versioned(fs, "/data", base_options(), versioned("one", false), &again, &r).ok());
+  CHECK(r.version == 1);
+  CHECK(dump(*again.store) == before);
+  REQUIRE(again.log->close().ok());
+  // The block that succeeds: the balances doubled, and so again after a restart (replay runs it).
+  OpenedModule up;
+  REQUIRE(open_versioned(fs, "/data", base_options(), versioned("three", true), &up, &r).ok());
+  CHECK(r.version == 2);
+  CHECK(dump(*up.store) == reference(7, 7, "three"));
+  CHECK(dump(*up.store) != reference(7, 7, "two"));
+  REQUIRE(up.log->close().ok());
+  OpenedModule replayed;
+  REQUIRE(open_versioned(fs, "/data", base_options(), versioned("three", false), &replayed, &r).ok());
+  CHECK(dump(*replayed.store) == reference(7, 7, "three"));
+  REQUIRE(replayed.log->close().ok());
 }
 
 TEST_CASE("a directory from before versions is adopted by the source that wrote it, and only by it") {

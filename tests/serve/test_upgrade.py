@@ -5,7 +5,9 @@ added field, an added list, a field renamed with `was`) each keep every row; ?pl
 nothing; a source that does not compile is a 400 naming its line, a refused plan a 409, and the
 old version keeps serving (the other module never notices); an upgrade under a load of 12 clients
 loses and duplicates no event, each reply's version matching its seq; a restart replays each
-record with its own version. Run by ctest (serve.upgrade) with PURE_SERVE set."""
+record with its own version; a migrate block runs hot (every row converted, replayed after a restart)
+and at a restart with --upgrade, and one that fails or does not compile is a 409 with version 1
+serving. Run by ctest (serve.upgrade) with PURE_SERVE set."""
 import json
 import os
 import shutil
@@ -179,6 +181,18 @@ class Upgrade(unittest.TestCase):
             self.assertEqual(status, 409, reply)
             self.assertIn("changes type from num to int", reply["error"])
             self.assertIsNotNone(reply["plan"]["refused"])
+            # a migrate block that fails, one that does not compile: 409, version 1 serves on
+            failing = retyped + "migrate {\n  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: 1 } }\n  fail \"not now\"\n}\n"
+            status, reply = put(c, failing, "", admin)
+            self.assertEqual(status, 409, reply)
+            self.assertIn("the upgrade to version 2 was not applied: its migrate block failed: " + self.path +
+                          ": not now\n(version 1 keeps serving)", reply["error"])
+            wrong = retyped + "migrate {\n  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: a.amount } }\n}\n"
+            status, reply = put(c, wrong, "", admin)
+            self.assertEqual(status, 409, reply)
+            self.assertIn("its migrate block does not compile against version 1's lists (version 1 keeps serving):\n" +
+                          self.path + ":10:", reply["error"])
+            self.assertIn("field 'amount' must be int, not num", reply["error"])
             # a source that does not compile: 400, its error located in the module's file
             broken = V1.replace("accounts[id] = { owner: owner, amount: v }", "accounts[id] = { owner: owner, amount: nope }")
             status, reply = put(c, broken, "", admin)
@@ -202,6 +216,67 @@ class Upgrade(unittest.TestCase):
             status, reply = put(c, dropped, "?allow_drop=1", admin)
             self.assertEqual((status, reply["version"]), (200, 2), reply)
             self.assertEqual(self.rows(c)[0], {"id": 1, "owner": "o"})
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+
+    def test_migrate_block_at_a_restart_converts_every_row(self):
+        # pure-serve --upgrade at a start runs a migrate block as pure-run --data --upgrade does:
+        # amount num -> int (in cents), every row kept; a restart replays it to the same rows.
+        server = Server(find_binary(), [self.path], data=self.data)
+        try:
+            c = Conn(server.port)
+            for i in range(1, 6):
+                self.assertEqual(c.json("POST", "/v1/bank/open", {"id": i, "owner": f"o{i}", "v": i * 1.5})[0], 200)
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+        with open(self.path, "w") as f:
+            f.write("list accounts by id: int { owner: text, amount: int }\n"
+                    "query rows() -> int { return accounts.count() }\n"
+                    "migrate {\n"
+                    "  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: int(a.amount * 100.0) } }\n"
+                    "}\n")
+        expected = [{"id": i, "owner": f"o{i}", "amount": int(i * 150)} for i in range(1, 6)]
+        for flags in (["--upgrade"], []):
+            server = Server(find_binary(), [self.path], *flags, data=self.data)
+            try:
+                c = Conn(server.port)
+                self.assertEqual(self.rows(c), expected)
+                self.assertEqual(c.json("GET", "/v1/bank")[1]["version"], 2)
+                c.close()
+            finally:
+                self.assertEqual(server.stop(), 0)
+
+    def test_hot_migrate_block_converts_every_row_and_replays(self):
+        # PUT /v1/bank/source with a migrate block: amount num -> int (in cents), every row kept,
+        # events go on in version 2; a restart replays the block at the version record.
+        server = Server(find_binary(), [self.path], data=self.data)
+        migrated = ("list accounts by id: int { owner: text, amount: int }\n"
+                    "event open(id: int, owner: text, v: num) { accounts[id] = { owner: owner, amount: int(v * 100.0) } }\n"
+                    "migrate {\n"
+                    "  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: int(a.amount * 100.0) } }\n"
+                    "}\n")
+        expected = [{"id": i, "owner": f"o{i}", "amount": int(i * 150)} for i in range(1, 7)]
+        try:
+            c = Conn(server.port)
+            for i in range(1, 6):
+                self.assertEqual(c.json("POST", "/v1/bank/open", {"id": i, "owner": f"o{i}", "v": i * 1.5})[0], 200)
+            status, reply = put(c, migrated)
+            self.assertEqual((status, reply["version"], reply["upgraded"]), (200, 2, True), reply)
+            self.assertIn("accounts: 5 rows: rebuilt by the migrate block", reply["plan"]["text"])
+            status, ev = c.json("POST", "/v1/bank/open", {"id": 6, "owner": "o6", "v": 9.0})
+            self.assertEqual((status, ev["version"]), (200, 2), ev)
+            self.assertEqual(self.rows(c), expected)
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+        with open(self.path, "w") as f:
+            f.write(migrated)
+        server = Server(find_binary(), [self.path], data=self.data)
+        try:
+            c = Conn(server.port)
+            self.assertEqual(self.rows(c), expected)
             c.close()
         finally:
             self.assertEqual(server.stop(), 0)

@@ -1,0 +1,101 @@
+// tests/frontend/test_migrate.cpp — a migrate block (docs/upgrades.md, "Migrations") checked
+// against the old version's lists: old.NAME typed by the old schema, located errors for an old list
+// or field that does not exist, a type that does not match and a write to an old list; without the
+// old lists the block is parsed only. Depends on the frontend's headers only.
+#include <doctest/doctest.h>
+
+#include "tests/frontend/frontend_support.h"
+
+namespace pure::test {
+namespace {
+
+// Version 1's lists: accounts by id: int { owner: text, amount: int }, and a sequence of notes.
+std::vector<OldList> version_one() {
+  OldList accounts;
+  accounts.name = "accounts";
+  accounts.key_count = 1;
+  accounts.cols = {{"id", "int"}, {"owner", "text"}, {"amount", "int"}};
+  OldList notes;
+  notes.name = "notes";
+  notes.sequence = true;
+  notes.cols = {{"line", "text"}};
+  return {accounts, notes};
+}
+
+struct Migrated : Unit {
+  CheckedModule checked;
+  std::vector<OldList> old = version_one();
+  Migrated(const std::string& text, bool with_old) : Unit(text) {
+    checked = compile_frontend(*source, *diags, -1, with_old ? &old : nullptr);
+  }
+};
+
+const char* kNew = R"(list accounts by id: int { first: text, last: text, amount: num }
+list notes seq { line: text }
+)";
+
+std::string migrating(const std::string& body) { return std::string(kNew) + "migrate {\n" + body + "\n}\n"; }
+
+}  // namespace
+
+TEST_CASE("migrate: a block that converts a field's type and splits a text checks against the old lists") {
+  Migrated m(migrating(R"(  for a in old.accounts {
+    let parts = a.owner.split(" ")
+    accounts[a.id] = { first: parts[0], last: if parts.count() > 1 { parts[1] } else { "" }, amount: num(a.amount) }
+  }
+  for n in old.notes { notes.push({ line: n.line }) })"),
+             true);
+  CHECK(m.errors() == "");
+  REQUIRE(m.checked.module.funcs.size() == 1);
+  CHECK(m.checked.module.funcs[0].name == "migrate");
+  CHECK(m.checked.module.funcs[0].kind == FuncKind::Event);
+  REQUIRE(m.checked.module.lists.size() == 4);  // the module's two, then old.accounts and old.notes
+  CHECK(m.checked.module.lists[2].name == "old.accounts");
+  CHECK(m.checked.module.has_migrate);
+}
+
+TEST_CASE("migrate: an old field that does not exist is a located error") {
+  Migrated m(migrating("  for a in old.accounts { accounts[a.id] = { first: a.ownr, last: \"\", amount: 1.0 } }"), true);
+  CHECK(m.errors() == "t.pure:4:54: error: '{id: int, owner: text, amount: int}' has no field 'ownr'\n"
+                      "    for a in old.accounts { accounts[a.id] = { first: a.ownr, last: \"\", amount: 1.0 } }\n" +
+                          std::string(2 + 53, ' ') + "^\n  hint: did you mean 'owner'?\n");
+}
+
+TEST_CASE("migrate: the old field's type is the old schema's") {
+  Migrated m(migrating("  for a in old.accounts { accounts[a.id] = { first: a.owner, last: \"\", amount: a.amount } }"),
+             true);
+  CHECK(m.errors() == "t.pure:4:81: error: field 'amount' must be num, not int\n"
+                      "    for a in old.accounts { accounts[a.id] = { first: a.owner, last: \"\", amount: a.amount } }\n"
+                      "                                                                                  ^\n"
+                      "  hint: convert with num(...)\n");
+}
+
+TEST_CASE("migrate: an old list that does not exist, and a write to an old list") {
+  Migrated unknown(migrating("  let n = old.acounts.count()"), true);
+  CHECK(unknown.errors() == "t.pure:4:11: error: the old version has no stored list 'acounts'; its lists are "
+                            "old.accounts, old.notes\n"
+                            "    let n = old.acounts.count()\n"
+                            "            ^\n"
+                            "  hint: did you mean 'old.accounts'?\n");
+  Migrated write(migrating("  old.accounts[1].amount = 3"), true);
+  CHECK(write.errors() == "t.pure:4:15: error: 'old.accounts' is the old version's list: a migration reads it and "
+                          "cannot change it\n"
+                          "    old.accounts[1].amount = 3\n"
+                          "                ^\n"
+                          "  hint: write the new rows to 'accounts'\n");
+}
+
+TEST_CASE("migrate: without the old lists the block is parsed, not checked; old.NAME means nothing outside it") {
+  Migrated plain(migrating("  let n = old.nothing.count()"), false);
+  CHECK(plain.errors() == "");
+  CHECK(plain.checked.module.has_migrate);
+  CHECK(plain.checked.module.funcs.empty());
+  CHECK(plain.checked.module.lists.size() == 2);
+  Migrated outside(std::string(kNew) + "fn main() { let n = old.accounts.count() }\n", true);
+  CHECK(outside.errors().find("t.pure:3:21: error: unknown name 'old'") == 0);
+  Migrated twice(migrating("") + "migrate { }\n", false);
+  CHECK(twice.errors().find("t.pure:6:1: error: a module has one migrate block, and one is already declared on line 3")
+        == 0);
+}
+
+}  // namespace pure::test
