@@ -123,12 +123,12 @@ FieldInfo Checker::resolve_field(TypeExpr::Field& f, const char* what) {
   // owns a list (a local, a parameter, a result), never a row of a list.
   bool holds_list = what == kItemField && info.type->kind == TypeKind::Seq;
   if (holds_list && f.default_value) {
-    error(f.default_value->loc, "a list field '" + f.name + "' has no default",
+    error(f.default_value->loc, "the list field '" + f.name + "' cannot have a default",
           "an item's list field is given when the item is made: 'lines: []'");
     f.default_value.reset();
   }
   if (!info.type->is_scalar() && !is_error(info.type) && !holds_list) {
-    error(f.loc, std::string(what) + " must be int, num, bool or text, not " + type_name(info.type));
+    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text or a seq, not " : " must be int, num, bool or text, not ") + type_name(info.type));
     info.type = tt_.error();
   }
   if (f.default_value) {
