@@ -38,6 +38,9 @@ class ItemsHoldingLists(unittest.TestCase):
                          (200, {"result": {"id": 1, "lines": FIG_PEAR}}))
         self.assertEqual(c.json("POST", "/v1/baskets/page", {"id": 1}), (200, {"result": {"total": 5, "rows": FIG_PEAR}}))
         self.assertEqual(c.json("POST", "/v1/baskets/page", {"id": 9}), (200, {"result": {"total": 0, "rows": []}}))
+        # the compact form: the item as an array of its fields, its lines as rows
+        status, body = c.json("POST", "/v1/baskets/put", {"b": [3, [["a", 1], ["b", 2]]]})
+        self.assertEqual((status, body["result"]), (200, {"total": 3, "rows": [{"sku": "a", "qty": 1}, {"sku": "b", "qty": 2}]}))
         # the event's own fail, after checking the nested argument: nothing changed
         self.assertEqual(c.json("POST", "/v1/baskets/put", {"b": {"id": 2, "lines": [{"sku": "a", "qty": 0}]}}),
                          (409, {"ok": False, "reason": "a: quantity must be positive", "version": 1}))
