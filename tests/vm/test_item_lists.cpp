@@ -149,3 +149,29 @@ fn main() {
     CHECK(o.leaked_texts == 0);
   }
 }
+
+// A query main calls with `try` that fails: its result's list field is an empty list of the
+// field's own type (the result has no descriptor of its own); one that succeeds hands over the
+// stored texts its rows read as main's own.
+TEST_CASE("vm: try of a query answering an item with a list, failed and not") {
+  const char* p = R"(type Page { total: int, rows: seq text }
+list xs by k: int { t: text }
+query page(n: int) -> Page {
+  if n < 0 { fail "negative" }
+  let rows: seq text = []
+  for x in xs { rows.push(x.t) }
+  return { total: n, rows: rows }
+}
+event add(k: int) { xs[k] = { t: "t{k}" } }
+fn main() {
+  let a = add(1)
+  print(try page(-1))
+  let s = try page(2)
+  let b = add(2)
+  print(s)
+}
+)";
+  CHECK(clean_on_both(p) ==
+        "outcome { ok: false, reason: \"negative\" }\n"
+        "outcome { ok: true, reason: \"\", value: Page { total: 2, rows: [\"t1\"] } }\n");
+}
