@@ -82,20 +82,53 @@ void Checker::declare_types() {
     if (d.is_alias || d.is_enum || !d.type || !d.resolved) continue;
     Type* item = const_cast<Type*>(d.resolved);
     for (auto& f : d.type->fields) {
-      FieldInfo info = resolve_field(f, "an item's field");
+      FieldInfo info = resolve_field(f, kItemField);
       for (auto& existing : item->fields)
         if (existing.name == info.name) error(f.loc, "field '" + f.name + "' appears twice");
       item->fields.push_back(std::move(info));
     }
   }
+  // `reports: seq Order` in an item declared before Order's fields were known
+  for (ItemDecl& d : m_.types) {
+    if (d.is_alias || d.is_enum || !d.type || !d.resolved) continue;
+    for (size_t i = 0; i < d.resolved->fields.size() && i < d.type->fields.size(); ++i) {
+      const FieldInfo& f = d.resolved->fields[i];
+      if (f.type->kind == TypeKind::Seq && !refuse_row_with_list(f.type->element, d.type->fields[i].type->loc))
+        const_cast<FieldInfo&>(f).type = tt_.error();
+    }
+  }
 }
+
+// A list's rows are flat (an event list's cells and a stored list's columns are scalars), so an
+// item holding a list is a value only: a list of them is refused. False when refused.
+bool Checker::refuse_row_with_list(const Type* row, const Loc& loc) {
+  if (row->kind != TypeKind::Item) return true;
+  for (const FieldInfo& f : row->fields)
+    if (f.type->is_list()) {
+      error(loc, "a list's row cannot hold a list, and " + type_name(row) + "'s field '" + f.name + "' is " +
+                     type_name(f.type),
+            "a list's rows are flat: key the inner rows by the outer one, as in 'list lines by (order: int, line: int) { ... }'");
+      return false;
+    }
+  return true;
+}
+
+const char* const Checker::kItemField = "an item's field";
 
 FieldInfo Checker::resolve_field(TypeExpr::Field& f, const char* what) {
   FieldInfo info;
   info.name = f.name;
   info.type = f.type ? resolve_type(f.type.get()) : tt_.error();
-  if (!info.type->is_scalar() && !is_error(info.type)) {
-    error(f.loc, std::string(what) + " must be int, num, bool or text, not " + type_name(info.type));
+  // A named item's field may be a sequence (`lines: seq Line`): the item is then a value that
+  // owns a list (a local, a parameter, a result), never a row of a list.
+  bool holds_list = what == kItemField && info.type->kind == TypeKind::Seq;
+  if (holds_list && f.default_value) {
+    error(f.default_value->loc, "the list field '" + f.name + "' cannot have a default",
+          "an item's list field is given when the item is made: 'lines: []'");
+    f.default_value.reset();
+  }
+  if (!info.type->is_scalar() && !is_error(info.type) && !holds_list) {
+    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text or a seq, not " : " must be int, num, bool or text, not ") + type_name(info.type));
     info.type = tt_.error();
   }
   if (f.default_value) {
@@ -154,6 +187,7 @@ const Type* Checker::resolve_type(TypeExpr* t) {
         return tt_.error();
       }
       if (is_error(e)) return e;
+      if (!refuse_row_with_list(e, t->element->loc)) return tt_.error();
       return tt_.seq_of(e);
     }
     case TypeExpr::Keyed: {

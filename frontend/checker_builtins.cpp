@@ -174,6 +174,7 @@ const Type* Checker::check_builtin_call(Expr& e, Builtin b) {
         error(e.args[0]->loc, "'repeat' makes a list of int, num, bool, text or items, not " + type_name(t));
         return tt_.error();
       }
+      if (!refuse_row_with_list(t, e.args[0]->loc)) return tt_.error();
       return tt_.seq_of(t);
     }
     default: break;

@@ -354,6 +354,7 @@ const Type* Checker::check_seq_literal(Expr& e, const Type* expected) {
     no_valued_outcome_in_list(element, e.loc);
     return tt_.error();
   }
+  if (!refuse_row_with_list(element, e.loc)) return tt_.error();
   return tt_.seq_of(element);
 }
 

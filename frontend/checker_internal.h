@@ -132,6 +132,8 @@ class Checker {
   std::vector<std::string> known_type_names() const;
   void declare_types();
   FieldInfo resolve_field(TypeExpr::Field& f, const char* what);
+  static const char* const kItemField;  // resolve_field's `what` for a named item's field
+  bool refuse_row_with_list(const Type* row, const Loc& loc);
   const Type* resolve_type(TypeExpr* t);
   const Type* row_type(TypeExpr* t);
   const Type* resolve_list_type(ListDecl& l);

@@ -2,7 +2,8 @@
 // Depends on nothing outside the standard library.
 //
 // Values of every type fit the 8-byte slots of a frame, except items, which are flattened into
-// one slot per field (an item type's fields are scalars or text, never items or lists).
+// one slot per field (an item type's fields are scalars, text or sequences, never items; a field
+// that is a sequence is one counted list slot, so an item holding one is never a list's row).
 #pragma once
 #include <cstdint>
 #include <deque>

@@ -186,6 +186,9 @@ void TreeLowerer::move_value(const Type* t, uint32_t dst, uint32_t src) {
 ValueType TreeLowerer::host_type(const Type* t) {
   ValueType v = value_type_of(t);
   if (t && t->is_list()) v.desc = desc_of(t);
+  if (t && t->kind == TypeKind::Item)  // an item's list field (`lines: seq Line`) names its own
+    for (size_t i = 0; i < t->fields.size(); ++i)
+      if (t->fields[i].type->is_list()) v.fields[i].desc = desc_of(t->fields[i].type);
   return v;
 }
 

@@ -242,8 +242,12 @@ void stack_overflow(VM& vm, const Instr* ip) {
 // would: what it does to the list is not seen by main (nor undone with a rolled-back event).
 static void copy_list_args(const Function& callee, Slot* base) {
   Slot* slot = base;
-  for (const ir::ValueType& t : callee.param_types) {
-    if (t.kind == ir::ValueType::Kind::Seq) {
+  for (const ir::ValueType& param : callee.param_types) {
+    // an item's list fields (`o: Order` with `lines: seq Line`) are copied as a list parameter is
+    bool item = param.kind == ir::ValueType::Kind::Item;
+    for (size_t f = 0; f < (item ? param.fields.size() : 1); ++f, ++slot) {
+      const ir::ValueType& t = item ? param.fields[f] : param;
+      if (t.kind != ir::ValueType::Kind::Seq) continue;
       rt::EventList* from = slot->l;
       std::unique_ptr<rt::EventList, void (*)(rt::EventList*)> copy(new rt::EventList(&from->shape()), rt::list_release);
       copy->reserve(from->count());  // past the memory budget: a fault (the caller releases the arguments)
@@ -255,7 +259,6 @@ static void copy_list_args(const Function& callee, Slot* base) {
       rt::list_release(from);
       slot->l = copy.release();
     }
-    slot += t.width();
   }
 }
 

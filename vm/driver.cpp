@@ -68,6 +68,14 @@ std::string RuntimeError::render(const std::function<std::string(Loc)>& place) c
   return out;
 }
 
+// The descriptor of result slot i that holds a list: the result itself, or an item's list field.
+static int result_desc(const Function& fn, size_t i) {
+  const ir::ValueType& t = fn.result_type;
+  int desc = t.kind == ir::ValueType::Kind::Item ? t.fields[i].desc : t.desc;
+  PURE_ASSERT(desc >= 0);
+  return desc;
+}
+
 static Engine& engine_of(VM& vm) { return vm.options.engine ? *vm.options.engine : interpreter(); }
 
 std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
@@ -129,7 +137,7 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       for (size_t i = 0; i < fn.result_kind.size(); ++i) {
         Slot& v = event.base[2 + i];
         if (fn.result_kind[i] == 1) v.t = vm.prog.texts[2];
-        else if (fn.result_kind[i] == 2) v.l = new rt::EventList(vm.prog.shapes[fn.result_type.desc].get());
+        else if (fn.result_kind[i] == 2) v.l = new rt::EventList(vm.prog.shapes[result_desc(fn, i)].get());
         else v.u = 0;
       }
       base = vm.calls.back().base;
