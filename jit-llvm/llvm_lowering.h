@@ -115,7 +115,8 @@ class LoopLowering {
   std::vector<AllocaInst*> slots_;
   std::vector<uint32_t> tracked_;
   std::vector<bool> in_region_;
-  std::vector<BasicBlock*> bb_;
+  std::vector<BasicBlock*> bb_;       // per pc: the block a jump to it goes to
+  std::vector<BasicBlock*> head_bb_;  // per pc: the block it is lowered in, where a hub took bb_ (dispatch_nested_entries)
   std::vector<std::pair<uint32_t, BasicBlock*>> exits_;
   BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
   BasicBlock* store_faulted_bb_ = nullptr;  // every tracked slot stored, then faulted_bb_ (lower_step's faults)
@@ -141,8 +142,9 @@ class LoopLowering {
   ConstantInt* offset_of(uint32_t pc) const {
     return ConstantInt::get(cast<IntegerType>(i64), uint64_t{pc} * sizeof(Instr));
   }
-  // Whether `in` heads this loop or one nested in it.
-  bool enters(const Instr& in) const;
+  // The entry dispatch through a hub per loop with loops inside it (llvm_lowering.cpp says why);
+  // false when the nest's heads do not allow it.
+  bool dispatch_nested_entries(SwitchInst* sw, BasicBlock* entry, Value* ip);
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
   void store_back() {
     for (uint32_t s : tracked_) tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
