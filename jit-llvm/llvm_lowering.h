@@ -145,6 +145,12 @@ class LoopLowering {
   // The entry dispatch through a hub per loop with loops inside it (llvm_lowering.cpp says why);
   // false when the nest's heads do not allow it.
   bool dispatch_nested_entries(SwitchInst* sw, BasicBlock* entry, Value* ip);
+  // Whether pc heads a loop nested in this one; the pcs of the rest of its pass, up to this loop's
+  // head (what a copy for its entry holds); whether those copies, for every nested head, come to
+  // no more instructions than the loop (then they are made instead of hubs).
+  bool nested_head(uint32_t pc) const;
+  std::vector<bool> rest_of_pass(uint32_t head) const;
+  bool copied_entries_fit() const;
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
   void store_back() {
     for (uint32_t s : tracked_) tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);
