@@ -368,6 +368,7 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
     }
     state_->last_use = {CacheUse::miss, 0};
   }
+  double opt_ms = 0;
   {
     if (!state_->optimiser) {
       auto o = std::make_unique<State::Optimiser>();
@@ -388,7 +389,9 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
     o.cancel = cancel;
     // built again per compile: the inliner's wrapper pass moves its pipeline out when it runs
     ModulePassManager mpm = o.pb->buildPerModuleDefaultPipeline(OptimizationLevel::O2);
+    const double opt_start = thread_cpu_ms();
     mpm.run(*module, o.mam);
+    opt_ms = thread_cpu_ms() - opt_start;
     // nothing cached outlives its module
     o.lam.clear();
     o.fam.clear();
@@ -402,7 +405,13 @@ vm::NativeLoop LlvmBackend::compile(const vm::Function& function, uint32_t loop,
     error = "LLVM setup failed: no code generator";
     return nullptr;
   }
+  const double cg_start = thread_cpu_ms();
+  const uint64_t optimised = module->getInstructionCount();
   auto object = (*state_->compiler)(*module);
+  if (getenv("PURE_JIT_DEBUG"))
+    std::fprintf(stderr, "pure-jit: %s loop %u: %llu LLVM instructions as lowered, %llu optimised; optimiser %.1f ms, code generator %.1f ms\n",
+                 function.name.c_str(), loop, static_cast<unsigned long long>(size), static_cast<unsigned long long>(optimised),
+                 opt_ms, thread_cpu_ms() - cg_start);
   if (!object) {
     error = take_message(object.takeError());
     return nullptr;

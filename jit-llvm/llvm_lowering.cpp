@@ -113,6 +113,12 @@ void LoopLowering::build() {
     B.CreateStore(list_ptr_[s] ? B.CreatePtrToInt(list_ptr_[s], i64)
                                : static_cast<Value*>(tagged(B.CreateLoad(i64, slot_ptr(s)), slot_tag_)),
                   slots_[s]);
+  // A slot no instruction of the loop writes (jit::written_in: natively or through pure_step) has
+  // in the frame the value loaded above wherever the loop runs: loaded once, never stored back or
+  // reloaded. Each exit and slow path stores only the others (fewer values live into the shared
+  // exit block, whose merges grow with exits times slots: fannkuch's nest 27 slots, 30 exits).
+  tracked_.erase(std::remove_if(tracked_.begin(), tracked_.end(), [&](uint32_t s) { return !(s < written.size() && written[s]); }),
+                 tracked_.end());
 
   leave_bb_ = BasicBlock::Create(C, "leave", F);
   budget_bb_ = BasicBlock::Create(C, "budget", F);
@@ -128,15 +134,6 @@ void LoopLowering::build() {
   Value* ip = pc_offset(F->getArg(2));
   BasicBlock* unknown = BasicBlock::Create(C, "unknown_entry", F);
   SwitchInst* sw = B.CreateSwitch(ip, unknown);
-  std::vector<uint32_t> nested_heads;
-  for (uint32_t pc = 0; pc < code.size(); ++pc) {
-    if (!in_region_[pc]) continue;
-    const Instr& in = code[pc];
-    if (vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_)))
-      sw->addCase(offset_of(pc), bb_[pc]);
-    else if (enters(in))
-      nested_heads.push_back(pc);
-  }
   B.SetInsertPoint(unknown);  // never taken: the interpreter enters only at those
   B.CreateRet(F->getArg(2));
 
@@ -153,29 +150,26 @@ void LoopLowering::build() {
   B.SetInsertPoint(faulted_bb_);
   B.CreateRet(pc_const(vm::kFaulted));
 
+  // a loop with loops inside it enters them through hubs (dispatch_nested_entries); one without
+  // is entered at its own heads
+  if (copied_entries_fit() || !dispatch_nested_entries(sw, entry, ip)) {
+    head_bb_ = bb_;
+    for (uint32_t pc = 0; pc < code.size(); ++pc)
+      if (in_region_[pc] && vm::heads_loop(fn_, code[pc], static_cast<uint32_t>(loop_id_))) sw->addCase(offset_of(pc), bb_[pc]);
+  }
   for (uint32_t pc = 0; pc < code.size(); ++pc)
     if (in_region_[pc]) {
-      B.SetInsertPoint(bb_[pc]);
+      B.SetInsertPoint(head_bb_[pc]);
       lower(pc);
     }
+  if (head_bb_ != bb_) return;  // hubs made
 
-  // A nested head enters a copy of what follows it up to this loop's own head (the rest of
-  // that pass), which then goes on in the loop's code there. Entered in the middle, the loop's
-  // cycle would have two ways in: irreducible, so LLVM would keep none of it in registers (sieve's
-  // inner loop reloaded its list's bytes pointer and stored the step meter at every pass).
+  // Copies for small nests: a nested head enters a copy of what follows it up to this loop's own
+  // head (the rest of that pass), which then goes on in the loop's code there.
   const std::vector<BasicBlock*> main_blocks = bb_;
-  for (uint32_t head : nested_heads) {
-    std::vector<bool> copied(code.size(), false);
-    std::vector<uint32_t> work{head};
-    while (!work.empty()) {
-      uint32_t pc = work.back();
-      work.pop_back();
-      if (pc >= code.size() || !in_region_[pc] || copied[pc] || vm::heads_loop(fn_, code[pc], static_cast<uint32_t>(loop_id_)))
-        continue;
-      copied[pc] = true;
-      work.push_back(pc + 1);  // where it falls through, or a dead block when it never does
-      if (ir::op_jumps(code[pc].op)) work.push_back(static_cast<uint32_t>(static_cast<int64_t>(pc) + code[pc].imm));
-    }
+  for (uint32_t head = 0; head < code.size(); ++head) {
+    if (!in_region_[head] || !nested_head(head)) continue;
+    const std::vector<bool> copied = rest_of_pass(head);
     for (uint32_t pc = 0; pc < code.size(); ++pc)
       if (copied[pc]) bb_[pc] = BasicBlock::Create(C, "in" + std::to_string(head) + "_pc" + std::to_string(pc), F);
     for (uint32_t pc = 0; pc < code.size(); ++pc)
@@ -188,21 +182,182 @@ void LoopLowering::build() {
   }
 }
 
-void LoopLowering::declare_runtime(RuntimeCall call, const char* name, FunctionType* type, Memory memory) {
-  FunctionCallee f = M.getOrInsertFunction(name, type);
-  cast<Function>(f.getCallee())->setDoesNotThrow();
-  if (memory == Memory::none) cast<Function>(f.getCallee())->setDoesNotAccessMemory();
-  runtime_[static_cast<size_t>(call)] = f;
-}
-
-bool LoopLowering::enters(const Instr& in) const {
+bool LoopLowering::nested_head(uint32_t pc) const {
+  const Instr& in = fn_.code[pc];
   for (uint32_t l = 0; l < fn_.loops.size(); ++l)
     if (vm::heads_loop(fn_, in, l)) {
+      if (l == static_cast<uint32_t>(loop_id_)) return false;
       for (int32_t x = static_cast<int32_t>(l); x >= 0; x = fn_.loops[static_cast<size_t>(x)].parent)
         if (x == loop_id_) return true;
       return false;
     }
   return false;
+}
+
+std::vector<bool> LoopLowering::rest_of_pass(uint32_t head) const {
+  const std::vector<Instr>& code = fn_.code;
+  std::vector<bool> copied(code.size(), false);
+  std::vector<uint32_t> work{head};
+  while (!work.empty()) {
+    uint32_t pc = work.back();
+    work.pop_back();
+    if (pc >= code.size() || !in_region_[pc] || copied[pc] || vm::heads_loop(fn_, code[pc], static_cast<uint32_t>(loop_id_)))
+      continue;
+    copied[pc] = true;
+    work.push_back(pc + 1);  // where it falls through, or a dead block when it never does
+    if (ir::op_jumps(code[pc].op)) work.push_back(static_cast<uint32_t>(static_cast<int64_t>(pc) + code[pc].imm));
+  }
+  return copied;
+}
+
+// Copies of the rest of the pass for each nested head keep the nest's loops as LLVM compiled them
+// before hubs, with nothing more on any path (sieve's nest at threshold 0: 1.13G instructions with
+// copies, 1.27G with hubs, its inner loop then storing the step meter at every pass); they are
+// used while all of them together are no larger than the loop itself, hubs past that (fannkuch's
+// nest: copies 5 times the loop).
+bool LoopLowering::copied_entries_fit() const {
+  uint64_t loop_size = 0, copies = 0;
+  for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
+    if (!in_region_[pc]) continue;
+    ++loop_size;
+    if (!nested_head(pc)) continue;
+    const std::vector<bool> copied = rest_of_pass(pc);
+    copies += static_cast<uint64_t>(std::count(copied.begin(), copied.end(), true));
+  }
+  return copies <= loop_size;
+}
+
+// Entered at a nested head, a loop's cycle would have two ways in: irreducible, so LLVM would
+// keep none of it in registers (sieve's inner loop reloaded its list's bytes pointer and stored
+// the step meter at every pass). So every loop of the nest with loops inside it gets a hub: the
+// block its back edges and its way in from outside jump to (its header, for LLVM), which reads
+// where the code was entered (`entered`, set once on entry to the head's pc offset), clears it,
+// and goes on at the loop's header, or toward the head entered: to a head of its own (a rotated
+// loop's LOOP at its latch, or a head before an inner loop), to the hub of the child holding it,
+// or, for a head in the middle of a child with no loops inside it, to a copy of the rest of that
+// child's pass (a rotated loop's LOOP and back jump), which goes on in the main code at the
+// child's header or where it leaves the child. Every cycle keeps one way in, and what is copied is
+// at most one innermost pass (the copies were of the rest of the enclosing loop's pass, for each
+// nested head: fannkuch's outer loop 13,708 LLVM instructions, too large to compile). After the
+// first pass `entered` is clear, and a hub costs one predictable branch a pass of its loop.
+// False (nothing made): a nest of one loop, or a loop without a head.
+bool LoopLowering::dispatch_nested_entries(SwitchInst* sw, BasicBlock* entry, Value* ip) {
+  const std::vector<Instr>& code = fn_.code;
+  const size_t loops = fn_.loops.size();
+  const auto top = static_cast<uint32_t>(loop_id_);
+  auto contains = [&](uint32_t outer, uint32_t inner) {  // outer is inner or encloses it
+    for (int32_t x = static_cast<int32_t>(inner); x >= 0; x = fn_.loops[static_cast<size_t>(x)].parent)
+      if (x == static_cast<int32_t>(outer)) return true;
+    return false;
+  };
+  std::vector<bool> in_nest(loops, false), has_child(loops, false);
+  for (uint32_t l = 0; l < loops; ++l) in_nest[l] = contains(top, l);
+  for (uint32_t l = 0; l < loops; ++l)
+    if (in_nest[l] && l != top) has_child[static_cast<size_t>(fn_.loops[l].parent)] = true;
+  if (!has_child[top]) return false;
+  // per pc of the region: the innermost loop of the nest holding it, whether it starts a loop's
+  // header block, and the loop it heads (LOOP, ITER_NEXT), if any
+  std::vector<uint32_t> innermost(code.size(), top);
+  std::vector<bool> header_start(code.size(), false);
+  std::vector<int64_t> heads(code.size(), -1);
+  for (uint32_t l = 0; l < loops; ++l) {
+    if (!in_nest[l]) continue;
+    header_start.at(fn_.blocks[fn_.loops[l].header].start_pc) = true;
+    for (uint32_t b : fn_.loops[l].blocks)
+      for (uint32_t pc = fn_.blocks[b].start_pc; pc < fn_.blocks[b].end_pc; ++pc)
+        if (fn_.loops[l].depth > fn_.loops[innermost[pc]].depth) innermost[pc] = l;
+  }
+  bool any = false;
+  for (uint32_t pc = 0; pc < code.size(); ++pc)
+    if (in_region_[pc])
+      for (uint32_t l = 0; l < loops; ++l)
+        if (in_nest[l] && vm::heads_loop(fn_, code[pc], l)) {
+          heads[pc] = l;
+          any = true;
+        }
+  if (!any) return false;
+
+  head_bb_ = bb_;  // where each instruction is lowered; bb_ (the jump targets) gets the hubs
+  std::vector<BasicBlock*> hub(loops, nullptr);
+  for (uint32_t l = 0; l < loops; ++l)
+    if (in_nest[l] && has_child[l]) {
+      hub[l] = BasicBlock::Create(C, "hub" + std::to_string(l), F);
+      bb_[fn_.blocks[fn_.loops[l].header].start_pc] = hub[l];
+    }
+  auto hub_of = [&](uint32_t pc) {  // the innermost loop with a hub holding pc
+    uint32_t x = innermost[pc];
+    while (!hub[x]) x = static_cast<uint32_t>(fn_.loops[x].parent);
+    return x;
+  };
+  // Where hub(hub_of(h)) sends an entry at head h: h itself, or a copy of the rest of its pass
+  // when h is in the middle of a child without a hub.
+  auto copy_from = [&](uint32_t h) -> BasicBlock* {
+    const uint32_t owner = hub_of(h);
+    if (innermost[h] == owner || header_start[h]) return head_bb_[h];
+    std::vector<bool> copied(code.size(), false);
+    std::vector<uint32_t> work{h};
+    while (!work.empty()) {
+      uint32_t pc = work.back();
+      work.pop_back();
+      if (pc >= code.size() || !in_region_[pc] || copied[pc] || header_start[pc] || innermost[pc] == owner ||
+          !contains(owner, innermost[pc]))
+        continue;
+      copied[pc] = true;
+      work.push_back(pc + 1);  // where it falls through, or a dead block when it never does
+      if (ir::op_jumps(code[pc].op)) work.push_back(static_cast<uint32_t>(static_cast<int64_t>(pc) + code[pc].imm));
+    }
+    const std::vector<BasicBlock*> main_blocks = bb_;
+    for (uint32_t pc = 0; pc < code.size(); ++pc)
+      if (copied[pc]) bb_[pc] = BasicBlock::Create(C, "in" + std::to_string(h) + "_pc" + std::to_string(pc), F);
+    BasicBlock* start = bb_[h];
+    for (uint32_t pc = 0; pc < code.size(); ++pc)
+      if (copied[pc]) {
+        B.SetInsertPoint(bb_[pc]);
+        lower(pc);
+      }
+    bb_ = main_blocks;
+    return start;
+  };
+
+  const int64_t none = -1;
+  IRBuilder<> eb(entry, entry->begin());
+  AllocaInst* entered = eb.CreateAlloca(i64, nullptr, "entered");
+  B.SetInsertPoint(sw);
+  B.CreateStore(ip, entered);
+  std::vector<SwitchInst*> route(loops, nullptr);
+  std::vector<LoadInst*> at(loops, nullptr);
+  for (uint32_t l = 0; l < loops; ++l) {
+    if (!hub[l]) continue;
+    B.SetInsertPoint(hub[l]);
+    at[l] = B.CreateLoad(i64, entered);
+    B.CreateStore(k(none), entered);
+    route[l] = B.CreateSwitch(at[l], head_bb_[fn_.blocks[fn_.loops[l].header].start_pc]);
+  }
+  std::vector<BasicBlock*> down(loops, nullptr);  // from the parent's hub to this one, `entered` kept
+  for (uint32_t h = 0; h < code.size(); ++h) {
+    if (heads[h] < 0) continue;
+    sw->addCase(offset_of(h), hub[top]);
+    const uint32_t owner = hub_of(h);
+    route[owner]->addCase(offset_of(h), copy_from(h));
+    for (uint32_t x = owner; x != top; x = static_cast<uint32_t>(fn_.loops[x].parent)) {
+      const auto parent = static_cast<uint32_t>(fn_.loops[x].parent);
+      if (!down[x]) {
+        down[x] = BasicBlock::Create(C, "hub" + std::to_string(parent) + "_to" + std::to_string(x), F);
+        IRBuilder<> tb(down[x]);
+        tb.CreateStore(at[parent], entered);
+        tb.CreateBr(hub[x]);
+      }
+      route[parent]->addCase(offset_of(h), down[x]);
+    }
+  }
+  return true;
+}
+
+void LoopLowering::declare_runtime(RuntimeCall call, const char* name, FunctionType* type, Memory memory) {
+  FunctionCallee f = M.getOrInsertFunction(name, type);
+  cast<Function>(f.getCallee())->setDoesNotThrow();
+  if (memory == Memory::none) cast<Function>(f.getCallee())->setDoesNotAccessMemory();
+  runtime_[static_cast<size_t>(call)] = f;
 }
 
 Constant* LoopLowering::pc_const(const void* pc) const {

@@ -115,7 +115,8 @@ class LoopLowering {
   std::vector<AllocaInst*> slots_;
   std::vector<uint32_t> tracked_;
   std::vector<bool> in_region_;
-  std::vector<BasicBlock*> bb_;
+  std::vector<BasicBlock*> bb_;       // per pc: the block a jump to it goes to
+  std::vector<BasicBlock*> head_bb_;  // per pc: the block it is lowered in, where a hub took bb_ (dispatch_nested_entries)
   std::vector<std::pair<uint32_t, BasicBlock*>> exits_;
   BasicBlock *leave_bb_, *budget_bb_, *faulted_bb_;
   BasicBlock* store_faulted_bb_ = nullptr;  // every tracked slot stored, then faulted_bb_ (lower_step's faults)
@@ -141,8 +142,15 @@ class LoopLowering {
   ConstantInt* offset_of(uint32_t pc) const {
     return ConstantInt::get(cast<IntegerType>(i64), uint64_t{pc} * sizeof(Instr));
   }
-  // Whether `in` heads this loop or one nested in it.
-  bool enters(const Instr& in) const;
+  // The entry dispatch through a hub per loop with loops inside it (llvm_lowering.cpp says why);
+  // false when the nest's heads do not allow it.
+  bool dispatch_nested_entries(SwitchInst* sw, BasicBlock* entry, Value* ip);
+  // Whether pc heads a loop nested in this one; the pcs of the rest of its pass, up to this loop's
+  // head (what a copy for its entry holds); whether those copies, for every nested head, come to
+  // no more instructions than the loop (then they are made instead of hubs).
+  bool nested_head(uint32_t pc) const;
+  std::vector<bool> rest_of_pass(uint32_t head) const;
+  bool copied_entries_fit() const;
   Value* slot_ptr(uint32_t s) { return B.CreateConstInBoundsGEP1_64(i64, base, s); }
   void store_back() {
     for (uint32_t s : tracked_) tagged(B.CreateStore(B.CreateLoad(i64, slots_[s]), slot_ptr(s)), slot_tag_);

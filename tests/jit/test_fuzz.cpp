@@ -1,6 +1,7 @@
 // tests/jit/test_fuzz.cpp — a bounded differential fuzzer: random well-typed programs with nested
 // loops, int and num arithmetic near overflow, lists, stored-list walks, calls, early exits, runtime
-// errors and small budgets, each run by the interpreter and by the eager JIT; output, errors,
+// errors and small budgets, each run by the interpreter, by the eager JIT and by one that compiles
+// loop nests when an inner loop gets hot (nest_jit); output, errors,
 // leaked texts and steps must agree. PURE_JIT_FUZZ_COUNT programs (60 by default),
 // PURE_JIT_FUZZ_SEED the first seed. Also: the same generator's programs through the formatter.
 // Depends on jit-common/jit.h (and the backend library linked), the frontend, ir/ and vm/.
@@ -194,6 +195,15 @@ class Gen {
       case 15:  // walks in a query; an event that walks its live list and may add to it (a fault)
         if (pick(2)) return ind + "c = " + small("c + sum(" + std::to_string(pick(6)) + ")") + "\n";
         return ind + "if touch(" + (pick(2) ? "-1" : std::to_string(pick(800))) + ").ok { a = " + small("a + 1") + " }\n";
+      case 10: {
+        // a short loop over a prefix of xs, as fannkuch's reversals: a nest of such loops is
+        // compiled as one, entered at any of its heads (the nest engine below)
+        std::string n = std::to_string(counter_++), lo = "lo" + n, hi = "hi" + n;
+        return ind + "var " + lo + " = 0\n" + ind + "var " + hi + " = (" + int_expr(1) + " % xs.count() + xs.count()) % xs.count()\n" +
+               ind + "while " + lo + " < " + hi + " {\n" + ind + " let t" + n + " = xs[" + lo + "]\n" + ind + " xs[" + lo +
+               "] = xs[" + hi + "]\n" + ind + " xs[" + hi + "] = t" + n + "\n" + ind + " " + lo + " += 1\n" + ind + " " + hi +
+               " -= 1\n" + ind + "}\n";
+      }
       default: {
         std::string v = "w" + std::to_string(counter_++);
         return ind + "for " + v + " in 0 .. " + std::to_string(pick(300)) + " {\n" + ind + " " + num_var() + " = " +
@@ -202,6 +212,21 @@ class Gen {
     }
   }
 };
+
+// A JIT that compiles a loop after a few passes, at once (no payoff), and an inner loop's nest
+// with it (Options::nested): a nest's code is first entered at the head of the inner loop that got
+// hot, and again at any head the interpreter reaches after a call or a fault left native code.
+pure::jit::Jit& nest_jit() {
+  static pure::jit::Jit jit(pure::jit::native_backend(), [] {
+    pure::jit::Options o;
+    o.threshold = 3;
+    o.synchronous = true;
+    o.payoff = false;
+    o.min_native_share = 0;
+    return o;
+  }());
+  return jit;
+}
 
 }  // namespace
 
@@ -225,6 +250,7 @@ TEST_CASE("jit: differential fuzzer (random programs, both engines, several budg
       REQUIRE(a.compile_errors == "");
       Run b = run(p, &eager_jit(), c);
       check_same(a, b);
+      check_same(a, run(p, &nest_jit(), c));
       compiled += b.compiled;
       failed += a.failed;
       spent += contains(a.error, "step budget spent");
