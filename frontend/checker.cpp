@@ -5,6 +5,7 @@
 #include "frontend/checker.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "base/assert.h"
 
@@ -313,6 +314,37 @@ void Checker::check_function(FuncDecl& f) {
     error(f.loc, "'" + f.name + "' can reach its end without returning " + a_type(f.result_type),
           "add a 'return' at the end");
   fn_ = nullptr;
+}
+
+// Events call events only as a fixed tree: no event calls itself, directly or through others.
+// So an event's calls end without a depth limit to hit at run time, and the work one client call
+// does is bounded by its code and its loops. Each cycle is reported once, at the call closing it.
+void Checker::check_event_cycles() {
+  enum Color : uint8_t { White, Grey, Black };
+  std::map<const FuncDecl*, Color> color;
+  std::vector<const FuncDecl*> path;
+  std::function<void(const FuncDecl*)> visit = [&](const FuncDecl* f) {
+    color[f] = Grey;
+    path.push_back(f);
+    auto calls = event_calls_.find(f);
+    if (calls != event_calls_.end())
+      for (const auto& [index, loc] : calls->second) {
+        const FuncDecl* g = &m_.funcs[static_cast<size_t>(index)];
+        if (color[g] == Grey) {
+          std::string chain;
+          for (auto at = std::find(path.begin(), path.end(), g); at != path.end(); ++at) chain += (*at)->name + " -> ";
+          error(loc, "event '" + g->name + "' calls itself (" + chain + g->name +
+                         "); an event cannot call itself, directly or through other events",
+                "repeat the work with a loop inside one event");
+        } else if (color[g] == White) {
+          visit(g);
+        }
+      }
+    path.pop_back();
+    color[f] = Black;
+  };
+  for (const FuncDecl& f : m_.funcs)
+    if (f.kind == FuncKind::Event && color[&f] == White) visit(&f);
 }
 
 bool Checker::always_exits(const std::vector<StmtPtr>& body) {

@@ -32,12 +32,11 @@ const Type* Checker::check_call(Expr& e) {
       error(e.loc, "main cannot be called");
       return tt_.error();
     }
+    if (callee.kind == FuncKind::Event) return check_event_call(e, callee, f->second);
     if (e.int_value == 1) {  // `try q(args)`: the query's outcome, its failure caught
       if (callee.kind != FuncKind::Query) {
-        error(e.loc, "'try' calls a query and gives its outcome; '" + e.text + "' is " +
-                         (callee.kind == FuncKind::Event ? "an event" : "a function"),
-              callee.kind == FuncKind::Event ? "an event's call already gives its outcome: drop 'try'"
-                                             : "a function's failure ends main; make it a query to catch it");
+        error(e.loc, "'try' calls a query or an event and gives its outcome; '" + e.text + "' is a function",
+              "a function's failure ends main; make it a query to catch it");
         return tt_.error();
       }
       if (fn_->kind != FuncKind::Main) {
@@ -47,17 +46,11 @@ const Type* Checker::check_call(Expr& e) {
       }
       return tt_.outcome_of(callee.result_type);
     }
-    if (callee.kind == FuncKind::Event) {
-      if (fn_->kind != FuncKind::Main)
-        error(e.loc, "event '" + e.text + "' can only be called from main (as a client would)",
-              fn_->kind == FuncKind::Event ? "events are called by clients; share checks and computations through a function, and keep the writes in each event" : "");
-      return tt_.outcome_of(callee.result_type);
-    }
     return callee.result_type ? callee.result_type : tt_.void_type();
   }
   if (e.int_value == 1 && find_builtin(e.text, Builtin::Print, kFirstTextMethod) >= 0) {
     for (ExprPtr& a : e.args) check_expr(*a, nullptr);
-    error(e.loc, "'try' calls a query and gives its outcome; '" + e.text + "' is a standard function");
+    error(e.loc, "'try' calls a query or an event and gives its outcome; '" + e.text + "' is a standard function");
     return tt_.error();
   }
   int b = find_builtin(e.text, Builtin::Print, kFirstTextMethod);
@@ -77,6 +70,34 @@ const Type* Checker::check_call(Expr& e) {
   for (int i = 0; i < static_cast<int>(kFirstTextMethod); ++i) names.push_back(builtin_name(static_cast<Builtin>(i)));
   error(e.loc, "unknown function '" + e.text + "'", suggest(e.text, names));
   return tt_.error();
+}
+
+// A call of an event. From main it is a transaction of its own and gives an outcome (`try` is
+// not needed). From another event it runs inside the caller's transaction: plainly, it gives the
+// event's result and its failure is the caller's; with `try`, it gives an outcome and its failure
+// undoes only its own changes. Queries and functions never call events (they do not write).
+const Type* Checker::check_event_call(Expr& e, const FuncDecl& callee, int index) {
+  if (fn_->kind == FuncKind::Main) {
+    if (e.int_value == 1) {
+      error(e.loc, "'try' is not needed here: main's call of event '" + e.text + "' already gives its outcome",
+            "drop 'try'; inside an event, 'try " + e.text + "(...)' catches the inner event's failure");
+      return tt_.error();
+    }
+    return tt_.outcome_of(callee.result_type);
+  }
+  if (fn_->kind == FuncKind::Query) {
+    error(e.loc, "query '" + fn_->name + "' calls event '" + e.text + "'; queries only read",
+          "make '" + fn_->name + "' an event, or call '" + e.text + "' from main or an event");
+    return tt_.error();
+  }
+  if (fn_->kind != FuncKind::Event) {
+    error(e.loc, "function '" + fn_->name + "' calls event '" + e.text + "'; only main and events call events",
+          "call '" + e.text + "' from the event (or main) that calls '" + fn_->name + "'");
+    return tt_.error();
+  }
+  event_calls_[fn_].push_back({index, e.loc});
+  if (e.int_value == 1) return tt_.outcome_of(callee.result_type);
+  return callee.result_type ? callee.result_type : tt_.void_type();
 }
 
 const Type* Checker::arg_type(Expr& e, size_t i, const Type* expected) {

@@ -66,6 +66,7 @@ class Checker {
     check_const_names();
     for (FuncDecl& f : m_.funcs)
       if (!f.duplicate) check_function(f);
+    check_event_cycles();
   }
 
  private:
@@ -79,6 +80,8 @@ class Checker {
   std::map<std::string, int> const_index_;
   int const_depth_ = 0;  // constants being computed, one inside the other
   FuncDecl* fn_ = nullptr;
+  // The events each event calls (the callee's index, where), for check_event_cycles.
+  std::map<const FuncDecl*, std::vector<std::pair<int, Loc>>> event_calls_;
   std::vector<std::map<std::string, int>> scopes_;
   int loop_depth_ = 0;
   bool stored_list_allowed_ = false;  // set while checking the list of an index, method or loop
@@ -191,6 +194,8 @@ class Checker {
   // ---- calls (checker_builtins.cpp) ---------------------------------------------------------
   void check_args(Expr& e, const std::vector<const Type*>& want, size_t first, const std::string& what);
   const Type* check_call(Expr& e);
+  const Type* check_event_call(Expr& e, const FuncDecl& callee, int index);
+  void check_event_cycles();
   const Type* arg_type(Expr& e, size_t i, const Type* expected = nullptr);
   bool arity(Expr& e, size_t first, size_t n, const std::string& what);
   const Type* signature_type(char kind);

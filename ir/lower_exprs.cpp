@@ -395,7 +395,7 @@ uint32_t TreeLowerer::call(const Expr& e, int64_t dst) {
     off += pt->width();
   }
   for (const RefMove& r : refs) emit(Op::MOVE_REF, r.to, r.from, 0, 0, r.loc);
-  emit(Op::CALL, base, 0, e.int_value == 1 ? 1 : 0, e.ref, e.loc);  // C = 1: `try`, a caught query
+  emit(Op::CALL, base, 0, e.int_value == 1 ? 1 : 0, e.ref, e.loc);  // C = 1: `try`, a caught query or inner event
   return take_results(rt, base, dst, e.loc);
 }
 

@@ -11,7 +11,8 @@
 //  * A sequence has one implicit Int key: the position 0..count-1. It grows by append and
 //    shrinks by pop (the last row); rows are addressed by position.
 //  * The owner (one thread) writes. Writes between begin() and commit()/rollback() form one
-//    event: rollback() restores exactly the rows as they were at begin().
+//    event: rollback() restores exactly the rows as they were at begin(); rollback_to(mark)
+//    those as they were when savepoint() gave mark.
 //  * publish() returns a Snapshot in O(1). A snapshot reads the lists as they were when it was
 //    published, for as long as it is held, from any thread, while the owner keeps writing.
 //
@@ -166,6 +167,12 @@ class Store {
   virtual void commit() = 0;    // keep its changes
   virtual void rollback() = 0;  // undo its changes
   virtual bool in_event() const = 0;
+  // Inside an event: a mark of how far its undo log has come, and the undoing of every change
+  // made since that mark (the event goes on; what it changed before the mark stays). An event
+  // that calls another with `try` marks before the inner one runs and, when it fails, undoes only
+  // the inner one's changes. Texts the undone changes put in are released as rollback() does.
+  virtual size_t savepoint() const = 0;
+  virtual void rollback_to(size_t savepoint) = 0;
 
   // O(1): the current committed state, readable from any thread while held. Call outside events.
   // Until the next write or begin(), the store itself holds the newest snapshot, and publish()

@@ -308,6 +308,17 @@ class BTreeStore final : public Store {
     finish_event();
   }
   bool in_event() const override { return in_event_; }
+  size_t savepoint() const override {
+    PURE_ASSERT(in_event_);  // a savepoint outside an event
+    return undo_.size();
+  }
+  void rollback_to(size_t mark) override {
+    PURE_ASSERT(in_event_ && mark <= undo_.size());
+    if (mark == undo_.size()) return;
+    for (size_t i = undo_.size(); i-- > mark;) lists_[undo_[i].list]->undo(undo_[i], undo_cells_.data() + undo_[i].offset);
+    undo_cells_.resize(undo_[mark].offset);  // the entries after the mark own the cells after its offset
+    undo_.erase(undo_.begin() + static_cast<std::ptrdiff_t>(mark), undo_.end());
+  }
 
   std::shared_ptr<const Snapshot> publish() override {
     PURE_ASSERT(!in_event_);  // publish() inside an event

@@ -297,6 +297,11 @@ class RefStore final : public Store {
     release_deferred();
   }
   bool in_event() const override { return in_event_; }
+  size_t savepoint() const override { return undo_.size(); }
+  void rollback_to(size_t mark) override {
+    for (size_t i = undo_.size(); i-- > mark;) undo_one(undo_[i]);
+    undo_.erase(undo_.begin() + static_cast<std::ptrdiff_t>(mark), undo_.end());
+  }
   std::shared_ptr<const Snapshot> publish() override {
     release_deferred();
     return std::make_shared<RefSnapshot>(schemas_, rows_, generation_++);

@@ -315,6 +315,19 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
       vm.snapshot = vm.store->publish();
     }  // the query reads the state as of its start
     ++vm.transaction_depth;
+  } else if (callee.kind == FuncKind::Event) {
+    // An event called by the running event: inside its transaction and budget, with its own copy
+    // of each list argument as a client's call would have. With `try`, a savepoint first.
+    try {
+      copy_list_args(callee, base);
+    } catch (...) {
+      release_args(callee, base);
+      throw;
+    }
+    if (ip->c == 1) {
+      ci.boundary = Boundary::Savepoint;
+      ci.savepoint = vm.store->savepoint();
+    }
   }
   vm.calls.push_back(ci);
   s = base;
@@ -337,11 +350,17 @@ const Instr* return_from(VM& vm, Slot*& s, const Instr* ip) {
   release_frame(vm, ci);
   // An event's result goes after its outcome's ok and reason (frontend/types.h: Type::value), and
   // so does that of a query main called with `try`.
-  const uint32_t at = f.kind == FuncKind::Event || ci.boundary == Boundary::Caught ? 2 : 0;
+  // An event called plainly by another event gives its result alone, as a function does.
+  const uint32_t at = (f.kind == FuncKind::Event && ci.boundary != Boundary::None) || ci.boundary == Boundary::Caught ? 2 : 0;
   if (n == 1 && ci.result_to != ci.base) *ci.result_to = out[0];  // CALL_PLAIN's destination
   else
     for (uint32_t i = 0; i < n; ++i) s[at + i] = out[i];
-  if (ci.boundary != Boundary::None) {
+  if (ci.boundary == Boundary::Savepoint) {
+    // Committed into the caller's transaction: the savepoint is simply no longer needed. Texts it
+    // returns stay valid as the caller's own reads do (until the outer commit or rollback).
+    s[0].i = 1;                 // outcome.ok
+    s[1].t = vm.prog.texts[2];  // outcome.reason = ""
+  } else if (ci.boundary != Boundary::None) {
     --vm.transaction_depth;
     set_budget(vm, ci.saved_steps);
     if (ci.boundary == Boundary::Event) {

@@ -101,10 +101,17 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       vm.core.faulted = 0;
       vm.pending.reset();
       // An event fails as a whole: undo it and hand the reason to its caller. So does a query main
-      // called with `try` (it changed nothing: there is nothing to undo).
+      // called with `try` (it changed nothing: there is nothing to undo), and an event another
+      // event called with `try` (its own changes are undone, back to its savepoint). The innermost
+      // of these catches the fault; an event called plainly by another fails with its caller. A
+      // spent step budget or a cancel is the outer event's: no `try` inside it can go on without
+      // steps, so a savepoint lets those through.
+      const bool budget_gone = budget_left(vm) < 0 || vm.cancelled;
       size_t boundary = SIZE_MAX;
-      for (size_t i = vm.calls.size(); i-- > 0;)
-        if (vm.calls[i].boundary == Boundary::Event || vm.calls[i].boundary == Boundary::Caught) boundary = i;
+      for (size_t i = vm.calls.size(); i-- > 0 && boundary == SIZE_MAX;) {
+        Boundary b = vm.calls[i].boundary;
+        if (b == Boundary::Event || b == Boundary::Caught || (b == Boundary::Savepoint && !budget_gone)) boundary = i;
+      }
       if (boundary == SIZE_MAX) {
         RuntimeError err;
         err.message = f.is_fail ? "failed: " + f.message : f.message;
@@ -123,10 +130,14 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       }
       CallInfo event = vm.calls[boundary];
       unwind_to(vm, boundary);
-      if (event.boundary == Boundary::Event) vm.store->rollback();
-      else vm.snapshot.reset();
-      vm.transaction_depth = 0;
-      set_budget(vm, event.saved_steps);  // the caller's budget, as a normal return restores it
+      if (event.boundary == Boundary::Savepoint) {
+        vm.store->rollback_to(event.savepoint);  // the caller's transaction and budget go on
+      } else {
+        if (event.boundary == Boundary::Event) vm.store->rollback();
+        else vm.snapshot.reset();
+        vm.transaction_depth = 0;
+        set_budget(vm, event.saved_steps);  // the caller's budget, as a normal return restores it
+      }
       event.base[0].i = 0;                      // outcome.ok
       rt::MeterNoThrow counted_only;            // the reason is handed over even when memory ran out
       event.base[1].t = rt::text_new(reason);   // outcome.reason: owned by the caller's call area

@@ -89,7 +89,10 @@ struct alignas(256) Iterator {
 static_assert(sizeof(Iterator) == 256);
 
 // Caught: a query main called with `try`, whose failure becomes its outcome (as an event's does).
-enum class Boundary : uint8_t { None, Event, Query, Caught };
+// Savepoint: an event another event called with `try`: inside the caller's transaction, with the
+// caller's budget; its failure undoes its own changes only (the store's rollback_to) and becomes
+// its outcome. An event another event calls plainly has no boundary: its failure is the caller's.
+enum class Boundary : uint8_t { None, Event, Query, Caught, Savepoint };
 
 inline constexpr size_t kMaxCallDepth = limits::kCallDepth;
 
@@ -102,6 +105,7 @@ struct CallInfo {
   int64_t saved_steps;      // the caller's budget, restored when the boundary returns
   Slot* result_to;          // where a plain function's one result goes (the callee's slot 0 but
                             // for CALL_PLAIN, which returns it straight to the caller's slot)
+  size_t savepoint;         // Savepoint: the store's savepoint() before the inner event ran
 };
 
 // The call stack: a fixed array of kMaxCallDepth frames' records, reserved once per machine

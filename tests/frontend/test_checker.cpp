@@ -155,7 +155,7 @@ TEST_CASE("checker: only events write stored lists") {
 
 TEST_CASE("checker: events and queries are called from main only, with client values") {
   const std::string mod = "event e(x: int) { }\nquery q() -> int { return 1 }\n";
-  CHECK(contains(errors_of(mod + "fn f() { e(1) }\nfn main() {}"), "can only be called from main"));
+  CHECK(contains(errors_of(mod + "fn f() { e(1) }\nfn main() {}"), "function 'f' calls event 'e'; only main and events call events"));
   CHECK(contains(errors_of("event e(xs: list by k: int { v: int }) { }\nfn main() {}"),
                  "event and query parameters are values sent by a client: int, num, bool, text, items, or a 'seq' of them"));
   CHECK(contains(errors_of("query q(xs: list by k: int {}) -> int { return 0 }\nfn main() {}"), "or a 'seq' of them"));
@@ -712,11 +712,11 @@ fn main() {
 }
 )");
   CHECK(contains(e, "t.pure:6:15: error: 'try' is for main: a query called from a function runs inside its caller, and its failure is the caller's\n"));
-  CHECK(contains(e, "t.pure:10:15: error: 'try' calls a query and gives its outcome; 'bump' is an event\n"));
-  CHECK(contains(e, "hint: an event's call already gives its outcome: drop 'try'\n"));
-  CHECK(contains(e, "t.pure:11:15: error: 'try' calls a query and gives its outcome; 'f' is a function\n"));
+  CHECK(contains(e, "t.pure:10:15: error: 'try' is not needed here: main's call of event 'bump' already gives its outcome\n"));
+  CHECK(contains(e, "hint: drop 'try'; inside an event, 'try bump(...)' catches the inner event's failure\n"));
+  CHECK(contains(e, "t.pure:11:15: error: 'try' calls a query or an event and gives its outcome; 'f' is a function\n"));
   CHECK(contains(e, "hint: a function's failure ends main; make it a query to catch it\n"));
-  CHECK(contains(e, "t.pure:12:15: error: 'try' calls a query and gives its outcome; 'sqrt' is a standard function\n"));
+  CHECK(contains(e, "t.pure:12:15: error: 'try' calls a query or an event and gives its outcome; 'sqrt' is a standard function\n"));
   CHECK(contains(e, "t.pure:14:16: error: 'v' is declared as int but the value is outcome of int\n"));
 }
 

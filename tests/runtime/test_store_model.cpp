@@ -54,6 +54,7 @@ class ModelRun {
   }
   uint64_t releases_of_oldest_with_return = 0;
   uint64_t flat_served = 0;  // prefix_rows calls a held snapshot answered from its flat form
+  uint64_t rollbacks_to = 0;  // savepoints rolled back to
 
  private:
   struct Held {
@@ -62,6 +63,7 @@ class ModelRun {
     std::shared_ptr<const Snapshot> model;  // the reference's snapshot taken with it
   };
 
+  std::vector<std::pair<size_t, size_t>> marks_;  // savepoints of the open event: B+tree's, model's
   uint64_t pick(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng_); }
 
   Cell random_cell(ColType type, uint32_t list, uint32_t column) {
@@ -127,6 +129,23 @@ class ModelRun {
       } else {
         store_->commit();
         model_->commit();
+      }
+      marks_.clear();
+      return;
+    }
+    // An event calling another with `try`: a savepoint, and later either the inner one's changes
+    // undone back to it (the event goes on) or the mark dropped (the inner one committed into it).
+    if (roll < 9 && event) {
+      uint64_t what = pick(3);
+      if (what == 0 || marks_.empty()) {
+        marks_.push_back({store_->savepoint(), model_->savepoint()});
+      } else {
+        if (what == 1) {
+          store_->rollback_to(marks_.back().first);
+          model_->rollback_to(marks_.back().second);
+          ++rollbacks_to;
+        }
+        marks_.pop_back();
       }
       return;
     }
@@ -383,6 +402,7 @@ void run_model(uint64_t default_seed, uint32_t node_bytes, int steps) {
     CHECK(s.returned_total > 0);
     CHECK(s.nodes.reused > 0);
     CHECK(run.releases_of_oldest_with_return > 0);
+    CHECK(run.rollbacks_to > 0);
   }
   store::set_flat_policy(policy);
   CHECK(store::flat_bytes_in_use() == 0);  // every snapshot is gone, and its flat form with it

@@ -9,6 +9,7 @@ events before it are durable).
 Usage: test_run_data.py PURE_RUN [--cycles N] [--seed S]   (standard library only)
 pure-run runs directly (no emulator): CMake leaves this test out of cross builds.
 """
+import json
 import os
 import random
 import resource
@@ -114,6 +115,56 @@ fn main(args: seq text) {
 }
 '''
 
+# Events that call events: the log records only the events main called; replaying them runs their
+# inner calls again, plain ones and `try` ones whose failure undid the inner event alone.
+COMPOSED = r'''
+list stock by sku: int { n: int = 0 }
+list notes seq { t: text }
+
+event adjust(sku: int, d: int) {
+  stock[sku].n += d
+  notes.push({ t: "{sku}:{d}" })
+  if stock[sku].n < 0 { fail "short {sku}" }
+}
+
+event fill(count: int) {
+  for sku in 0 .. count { adjust(sku, sku % 4) }
+}
+
+event drain(count: int) -> int {
+  var ok = 0
+  for sku in 0 .. count {
+    let r = try adjust(sku, -2)
+    if r.ok { ok += 1 } else { notes.push({ t: r.reason }) }
+  }
+  return ok
+}
+
+event strict(count: int) {
+  for sku in 0 .. count { adjust(sku, -1) }
+}
+
+fn show() -> text {
+  var o = ""
+  for s in stock { o = o + " {s.sku}={s.n}" }
+  var h = 0
+  for n in notes { h = (h * 31 + n.t.len()) % 1000003 }
+  return "{o} | {notes.count()} notes, {h}"
+}
+
+fn main(args: seq text) {
+  if args[0] == "go" {
+    for round in 0 .. 3 {
+      let f = fill(9)
+      let d = drain(9)
+      let s = strict(9)
+      print("{f.ok} {d.value} {s.reason}")
+    }
+  }
+  print(show())
+}
+'''
+
 def pure(data, source_path, *args, flags=(), timeout=120, env=None):
     command = [PURE_RUN] + list(flags) + ["--data", data, source_path] + list(args)
     done = subprocess.run(command, capture_output=True, timeout=timeout,
@@ -187,6 +238,26 @@ class RunData(unittest.TestCase):
         code, out, err = pure(self.data, source, "show", "x")
         self.assertEqual((code, err), (0, ""))
         self.assertEqual(out, "0 rows, log 0:\n")
+
+    def test_events_that_call_events_are_replayed(self):
+        # The state main saw at the end of its run is the state recovery rebuilds from the log,
+        # which holds the outer events only (an inner call is not a record of its own).
+        source = os.path.join(self.dir, "composed.pure")
+        with open(source, "w") as f:
+            f.write(COMPOSED)
+        code, out, err = pure(self.data, source, "go")
+        self.assertEqual((code, err), (0, ""))
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "true 4 short 0")
+        code, replayed, err = pure(self.data, source, "show")
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(replayed, lines[-1] + "\n")
+        code, events, err = pure(self.data, source, flags=["--events"])
+        self.assertEqual((code, err), (0, ""))
+        names = [json.loads(line)["event"] for line in events.splitlines()]
+        self.assertEqual(names, ["fill", "drain"] * 3)  # strict failed each time: nothing to log
+        code, out, err = pure(self.data, source, flags=["--verify"])
+        self.assertEqual(code, 0, err)
 
     def test_sync_and_checkpoint_options_need_data(self):
         for flags in (["--sync", "none"], ["--checkpoint-every", "5"]):

@@ -515,3 +515,42 @@ query items(n: int) -> seq F {
     CHECK(it.value.items[i].items[0].i == (bs[i] != fs[i] ? 0 : 1));
   }
 }
+
+TEST_CASE("a host's event calls events: a plain inner failure fails it whole, a try'd one is undone alone") {
+  auto program = compile(R"(list stock by sku: text { n: int = 0 }
+list notes seq { t: text }
+event adjust(sku: text, d: int) -> int {
+  stock[sku].n += d
+  notes.push({ t: "{sku} {d}" })
+  if stock[sku].n < 0 { fail "short of {sku}" }
+  return stock[sku].n
+}
+event both(a: text, b: text, d: int) -> int { return adjust(a, d) + adjust(b, d) }
+event either(a: text, b: text, d: int) -> int {
+  notes.push({ t: "either" })
+  let x = try adjust(a, d)
+  let y = try adjust(b, d)
+  let vx = if x.ok { x.value } else { 0 }
+  let vy = if y.ok { y.value } else { 0 }
+  return vx + vy
+}
+query count() -> int { return notes.count() }
+query level(sku: text) -> int {
+  if not stock.has(sku) { fail "none" }
+  return stock[sku].n
+}
+)");
+  REQUIRE(program);
+  Hosted h(*program);
+  CHECK(h.event("both", {Value::of_text("a"), Value::of_text("b"), Value::of_int(3)}).value.i == 6);
+  CallResult r = h.event("both", {Value::of_text("a"), Value::of_text("c"), Value::of_int(-1)});
+  CHECK(!r.ok);
+  CHECK(r.reason == "short of c");
+  r = h.event("either", {Value::of_text("a"), Value::of_text("c"), Value::of_int(-1)});
+  CHECK(r.ok);
+  CHECK(r.value.i == 2);
+  h.publish();
+  CHECK(h.query("count", {}).value.i == 4);  // a 3, b 3, either, a -1: c's adjustment undone
+  CHECK(h.query("level", {Value::of_text("a")}).value.i == 2);
+  CHECK(!h.query("level", {Value::of_text("c")}).ok);
+}
