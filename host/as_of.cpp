@@ -17,37 +17,7 @@ namespace {
 
 std::string at(const std::string& path, uint64_t offset) { return path + ": offset " + std::to_string(offset) + ": "; }
 
-struct Listing {
-  std::vector<std::pair<uint64_t, std::string>> segments;  // by first sequence
-  std::vector<uint64_t> checkpoints;                       // ascending
-};
-
-Status list(FileSystem& fs, const std::string& dir, Listing* out) {
-  std::vector<std::string> names;
-  if (Status s = fs.list_dir(dir, &names); !s.ok()) return s;
-  *out = Listing{};
-  for (const std::string& name : names) {
-    if (auto seq = parse_segment_name(name)) out->segments.emplace_back(*seq, name);
-    else if (auto ck = parse_checkpoint_name(name)) out->checkpoints.push_back(*ck);
-  }
-  std::sort(out->segments.begin(), out->segments.end());
-  std::sort(out->checkpoints.begin(), out->checkpoints.end());
-  return {};
-}
-
-// The oldest readable sequence of a listing: its oldest checkpoint, or 0 when the log starts at 1
-// (or the directory is empty: the empty state).
-uint64_t oldest_of(const Listing& l) {
-  bool from_start = l.segments.empty() ? l.checkpoints.empty() : l.segments.front().first == 1;
-  if (from_start) return 0;
-  return l.checkpoints.empty() ? UINT64_MAX : l.checkpoints.front();
-}
-
-bool still_listed(FileSystem& fs, const std::string& dir, const std::string& name) {
-  std::vector<std::string> names;
-  if (!fs.list_dir(dir, &names).ok()) return true;
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
+using Listing = DirListing;
 
 uint32_t version_at(const std::vector<VersionFile>& versions, uint64_t sequence) {
   uint32_t v = 1;
@@ -62,8 +32,8 @@ Status attempt(FileSystem& fs, const std::string& dir, uint64_t sequence, const 
                AsOfProblem* problem, bool* vanished) {
   *vanished = false;
   Listing l;
-  if (Status s = list(fs, dir, &l); !s.ok()) return (*problem = AsOfProblem::Damaged), s;
-  out->oldest = oldest_of(l);
+  if (Status s = list_data_dir(fs, dir, &l); !s.ok()) return (*problem = AsOfProblem::Damaged), s;
+  out->oldest = l.oldest();
   if (out->oldest == UINT64_MAX) {
     *problem = AsOfProblem::PastRetention;
     return Status::failure(dir + ": no checkpoint and no log from sequence 1: nothing can be read as of a point");
@@ -172,8 +142,8 @@ Status attempt(FileSystem& fs, const std::string& dir, uint64_t sequence, const 
 
 Status oldest_readable(FileSystem& fs, const std::string& dir, uint64_t* oldest) {
   Listing l;
-  if (Status s = list(fs, dir, &l); !s.ok()) return s;
-  *oldest = oldest_of(l);
+  if (Status s = list_data_dir(fs, dir, &l); !s.ok()) return s;
+  *oldest = l.oldest();
   if (*oldest == UINT64_MAX) return Status::failure(dir + ": no checkpoint and no log from sequence 1");
   return {};
 }
@@ -185,7 +155,7 @@ Status read_state_as_of(FileSystem& fs, const std::string& dir, uint64_t sequenc
   if (sequence > through) {
     *problem = AsOfProblem::Future;
     Listing l;
-    if (list(fs, dir, &l).ok()) out->oldest = oldest_of(l);
+    if (list_data_dir(fs, dir, &l).ok()) out->oldest = l.oldest();
     return Status::failure("sequence " + std::to_string(sequence) + " is beyond the present: the newest durable "
                            "sequence is " + std::to_string(through));
   }
@@ -212,7 +182,7 @@ Status read_state_as_of(FileSystem& fs, const std::string& dir, uint64_t sequenc
 Status verify_directory(FileSystem& fs, const std::string& dir, const AsOfCode& code, VerifyReport* out) {
   *out = VerifyReport{};
   Listing l;
-  if (Status s = list(fs, dir, &l); !s.ok()) return s;
+  if (Status s = list_data_dir(fs, dir, &l); !s.ok()) return s;
   if (l.segments.empty() && l.checkpoints.empty())
     return Status::failure(dir + ": not a data directory: it has no log segments and no checkpoints");
   // 1. Every segment, every record's checksum, sequences in order without a gap.
@@ -278,7 +248,7 @@ Status verify_directory(FileSystem& fs, const std::string& dir, const AsOfCode& 
   uint64_t last = std::max(out->last_sequence, l.checkpoints.empty() ? 0 : l.checkpoints.back());
   std::vector<uint64_t> ends;
   for (uint64_t c : l.checkpoints)
-    if (c > 0 && c - 1 >= oldest_of(l) && (ends.empty() || c - 1 > ends.back())) ends.push_back(c - 1);
+    if (c > 0 && c - 1 >= l.oldest() && (ends.empty() || c - 1 > ends.back())) ends.push_back(c - 1);
   if (ends.empty() || ends.back() != last) ends.push_back(last);
   for (uint64_t end : ends) {
     AsOfState state;

@@ -19,33 +19,7 @@ namespace {
 constexpr char kPartialSuffix[] = ".partial";
 constexpr char kRestoringSuffix[] = ".restoring";
 
-struct Listing {
-  std::vector<std::pair<uint64_t, std::string>> segments;  // by first sequence
-  std::vector<uint64_t> checkpoints;                       // ascending
-  std::vector<std::string> versions;                       // version-N.src
-};
-
-Status list(FileSystem& fs, const std::string& dir, Listing* out) {
-  std::vector<std::string> names;
-  if (Status s = fs.list_dir(dir, &names); !s.ok()) return s;
-  *out = Listing{};
-  for (const std::string& name : names) {
-    if (auto seq = parse_segment_name(name)) out->segments.emplace_back(*seq, name);
-    else if (auto ck = parse_checkpoint_name(name)) out->checkpoints.push_back(*ck);
-    else if (name.rfind("version-", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".src") == 0)
-      out->versions.push_back(name);
-  }
-  std::sort(out->segments.begin(), out->segments.end());
-  std::sort(out->checkpoints.begin(), out->checkpoints.end());
-  std::sort(out->versions.begin(), out->versions.end());
-  return {};
-}
-
-bool listed(FileSystem& fs, const std::string& dir, const std::string& name) {
-  std::vector<std::string> names;
-  if (!fs.list_dir(dir, &names).ok()) return true;
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
+using Listing = DirListing;
 
 bool exists(FileSystem& fs, const std::string& path) {
   std::unique_ptr<File> f;
@@ -138,7 +112,7 @@ struct Copier {
     } else {
       uint64_t bytes = 0;
       if (Status s = copy_file(fs, from, to, UINT64_MAX, &bytes); !s.ok()) {
-        *vanished = !listed(fs, dir, name);
+        *vanished = !still_listed(fs, dir, name);
         return s;
       }
       ++out->copied;
@@ -154,15 +128,14 @@ Status attempt(FileSystem& fs, const std::string& dir, const std::string& into, 
   *vanished = false;
   *problem = CopyProblem::Failed;
   Listing l;
-  if (Status s = list(fs, dir, &l); !s.ok()) return s;
+  if (Status s = list_data_dir(fs, dir, &l); !s.ok()) return s;
   if (l.segments.size() + l.checkpoints.size() + l.versions.size() + 1 > limits::kBackupFiles)
     return Status::failure(dir + ": holds " + std::to_string(l.segments.size() + l.checkpoints.size()) +
                            " log segments and checkpoints, more than a copy takes (limits::kBackupFiles = " +
                            std::to_string(limits::kBackupFiles) + "): keep less history (--retain)");
   // The oldest sequence the directory can be read as of: its oldest checkpoint, or 0 when the log
   // starts at sequence 1 (or it holds nothing: the empty state).
-  const bool from_start = l.segments.empty() ? l.checkpoints.empty() : l.segments.front().first == 1;
-  out->oldest = from_start ? 0 : l.checkpoints.empty() ? UINT64_MAX : l.checkpoints.front();
+  out->oldest = l.oldest();
   if (out->oldest == UINT64_MAX) {
     *problem = CopyProblem::PastRetention;
     return Status::failure(dir + ": no checkpoint and no log from sequence 1: it holds no state to copy");
@@ -184,7 +157,7 @@ Status attempt(FileSystem& fs, const std::string& dir, const std::string& into, 
     const std::string path = join_path(dir, holding->second);
     std::string bytes;
     if (Status s = read_file(fs, path, &bytes); !s.ok()) {
-      *vanished = !listed(fs, dir, holding->second);
+      *vanished = !still_listed(fs, dir, holding->second);
       return s;
     }
     uint64_t last = 0;
@@ -347,7 +320,7 @@ Status restore_data_dir_to(FileSystem& fs, const std::string& dir, uint64_t sequ
                            ", then move " + restoring + " away");
   // The log's last sequence: nothing to cut at it, refused beyond it.
   Listing l;
-  if (Status s = list(fs, base, &l); !s.ok()) return s;
+  if (Status s = list_data_dir(fs, base, &l); !s.ok()) return s;
   uint64_t last = 0;
   if (!l.segments.empty()) {
     const std::string path = join_path(base, l.segments.back().second);

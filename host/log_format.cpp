@@ -4,10 +4,12 @@
 
 #include "host/host.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "host/bytes.h"
 #include "host/crc32c.h"
+#include "host/file_io.h"
 
 namespace pure::host {
 
@@ -149,6 +151,34 @@ std::string read_shipped_record(std::string_view bytes, size_t* offset, ShippedR
   *out = ShippedRecord{d.sequence, d.event, d.time_ms, d.key, d.result, d.args};
   *offset += d.size;
   return "";
+}
+
+Status list_data_dir(FileSystem& fs, const std::string& dir, DirListing* out) {
+  std::vector<std::string> names;
+  if (Status s = fs.list_dir(dir, &names); !s.ok()) return s;
+  *out = DirListing{};
+  for (const std::string& name : names) {
+    if (auto seq = parse_segment_name(name)) out->segments.emplace_back(*seq, name);
+    else if (auto ck = parse_checkpoint_name(name)) out->checkpoints.push_back(*ck);
+    else if (name.rfind("version-", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".src") == 0)
+      out->versions.push_back(name);
+  }
+  std::sort(out->segments.begin(), out->segments.end());
+  std::sort(out->checkpoints.begin(), out->checkpoints.end());
+  std::sort(out->versions.begin(), out->versions.end());
+  return {};
+}
+
+uint64_t DirListing::oldest() const {
+  bool from_start = segments.empty() ? checkpoints.empty() : segments.front().first == 1;
+  if (from_start) return 0;
+  return checkpoints.empty() ? UINT64_MAX : checkpoints.front();
+}
+
+bool still_listed(FileSystem& fs, const std::string& dir, const std::string& name) {
+  std::vector<std::string> names;
+  if (!fs.list_dir(dir, &names).ok()) return true;
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace pure::host

@@ -1,5 +1,5 @@
 // host/log_format.h — the bytes of log segments and the names of the files in a data directory.
-// Private to host/. Depends on bytes.h and crc32c.h.
+// Private to host/. Depends on bytes.h, crc32c.h and (for the listing) file_io.h.
 //
 // A data directory holds:
 //   log-<first sequence, 20 digits>.seg   segments, in sequence order
@@ -35,6 +35,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "host/host.h"  // Status, FileSystem (declared)
 
 namespace pure::host {
 
@@ -59,6 +63,19 @@ std::string checkpoint_temp_name(uint64_t sequence);
 // The number in a segment or checkpoint name; nullopt for anything else.
 std::optional<uint64_t> parse_segment_name(std::string_view name);
 std::optional<uint64_t> parse_checkpoint_name(std::string_view name);
+
+// The data files of a directory, each kind in order: what as-of reads and backups start from.
+struct DirListing {
+  std::vector<std::pair<uint64_t, std::string>> segments;  // by first sequence
+  std::vector<uint64_t> checkpoints;                       // ascending
+  std::vector<std::string> versions;                       // version-N.src, by name
+  // The oldest sequence whose state the directory holds: its oldest checkpoint, or 0 when the
+  // log starts at 1 (or the directory is empty: the empty state); UINT64_MAX when neither.
+  uint64_t oldest() const;
+};
+Status list_data_dir(FileSystem& fs, const std::string& dir, DirListing* out);
+// Whether name is still in dir (true when dir cannot be listed: the caller's own error follows).
+bool still_listed(FileSystem& fs, const std::string& dir, const std::string& name);
 
 std::string encode_segment_header(uint64_t module_identity, uint64_t first_sequence, uint32_t version = kLogVersion);
 
