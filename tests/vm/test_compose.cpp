@@ -9,6 +9,7 @@
 
 #include "tests/vm/vm_support.h"
 
+using pure::test::both_engines;
 using pure::test::Engine;
 using pure::test::Outcome;
 using pure::test::output_of;
@@ -16,12 +17,6 @@ using pure::test::run_program;
 using pure::test::RunConfig;
 
 namespace {
-
-std::string both_engines(const std::string& text) {
-  std::string a = output_of(text, Engine::Interpret);
-  CHECK(output_of(text, Engine::Step) == a);
-  return a;
-}
 
 // Stock moved by one shared event; `ship` catches its failure, `move` does not.
 const char* kStock = R"(list stock by sku: text { on_hand: int = 0 }

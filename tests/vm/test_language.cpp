@@ -9,22 +9,12 @@
 #include "tests/support/sort_model.h"
 #include "tests/vm/vm_support.h"
 
+using pure::test::both_engines;
 using pure::test::Engine;
 using pure::test::Outcome;
 using pure::test::output_of;
 using pure::test::run_program;
 using pure::test::RunConfig;
-
-namespace {
-
-// The output of a run by the interpreter, after checking that the step engine gives the same.
-std::string both_engines(const std::string& text) {
-  std::string a = output_of(text, Engine::Interpret);
-  CHECK(output_of(text, Engine::Step) == a);
-  return a;
-}
-
-}  // namespace
 
 TEST_CASE("vm: an 'outcome of T' kept in a typed local and passed to a function") {
   const char* p = R"(type Placed { id: int, total: int }

@@ -155,6 +155,12 @@ std::string output_of(const std::string& text, Engine engine) {
   return o.output;
 }
 
+std::string both_engines(const std::string& text) {
+  std::string a = output_of(text, Engine::Interpret);
+  CHECK(output_of(text, Engine::Step) == a);
+  return a;
+}
+
 std::string clean_on_both(const std::string& text) {
   Outcome a = run_program(text);
   RunConfig step;

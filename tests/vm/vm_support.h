@@ -46,4 +46,8 @@ std::string clean_on_both(const std::string& text);
 // Shorthand: the output of a program that must run cleanly (else a descriptive failure text).
 std::string output_of(const std::string& text, Engine engine = Engine::Interpret);
 
+// output_of by the interpreter, after checking (doctest) that the step engine gives the same text;
+// unlike clean_on_both, a runtime error is allowed (it is part of the text compared).
+std::string both_engines(const std::string& text);
+
 }  // namespace pure::test
