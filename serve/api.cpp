@@ -669,6 +669,13 @@ Response Api::source(const Module& m) const {
   return json_response(200, std::move(out));
 }
 
+Response Api::queue_full(const std::string& what) const {
+  Response r = error(503, what + " was refused: " + std::to_string(queries_.max_queue()) +
+                              " queries are already waiting for the query threads; try again later");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 Response Api::not_serving(const Module& m) const {
   if (m.state.load(std::memory_order_acquire) == Module::State::Failed)
     return error(503, "module " + m.name + " did not recover: " + m.failure);

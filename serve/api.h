@@ -158,6 +158,8 @@ class Api {
   std::atomic<bool> backing_up_{false};
   Response health() const;
   Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
+  // 503 with Retry-After: what (e.g. "the history read") was refused, the query threads' queue full
+  Response queue_full(const std::string& what) const;
   // 401 or 403 for a request that needs a token of scope `needed` and has not got one (what: the
   // route, for the message), with its WWW-Authenticate header (RFC 6750).
   Response refuse_token(const Tokens::Check& check, uint8_t needed, std::string_view what) const;

@@ -221,12 +221,7 @@ void Api::list_as_of(Module& m, std::string_view list, std::string rest, AsOf as
     reply(std::move(r));
   };
   job.refuse = [reply] { reply(error(503, "the list page was not read: the server is shutting down")); };
-  if (!queries_.try_submit(std::move(job))) {
-    Response r = error(503, "the list page as of a past point was refused: " + std::to_string(queries_.max_queue()) +
-                                " queries are already waiting for the query threads; try again later");
-    r.headers.emplace_back("Retry-After", "1");
-    reply(std::move(r));
-  }
+  if (!queries_.try_submit(std::move(job))) reply(queue_full("the list page as of a past point"));
 }
 
 }  // namespace pure::serve

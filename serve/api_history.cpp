@@ -98,12 +98,7 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
     reply(std::move(r));
   };
   job.refuse = [reply] { reply(error(503, "the history was not read: the server is shutting down")); };
-  if (!queries_.try_submit(std::move(job))) {
-    Response r = error(503, "the history read was refused: " + std::to_string(queries_.max_queue()) +
-                                " queries are already waiting for the query threads; try again later");
-    r.headers.emplace_back("Retry-After", "1");
-    reply(std::move(r));
-  }
+  if (!queries_.try_submit(std::move(job))) reply(queue_full("the history read"));
 }
 
 }  // namespace pure::serve

@@ -258,12 +258,7 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
     });
   };
   job.refuse = [reply] { reply(error(503, "the upgrade was not started: the server is shutting down")); };
-  if (!queries_.try_submit(std::move(job))) {
-    Response r = error(503, what + " was refused: " + std::to_string(queries_.max_queue()) +
-                                " queries are already waiting for the query threads; try again later");
-    r.headers.emplace_back("Retry-After", "1");
-    reply(std::move(r));
-  }
+  if (!queries_.try_submit(std::move(job))) reply(queue_full(what));
 }
 
 }  // namespace pure::serve
