@@ -71,6 +71,16 @@ std::pair<const char*, std::string> module_state(const Module& m) {
   return {"serving", ""};
 }
 
+// `,"state":"..."` and, for a failed or unhealthy module, `,"reason":"..."` (GET /v1, GET /v1/NAME).
+static void append_state(std::string& out, const Module& m) {
+  auto [state, reason] = module_state(m);
+  out += ",\"state\":\"" + std::string(state) + "\"";
+  if (!reason.empty()) {
+    out += ",\"reason\":";
+    append_json_string(out, reason);
+  }
+}
+
 // ?min_seq=N (queries and list pages): *out N, or 0 when absent; "" or why N is not a seq.
 static std::string parse_min_seq(std::string_view query_string, uint64_t* out) {
   *out = 0;
@@ -557,12 +567,7 @@ Response Api::modules_index() const {
     const Module& m = *modules_[i];
     out += i ? ",{\"name\":" : "{\"name\":";
     append_json_string(out, m.name);
-    auto [state, reason] = module_state(m);
-    out += ",\"state\":\"" + std::string(state) + "\"";
-    if (!reason.empty()) {
-      out += ",\"reason\":";
-      append_json_string(out, reason);
-    }
+    append_state(out, m);
     std::unique_lock<std::mutex> history_lock(m.upgrade_mu);  // a hot upgrade changes the version
     if (m.serving() && !m.versions.history.empty()) out += ",\"version\":" + std::to_string(m.versions.version);
     history_lock.unlock();
@@ -579,12 +584,7 @@ Response Api::modules_index() const {
 Response Api::interface(const Module& m) const {
   std::string out = "{\"module\":";
   append_json_string(out, m.name);
-  auto [state, reason] = module_state(m);  // the console shows why a module takes no events
-  out += ",\"state\":\"" + std::string(state) + "\"";
-  if (!reason.empty()) {
-    out += ",\"reason\":";
-    append_json_string(out, reason);
-  }
+  append_state(out, m);  // the console shows why a module takes no events
   // Its versions (docs/upgrades.md): the one serving, and each one the directory kept, with the
   // sequence of the upgrade record that started it (0: version 1). Known once it serves.
   std::shared_ptr<const Module::Running> running = m.current();
