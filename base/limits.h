@@ -101,11 +101,16 @@ inline constexpr uint64_t kHistoryScanBytes = uint64_t{256} << 20;
 inline constexpr size_t kAsOfStates = 2;
 
 // Backups (docs/history.md, "Backups and restore"). A backup's name is one directory entry inside
-// --backup-dir, as short as a module's name. A backup holds every retained file of the module's
+// --backup-dir, long enough for the names the server gives: MODULE-SEQUENCE (a request without a
+// name) and auto-MODULE-SEQUENCE (--backup-every) with a module name of kModuleNameBytes. A backup holds every retained file of the module's
 // directory: a week of 64 MiB segments at a busy server's pace is a few thousand files; past this
 // many the backup is refused (a 500 naming the count) rather than run for hours on a query thread.
-inline constexpr size_t kBackupNameBytes = 64;
+inline constexpr size_t kBackupNameBytes = 128;
 inline constexpr size_t kBackupFiles = 100000;
+// pure-serve --backup-keep's default: a day of hourly scheduled backups of each module. Its bound:
+// a root listing stays small (each backup is a directory of hard links).
+inline constexpr size_t kScheduledBackupsKept = 24;
+inline constexpr size_t kScheduledBackupsKeptMax = 10000;
 // Bytes a copy moves per read and write (a file copied when a hard link is not possible).
 inline constexpr size_t kBackupCopyChunk = size_t{1} << 20;
 // A backup or restore starts again from a fresh listing when retention deletes a file it was about

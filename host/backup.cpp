@@ -18,6 +18,10 @@ namespace {
 
 constexpr char kPartialSuffix[] = ".partial";
 constexpr char kRestoringSuffix[] = ".restoring";
+constexpr char kPruningSuffix[] = ".pruning";
+constexpr char kScheduledPrefix[] = "auto-";
+static_assert(sizeof kScheduledPrefix - 1 + limits::kModuleNameBytes + 1 + 20 <= limits::kBackupNameBytes,
+              "a scheduled backup's name, auto-MODULE-SEQUENCE, must be a backup name for any module");
 
 using Listing = DirListing;
 
@@ -361,6 +365,77 @@ Status restore_data_dir_to(FileSystem& fs, const std::string& dir, uint64_t sequ
   if (Status d = fs.sync_dir(parent_of(base)); !d.ok()) return (*problem = CopyProblem::Failed), d;
   *before = kept;
   *problem = CopyProblem::None;
+  return {};
+}
+
+}  // namespace pure::host
+
+namespace pure::host {
+
+std::string scheduled_backup_name(const std::string& module, uint64_t sequence) {
+  return kScheduledPrefix + module + "-" + std::to_string(sequence);
+}
+
+namespace {
+
+// The sequence of a scheduled backup of module named `name` (with `suffix` after it), or 0.
+uint64_t scheduled_sequence(std::string_view name, const std::string& module, std::string_view suffix) {
+  const std::string head = kScheduledPrefix + module + "-";
+  if (name.size() <= head.size() + suffix.size() || name.substr(0, head.size()) != head ||
+      name.substr(name.size() - suffix.size()) != suffix)
+    return 0;
+  std::string_view digits = name.substr(head.size(), name.size() - head.size() - suffix.size());
+  if (digits.size() > 19 || digits.front() == '0') return 0;
+  uint64_t n = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return 0;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+
+}  // namespace
+
+Status list_scheduled_backups(FileSystem& fs, const std::string& root, const std::string& module,
+                              std::vector<ScheduledBackup>* out) {
+  out->clear();
+  std::vector<std::string> names;
+  if (Status s = fs.list_dir(root, &names); !s.ok()) return s;
+  for (const std::string& name : names)
+    if (uint64_t seq = scheduled_sequence(name, module, ""); seq != 0) out->push_back({name, seq});
+  std::sort(out->begin(), out->end(),
+            [](const ScheduledBackup& a, const ScheduledBackup& b) { return a.sequence < b.sequence; });
+  return {};
+}
+
+Status prune_scheduled_backups(FileSystem& fs, const std::string& root, const std::string& module, size_t keep,
+                               std::vector<std::string>* removed) {
+  removed->clear();
+  if (keep == 0) return Status::failure("prune_scheduled_backups: keep must be at least 1");
+  std::vector<std::string> names;
+  if (Status s = fs.list_dir(root, &names); !s.ok()) return s;
+  std::sort(names.begin(), names.end());  // a deterministic order of deletion
+  std::vector<std::string> doomed;  // NAME.pruning paths
+  for (const std::string& name : names)  // left by a crash during an earlier pruning
+    if (scheduled_sequence(name, module, kPruningSuffix) != 0) doomed.push_back(name);
+  std::vector<ScheduledBackup> backups;
+  if (Status s = list_scheduled_backups(fs, root, module, &backups); !s.ok()) return s;
+  const size_t extra = backups.size() > keep ? backups.size() - keep : 0;
+  for (size_t i = 0; i < extra; ++i) {
+    const std::string from = join_path(root, backups[i].name), to = from + kPruningSuffix;
+    if (Status s = fs.rename(from, to); !s.ok()) return s;
+    doomed.push_back(backups[i].name + kPruningSuffix);
+  }
+  // The renames are durable before anything is deleted: a crash after this point leaves only
+  // NAME.pruning directories, never a backup's name over a partly deleted copy.
+  if (extra != 0)
+    if (Status s = fs.sync_dir(root); !s.ok()) return s;
+  for (const std::string& name : doomed) {
+    if (Status s = remove_tree(fs, join_path(root, name)); !s.ok()) return s;
+    removed->push_back(name.substr(0, name.size() - (sizeof kPruningSuffix - 1)));
+  }
+  if (!doomed.empty())
+    if (Status s = fs.sync_dir(root); !s.ok()) return s;
   return {};
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "host/host.h"
 
@@ -52,6 +53,24 @@ Status backup_data_dir(FileSystem& fs, const std::string& dir, const std::string
 // "" when name may name a backup: 1 to limits::kBackupNameBytes of ASCII letters, digits, '_', '-'
 // and '.', starting with a letter or digit, not ending in ".partial"; else the message, with the rule.
 std::string check_backup_name(std::string_view name);
+
+// Scheduled backups (pure-serve --backup-every, docs/history.md "Scheduled backups") are named
+// auto-MODULE-SEQUENCE, so that the server can find its own among the backups a root holds and
+// prune them, never touching one a person named.
+std::string scheduled_backup_name(const std::string& module, uint64_t sequence);
+struct ScheduledBackup {
+  std::string name;
+  uint64_t sequence = 0;
+};
+// The scheduled backups of `module` under root, oldest (lowest sequence) first. Only complete
+// ones: a NAME.partial is not listed (and a NAME.pruning is not either: it is being deleted).
+Status list_scheduled_backups(FileSystem& fs, const std::string& root, const std::string& module,
+                              std::vector<ScheduledBackup>* out);
+// Deletes all but the newest `keep` (at least 1) of module's scheduled backups: each is first renamed
+// NAME.pruning (and root fsynced), so a crash never leaves a half-deleted directory under a backup's
+// name, then deleted; a NAME.pruning left by a crash is deleted too. *removed: the names deleted.
+Status prune_scheduled_backups(FileSystem& fs, const std::string& root, const std::string& module, size_t keep,
+                               std::vector<std::string>* removed);
 
 // Cuts DIR back to `sequence` (a stopped directory: the caller holds its lock): the cut is built
 // beside it as DIR.restoring, then the two directories are exchanged in one step (FileSystem::

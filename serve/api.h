@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/limits.h"
+#include "host/backup.h"
 #include "host/owner.h"
 #include "serve/access.h"
 #include "serve/serve.h"
@@ -82,6 +83,12 @@ class Api {
   void count(Route route, int status, uint64_t micros = 0);
   std::string metrics() const;
   bool healthy() const;
+  // --backup-every (api_backup.cpp, docs/history.md "Scheduled backups"): a backup named
+  // auto-MODULE-SEQUENCE of each serving module whose queries see events its newest scheduled
+  // backup lacks, then the module's scheduled backups beyond --backup-keep deleted, oldest first.
+  // Runs on the caller's thread (serve()'s scheduler), taking the one-backup-at-a-time turn from
+  // POST .../backup (waiting while one runs, unless stopping is set).
+  void scheduled_backups(const std::atomic<bool>& stopping);
   size_t connections_open() const { return connections_.load(); }
   std::atomic<int64_t>& connections() { return connections_; }
 
@@ -156,6 +163,16 @@ class Api {
   void backup(Module& m, std::string_view query_string, const Request& request, const Tokens::Check& auth,
               Respond respond, std::chrono::steady_clock::time_point start);
   std::atomic<bool> backing_up_{false};
+  // What a backup of m wrote, or why it did not (the caller holds backing_up_). name: the backup's
+  // name, or "" for the default: MODULE-SEQUENCE, or auto-MODULE-SEQUENCE when scheduled.
+  struct Written {
+    host::Status status;
+    host::CopyProblem problem = host::CopyProblem::None;
+    std::string name;
+    host::CopyReport report;
+  };
+  Written write_backup(Module& m, const std::string& name, bool scheduled);
+  std::atomic<uint64_t> scheduled_written_{0}, scheduled_failed_{0}, scheduled_pruned_{0};
   Response health() const;
   Response not_serving(const Module& m) const;  // 503 while recovering or after recovery failed
   // 503 with Retry-After: what (e.g. "the history read") was refused, the query threads' queue full

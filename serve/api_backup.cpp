@@ -4,6 +4,7 @@
 // module's queries see when it starts (durable), under --backup-dir/NAME/MODULE. The request names
 // only the backup, checked as one directory entry: where backups go is the server's option.
 #include <cstdio>
+#include <thread>
 
 #include "host/backup.h"
 #include "serve/api.h"
@@ -56,40 +57,21 @@ void Api::backup(Module& m, std::string_view query_string, const Request& reques
   };
   QueryPool::Job job;
   job.run = [this, &m, call, reply] {
-    std::string name;
-    host::CopyReport report;
-    host::CopyProblem problem = host::CopyProblem::None;
-    host::Status s;
-    // Twice at most: with little history kept (--retain none) a checkpoint written since the
-    // sequence was read may have deleted the log up to it; a fresh sequence is then past it.
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      // What the module's queries see now: durable, so its records are whole on disk.
-      const uint64_t sequence = m.owner()->visible().second;
-      name = call->name.empty() ? m.name + "-" + std::to_string(sequence) : call->name;
-      s = host::backup_data_dir(host::posix_file_system(), m.dir, options_.backup_dir, name, m.name, sequence,
-                                &report, &problem);
-      if (s.ok() || problem != host::CopyProblem::PastRetention) break;
+    Written w = write_backup(m, call->name, false);
+    if (!w.status.ok()) {
+      if (w.problem == host::CopyProblem::Exists)
+        return reply(error(409, "POST /v1/" + m.name + "/backup: backup '" + w.name + "': " + w.status.error));
+      return reply(error(500, "the backup of module " + m.name + " as '" + w.name + "' failed (nothing was left under " +
+                                  "that name): " + w.status.error));
     }
-    if (!s.ok()) {
-      if (problem == host::CopyProblem::Exists)
-        return reply(error(409, "POST /v1/" + m.name + "/backup: backup '" + name + "': " + s.error));
-      server_log("backup_failed", {{"module", as_json_string(m.name)}, {"name", as_json_string(name)},
-                                   {"error", as_json_string(s.error)}});
-      return reply(error(500, "the backup of module " + m.name + " as '" + name + "' failed (nothing was left under " +
-                                  "that name): " + s.error));
-    }
-    const std::string data = options_.backup_dir + "/" + name;
+    const std::string data = options_.backup_dir + "/" + w.name;
     char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.3f", report.seconds);
-    server_log("backup", {{"module", as_json_string(m.name)}, {"name", as_json_string(name)},
-                          {"sequence", as_json_int(static_cast<int64_t>(report.sequence))},
-                          {"files", as_json_int(static_cast<int64_t>(report.files))},
-                          {"linked", as_json_int(static_cast<int64_t>(report.linked))},
-                          {"copied", as_json_int(static_cast<int64_t>(report.copied))}, {"seconds", seconds}});
+    std::snprintf(seconds, sizeof seconds, "%.3f", w.report.seconds);
+    const host::CopyReport& report = w.report;
     std::string body = "{\"module\":";
     append_json_string(body, m.name);
     body += ",\"backup\":";
-    append_json_string(body, name);
+    append_json_string(body, w.name);
     body += ",\"data\":";
     append_json_string(body, data);
     body += ",\"path\":";
@@ -103,6 +85,83 @@ void Api::backup(Module& m, std::string_view query_string, const Request& reques
   };
   job.refuse = [reply] { reply(error(503, "the backup was not started: the server is shutting down")); };
   if (!queries_.try_submit(std::move(job))) reply(queue_full(what));
+}
+
+Api::Written Api::write_backup(Module& m, const std::string& requested, bool scheduled) {
+  Written w;
+  // Twice at most: with little history kept (--retain none) a checkpoint written since the
+  // sequence was read may have deleted the log up to it; a fresh sequence is then past it.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // What the module's queries see now: durable, so its records are whole on disk.
+    const uint64_t sequence = m.owner()->visible().second;
+    w.name = !requested.empty() ? requested
+             : scheduled        ? host::scheduled_backup_name(m.name, sequence)
+                                : m.name + "-" + std::to_string(sequence);
+    w.report = {};
+    w.problem = host::CopyProblem::None;
+    w.status = host::backup_data_dir(host::posix_file_system(), m.dir, options_.backup_dir, w.name, m.name, sequence,
+                                     &w.report, &w.problem);
+    if (w.status.ok() || w.problem != host::CopyProblem::PastRetention) break;
+  }
+  const std::string kind = scheduled ? "\"scheduled\"" : "\"request\"";
+  if (!w.status.ok()) {
+    if (w.problem != host::CopyProblem::Exists)
+      server_log("backup_failed", {{"module", as_json_string(m.name)}, {"name", as_json_string(w.name)},
+                                   {"by", kind}, {"error", as_json_string(w.status.error)}});
+    return w;
+  }
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.3f", w.report.seconds);
+  server_log("backup", {{"module", as_json_string(m.name)}, {"name", as_json_string(w.name)}, {"by", kind},
+                        {"sequence", as_json_int(static_cast<int64_t>(w.report.sequence))},
+                        {"files", as_json_int(static_cast<int64_t>(w.report.files))},
+                        {"linked", as_json_int(static_cast<int64_t>(w.report.linked))},
+                        {"copied", as_json_int(static_cast<int64_t>(w.report.copied))}, {"seconds", seconds}});
+  return w;
+}
+
+void Api::scheduled_backups(const std::atomic<bool>& stopping) {
+  for (Module* mp : modules_) {
+    Module& m = *mp;
+    if (stopping.load() || !m.serving()) continue;
+    const uint64_t sequence = m.owner()->visible().second;
+    if (sequence == 0) continue;  // nothing to keep yet
+    host::FileSystem& fs = host::posix_file_system();
+    std::vector<host::ScheduledBackup> have;
+    if (host::Status s = host::list_scheduled_backups(fs, options_.backup_dir, m.name, &have); !s.ok()) {
+      scheduled_failed_.fetch_add(1, std::memory_order_relaxed);
+      server_log("backup_failed", {{"module", as_json_string(m.name)}, {"by", "\"scheduled\""},
+                                   {"error", as_json_string(s.error)}});
+      continue;
+    }
+    if (!have.empty() && have.back().sequence >= sequence) continue;  // no event since the newest one
+    // One backup at a time per server: wait for a requested one to finish.
+    while (backing_up_.exchange(true)) {
+      if (stopping.load()) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    Written w = write_backup(m, "", true);
+    std::vector<std::string> removed;
+    host::Status pruned;
+    if (w.status.ok()) pruned = host::prune_scheduled_backups(fs, options_.backup_dir, m.name, options_.backup_keep,
+                                                              &removed);
+    backing_up_.store(false);
+    // Exists: a scheduled backup of this very sequence is there already (written by an earlier run).
+    if (!w.status.ok() && w.problem != host::CopyProblem::Exists) {
+      scheduled_failed_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    if (w.status.ok()) scheduled_written_.fetch_add(1, std::memory_order_relaxed);
+    scheduled_pruned_.fetch_add(removed.size(), std::memory_order_relaxed);
+    for (const std::string& name : removed)
+      server_log("backup_pruned", {{"module", as_json_string(m.name)}, {"name", as_json_string(name)},
+                                   {"keep", as_json_int(static_cast<int64_t>(options_.backup_keep))}});
+    if (!pruned.ok()) {
+      scheduled_failed_.fetch_add(1, std::memory_order_relaxed);
+      server_log("backup_failed", {{"module", as_json_string(m.name)}, {"by", "\"pruning\""},
+                                   {"error", as_json_string(pruned.error)}});
+    }
+  }
 }
 
 }  // namespace pure::serve

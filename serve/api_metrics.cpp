@@ -233,6 +233,14 @@ std::string Api::metrics() const {
            "# TYPE pure_cluster_rejoins_total counter\n";
     for (auto& [m, r] : rs) line("pure_cluster_rejoins_total", "module=\"" + m->name + "\"", r.rejoins);
   }
+  if (options_.backup_every_ms != 0) {
+    out += "# HELP pure_scheduled_backups_total Scheduled backups (--backup-every): written, failed (a backup or "
+           "a pruning; the log says why), and pruned (deleted past --backup-keep).\n"
+           "# TYPE pure_scheduled_backups_total counter\n";
+    line("pure_scheduled_backups_total", "outcome=\"written\"", scheduled_written_.load());
+    line("pure_scheduled_backups_total", "outcome=\"failed\"", scheduled_failed_.load());
+    line("pure_scheduled_backups_total", "outcome=\"pruned\"", scheduled_pruned_.load());
+  }
   out += "# HELP pure_connections Open HTTP connections.\n# TYPE pure_connections gauge\n";
   line("pure_connections", "", static_cast<uint64_t>(std::max<int64_t>(0, connections_.load())));
   if (const host::MemoryPool* pool = options_.memory_pool.get()) {

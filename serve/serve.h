@@ -187,6 +187,11 @@ struct ApiOptions {
   // --backup-dir: where POST /v1/NAME/backup writes (an absolute path, made at the start; "": backups
   // are not configured, 409). A request names only the backup (host::check_backup_name), never a path.
   std::string backup_dir;
+  // --backup-every: a scheduled backup of each module this often when events came since its last
+  // one (0: none), named auto-MODULE-SEQUENCE in backup_dir; --backup-keep: the newest this many
+  // scheduled backups of a module are kept, older ones deleted (docs/history.md, "Scheduled backups").
+  uint64_t backup_every_ms = 0;
+  size_t backup_keep = limits::kScheduledBackupsKept;
 };
 
 struct ServeOptions {

@@ -302,6 +302,35 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   };
 
   Api api(served, options.api);
+  // --backup-every: the scheduled backups' thread (Api::scheduled_backups), from the listening
+  // line until the drain (or this function's end on an error), before the owners close.
+  struct Schedule {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    void end() {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        stop = true;
+      }
+      cv.notify_all();
+      if (thread.joinable()) thread.join();
+    }
+    ~Schedule() { end(); }
+  } schedule;
+  auto start_schedule = [&] {
+    const auto every = std::chrono::milliseconds(options.api.backup_every_ms);
+    if (every.count() == 0 || options.api.backup_dir.empty()) return;
+    schedule.thread = std::thread([&schedule, &api, every] {
+      std::unique_lock<std::mutex> lock(schedule.mu);
+      while (!schedule.cv.wait_for(lock, every, [&] { return schedule.stop.load(); })) {
+        lock.unlock();
+        api.scheduled_backups(schedule.stop);
+        lock.lock();
+      }
+    });
+  };
   std::string error;
   int rc = run_http(
       api, http,
@@ -317,8 +346,10 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
                                                 ") without --tls-cert: tokens and data cross the network in clear")}});
         options.cluster.advertise = (http.tls_cert.empty() ? "http://" : "https://") + where;
         recovery = std::thread(recover_all);
+        start_schedule();
       },
       [&] {
+        schedule.end();  // a scheduled backup being written finishes first
         api.stop_queries();  // the queries end before the owners they read close
         close_all();
       },

@@ -146,6 +146,25 @@ int main(int argc, char** argv) {
                  "DIR/NAME/MODULE, a data directory `pure-serve --data DIR/NAME` serves; the request names only NAME. "
                  "Without it backups are refused (409). docs/history.md")
       ->type_name("DIR");
+  std::string backup_every_text;
+  app.add_option("--backup-every", backup_every_text,
+                 "scheduled backups: each module backed up into --backup-dir this often (90s, 15m, 1h, 1d) when "
+                 "events came since its last one, as auto-MODULE-SEQUENCE; needs --backup-dir. docs/history.md")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            pure::host::Retention r;
+            if (pure::host::parse_retention(v, &r).empty() && r.keep_bytes == pure::host::Retention::kForever &&
+                r.keep_ms != pure::host::Retention::kForever && r.keep_ms > 0)
+              return std::string();
+            return "'" + v + "' is not an interval: a number and s, m, h or d (90s, 15m, 1h, 1d)";
+          },
+          "INTERVAL"));
+  size_t backup_keep = pure::limits::kScheduledBackupsKept;
+  app.add_option("--backup-keep", backup_keep,
+                 "scheduled backups kept per module (--backup-every): older ones are deleted after each new one; "
+                 "backups named by a request are never deleted")
+      ->check(CLI::Range(size_t{1}, pure::limits::kScheduledBackupsKeptMax))
+      ->capture_default_str();
   app.add_option("--token-file", token_file,
                  "tokens, one a line: 'SCOPE[,SCOPE] TOKEN' (scopes read, write, admin; '#' comments) or a lone TOKEN "
                  "(write); events need 'Authorization: Bearer TOKEN' of scope write, reads one of scope read once a "
@@ -426,6 +445,17 @@ int main(int argc, char** argv) {
     }
     serve.api.backup_dir = root.string();
   }
+  if (!backup_every_text.empty()) {
+    if (backup_dir.empty()) {
+      std::fprintf(stderr, "pure-serve: --backup-every %s: needs --backup-dir DIR (where the backups go)\n",
+                   backup_every_text.c_str());
+      return kExitUsage;
+    }
+    pure::host::Retention every;
+    (void)pure::host::parse_retention(backup_every_text, &every);  // checked by the option's validator
+    serve.api.backup_every_ms = every.keep_ms;
+  }
+  serve.api.backup_keep = backup_keep;
   serve.data = data;
   serve.sync = sync;
   serve.accept_data_loss = accept_data_loss;

@@ -208,3 +208,85 @@ TEST_CASE("every fault point of a restore: the directory as it was, or cut, noth
   CHECK(as_was > 0);
   CHECK(was_cut > 0);
 }
+
+TEST_CASE("scheduled backups: named auto-MODULE-SEQ, listed oldest first, pruned to the newest N") {
+  FaultFileSystem fs;
+  make_directory(fs);
+  CopyReport report;
+  CopyProblem problem = CopyProblem::None;
+  CHECK(scheduled_backup_name("m", 20) == "auto-m-20");
+  for (uint64_t seq : {6ull, 20ull, 11ull, 26ull})
+    REQUIRE(backup_data_dir(fs, "/data/m", "/backups", scheduled_backup_name("m", seq), "m", seq, &report, &problem)
+                .ok());
+  // others a root may hold: a person's backup, another module's, a name that only looks alike
+  REQUIRE(backup_data_dir(fs, "/data/m", "/backups", "mine", "m", 10, &report, &problem).ok());
+  REQUIRE(backup_data_dir(fs, "/data/m", "/backups", "auto-m2-5", "m2", 5, &report, &problem).ok());
+  REQUIRE(backup_data_dir(fs, "/data/m", "/backups", "auto-m-07", "m", 7, &report, &problem).ok());
+  std::vector<ScheduledBackup> listed;
+  REQUIRE(list_scheduled_backups(fs, "/backups", "m", &listed).ok());
+  REQUIRE(listed.size() == 4);
+  CHECK(listed[0].name == "auto-m-6");
+  CHECK(listed[1].sequence == 11);
+  CHECK(listed[3].name == "auto-m-26");
+  std::vector<std::string> removed;
+  CHECK(!prune_scheduled_backups(fs, "/backups", "m", 0, &removed).ok());
+  REQUIRE(prune_scheduled_backups(fs, "/backups", "m", 2, &removed).ok());
+  CHECK(removed == std::vector<std::string>{"auto-m-6", "auto-m-11"});
+  REQUIRE(list_scheduled_backups(fs, "/backups", "m", &listed).ok());
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0].sequence == 20);
+  CHECK(recovered(fs, "/backups/auto-m-26/m") == reference(26));
+  for (const char* kept : {"/backups/mine", "/backups/auto-m2-5", "/backups/auto-m-07"}) CHECK(is_dir(fs, kept));
+  CHECK(!is_dir(fs, "/backups/auto-m-6.pruning"));
+}
+
+TEST_CASE("every fault point of a pruning: each backup whole under its name or gone, never half deleted") {
+  auto setup = [](FaultFileSystem& fs) {
+    make_directory(fs);
+    CopyReport report;
+    CopyProblem problem = CopyProblem::None;
+    for (uint64_t seq : {6ull, 16ull, 20ull})
+      REQUIRE(backup_data_dir(fs, "/data/m", "/backups", scheduled_backup_name("m", seq), "m", seq, &report,
+                              &problem).ok());
+  };
+  FaultFileSystem clean;
+  setup(clean);
+  const uint64_t before = clean.points();
+  std::vector<std::string> removed;
+  REQUIRE(prune_scheduled_backups(clean, "/backups", "m", 1, &removed).ok());
+  const uint64_t points = clean.points() - before;
+  REQUIRE(points > 4);
+  int pruned = 0, partly = 0;
+  for (uint64_t point = 0; point < points; ++point)
+    for (Fault fault : kEveryFault)
+      for (const CrashMode& crash : kCrashes) {
+        CAPTURE(point);
+        CAPTURE(static_cast<int>(fault));
+        CAPTURE(crash.keep);
+        CAPTURE(crash.namespace_pick);
+        FaultFileSystem fs;
+        setup(fs);
+        fs.arm(fs.points() + point, fault);
+        Status s = prune_scheduled_backups(fs, "/backups", "m", 1, &removed);
+        fs.crash(crash.keep, crash.zeros, crash.namespace_pick);
+        // whatever is still named as a backup recovers whole; the newest is never touched
+        std::vector<ScheduledBackup> listed;
+        REQUIRE(list_scheduled_backups(fs, "/backups", "m", &listed).ok());
+        REQUIRE(!listed.empty());
+        CHECK(listed.back().sequence == 20);
+        for (const ScheduledBackup& b : listed)
+          CHECK(recovered(fs, "/backups/" + b.name + "/m") == reference(b.sequence));
+        if (s.ok()) CHECK(listed.size() == 1);  // the renames were durable before it said done
+        (listed.size() == 1 ? pruned : partly) += 1;
+        // the next pruning finishes the work, leftovers included
+        Status again = prune_scheduled_backups(fs, "/backups", "m", 1, &removed);
+        REQUIRE_MESSAGE(again.ok(), again.error);
+        REQUIRE(list_scheduled_backups(fs, "/backups", "m", &listed).ok());
+        CHECK(listed.size() == 1);
+        std::vector<std::string> names;
+        REQUIRE(fs.list_dir("/backups", &names).ok());
+        CHECK(names == std::vector<std::string>{"auto-m-20"});
+      }
+  CHECK(pruned > 0);
+  CHECK(partly > 0);
+}

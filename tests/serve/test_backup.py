@@ -180,6 +180,87 @@ class Backups(unittest.TestCase):
         p = pure_run("--data", copy, "--restore-to", str(present - 3), ASOF)
         self.assertEqual((p.returncode, p.stdout.strip()), (0, f"{copy}: already at sequence {present - 3}: nothing to cut"))
 
+    def test_scheduled_backups(self):
+        """--backup-every 1s --backup-keep 2: a backup auto-asof-SEQ once events came since the last one
+        (none while idle), the newest two kept, a backup a request named never pruned; each verifies
+        and holds the model's balances at its sequence; bad options refused."""
+        server = Server(self.binary, [ASOF], *SMALL, "--backup-dir", self.backups, "--backup-every", "1s",
+                        "--backup-keep", "2", data=self.data)
+
+        def scheduled():
+            return sorted((int(n.rsplit("-", 1)[1]), n) for n in os.listdir(self.backups)
+                          if re.fullmatch(r"auto-asof-[0-9]+", n))
+
+        def wait_for(seq):
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                have = scheduled()
+                if have and have[-1][0] == seq:
+                    return have
+                time.sleep(0.05)
+            self.fail(f"no scheduled backup at sequence {seq}: {os.listdir(self.backups)}\n" + "\n".join(server.lines))
+
+        try:
+            c = Conn(server.port)
+            load = Load(server.port, clients=2, each=15)
+            for t in load.threads:
+                t.join(30)
+            self.assertEqual(load.errors, [])
+            first = max(load.acked)
+            before = wait_for(first)
+            status, reply = c.json("POST", "/v1/asof/backup?name=keepme", b"")
+            self.assertEqual(status, 200, reply)
+            time.sleep(2.5)  # idle: no event came, so no new scheduled backup
+            self.assertEqual(scheduled(), before)
+            last = first
+            for round in range(3):  # three more bursts, each followed by its backup
+                more = Load(server.port, clients=2, each=10)
+                for t in more.threads:
+                    t.join(30)
+                self.assertEqual(more.errors, [])
+                load.acked.update(more.acked)
+                last = max(load.acked)
+                wait_for(last)
+            have = scheduled()
+            self.assertEqual(len(have), 2, have)  # pruned to --backup-keep
+            self.assertEqual(have[-1][0], last)
+            self.assertTrue(os.path.isdir(os.path.join(self.backups, "keepme", "asof")))
+            self.assertFalse([n for n in os.listdir(self.backups) if n.endswith((".partial", ".pruning"))])
+            status, _, body = c.request("GET", "/metrics")
+            self.assertEqual(status, 200)
+            text = body.decode()
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+        # A tick may fall inside a burst (a backup of part of it): counted from the log, not assumed.
+        written = [l["name"] for l in server.log("backup") if l["by"] == "scheduled"]
+        self.assertGreaterEqual(len(written), 4)
+        pruned = [l["name"] for l in server.log("backup_pruned")]
+        self.assertEqual(sorted(pruned + [n for _, n in have]), sorted(written))
+        self.assertIn(f"auto-asof-{first}", pruned)
+        for outcome, want in [("written", len(written)), ("pruned", len(pruned)), ("failed", 0)]:
+            self.assertIn(f'pure_scheduled_backups_total{{outcome="{outcome}"}} {want}\n', text)
+        for seq, name in have:
+            p = pure_run("--data", os.path.join(self.backups, name, "asof"), "--verify", ASOF)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn(f"sequences 1 to {seq}", p.stdout)
+            copy = Server(self.binary, [ASOF], data=os.path.join(self.backups, name))
+            try:
+                cc = Conn(copy.port)
+                self.assertEqual(self.state(cc)[0], load.balances(seq), seq)
+                cc.close()
+            finally:
+                self.assertEqual(copy.stop(), 0)
+        # refusals at the start: a bad interval, no --backup-dir, a keep of 0
+        for extra, message in [(["--backup-dir", self.backups, "--backup-every", "5x"], "'5x' is not an interval"),
+                               (["--backup-every", "1h"], "--backup-every 1h: needs --backup-dir DIR"),
+                               (["--backup-dir", self.backups, "--backup-every", "1h", "--backup-keep", "0"],
+                                "--backup-keep")]:
+            p = subprocess.run([self.binary, "--listen", "127.0.0.1:0", "--data", self.data, *extra, ASOF],
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, (extra, p.stderr))
+            self.assertIn(message, p.stderr)
+
     def test_kill_during_backup(self):
         server = Server(self.binary, [ASOF], *SMALL, "--backup-dir", self.backups, data=self.data)
         load = Load(server.port)
@@ -248,13 +329,13 @@ class Backups(unittest.TestCase):
             self.assertEqual(status, 403, reply)
             self.assertIn("needs a token of scope admin", reply["error"])
             for query, message in [
-                    ("name=../x", "POST /v1/asof/backup: name: '../x' is not a backup name: a backup's name is 1 to 64 "
+                    ("name=../x", "POST /v1/asof/backup: name: '../x' is not a backup name: a backup's name is 1 to 128 "
                                   "ASCII letters, digits, '_', '-' and '.', starting with a letter or digit and not "
                                   "ending in '.partial'"),
-                    ("name=", "POST /v1/asof/backup: name: '' is not a backup name: a backup's name is 1 to 64 ASCII "
+                    ("name=", "POST /v1/asof/backup: name: '' is not a backup name: a backup's name is 1 to 128 ASCII "
                               "letters, digits, '_', '-' and '.', starting with a letter or digit and not ending in "
                               "'.partial'"),
-                    ("name=a.partial", None), ("name=.hidden", None), ("name=a%2Fb", None), ("name=" + "a" * 65, None),
+                    ("name=a.partial", None), ("name=.hidden", None), ("name=a%2Fb", None), ("name=" + "a" * 129, None),
                     ("name=a&name=b", "POST /v1/asof/backup: name: give it once"),
                     ("to=/tmp", "POST /v1/asof/backup: unknown query parameter 'to': it takes name=NAME (the "
                                 "backup's name; default MODULE-SEQUENCE)")]:
@@ -306,7 +387,7 @@ class Backups(unittest.TestCase):
         test's paths, port and sequence; curl's answer has the keys the page shows, pure-run's first
         line starts as the page's does."""
         text = open(HISTORY_MD, encoding="utf-8").read()
-        section = text[text.index("## Backups and restore"):text.index("## Idempotency keys")]
+        section = text[text.index("## Backups and restore"):text.index("## Scheduled backups")]
         blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
         self.assertEqual(len(blocks), 3, blocks)
         tokens = os.path.join(self.dir, "tokens")
