@@ -101,7 +101,7 @@ Status compile(uint32_t, const std::string& source, VersionCode* out) {
     bool fails = source == "three fails";
     out->migration = [fails](const SchemaSpec& from, Migration* m) -> Status {
       CHECK(from.size() == 2);
-      m->run = [fails](rt::Store& both, uint64_t) -> std::string { return fails ? "the block says no" : migrate_v3(both); };
+      m->run = [fails](rt::Store& both, uint64_t, std::string*) -> std::string { return fails ? "the block says no" : migrate_v3(both); };
       return {};
     };
   } else if (source == "one") {
