@@ -211,6 +211,10 @@ struct Module {
   // after parsing it (its syntax errors reported) and never run.
   std::unique_ptr<FuncDecl> migrate;
   bool has_migrate = false;  // the source declares a migrate block (set by the parser, kept by compile_frontend)
+  // What a checked migrate block reads of the old version (set by the checker, sorted, no
+  // duplicates): "L" for each old list old.L it names, "L.F" for each field F of old.L's rows it
+  // reads by name. An upgrade does not count what the block reads as lost (docs/upgrades.md).
+  std::vector<std::string> migrate_reads;
 };
 
 }  // namespace pure

@@ -725,7 +725,14 @@ const Type* Checker::field_type(Expr& e) {
     return e.type = tt_.error();
   }
   e.int_value = i;
+  note_old_field_read(bt, e.text);
   return e.type = bt->fields[i].type;
+}
+
+void Checker::note_old_field_read(const Type* row, const std::string& field) {
+  for (const ListDecl& d : m_.lists)
+    if (d.name.rfind("old.", 0) == 0 && d.resolved && d.resolved->element == row)
+      m_.migrate_reads.push_back(d.name.substr(4) + "." + field);
 }
 
 void Checker::check_for(Stmt& s) {

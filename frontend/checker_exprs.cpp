@@ -106,6 +106,7 @@ const Type* Checker::check_name(Expr& e) {
   if (l != list_index_.end()) {
     e.name_kind = NameKind::StoredList;
     e.ref = l->second;
+    if (e.text.rfind("old.", 0) == 0) m_.migrate_reads.push_back(e.text.substr(4));  // only a migrate block can
     if (!stored_list_allowed_) {
       error(e.loc, "stored list '" + e.text + "' is the module's state, not a value",
             "index it, call its methods, or loop over it; copy what you need into an event list");

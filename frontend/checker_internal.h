@@ -5,6 +5,7 @@
 // arguments of a function call and the type rules of the standard functions and methods).
 // Depends on base/limits.h and frontend/ast.h, builtins.h, checker.h, diagnostic.h, token.h.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -67,6 +68,8 @@ class Checker {
     for (FuncDecl& f : m_.funcs)
       if (!f.duplicate) check_function(f);
     check_event_cycles();
+    std::sort(m_.migrate_reads.begin(), m_.migrate_reads.end());
+    m_.migrate_reads.erase(std::unique(m_.migrate_reads.begin(), m_.migrate_reads.end()), m_.migrate_reads.end());
   }
 
  private:
@@ -168,6 +171,9 @@ class Checker {
   const Type* check_place(Expr& e);
   const Type* check_list_index(Expr& e, bool for_write);
   const Type* field_type(Expr& e);
+  // A migrate block read field `field` of a row of type row: when row is an old list's row type,
+  // Module::migrate_reads gets "L.field" (for each old list L of that row type).
+  void note_old_field_read(const Type* row, const std::string& field);
   void check_for(Stmt& s);
   const Type* iterable_type(Expr& e);
   static bool is_slice(const Expr& e);

@@ -1,6 +1,8 @@
 // frontend/frontend.cpp — runs the parser and the checker in order.
 #include "frontend/frontend.h"
 
+#include <algorithm>
+
 #include "frontend/checker.h"
 #include "frontend/parser.h"
 
@@ -77,6 +79,36 @@ ListDecl old_list_decl(const OldList& old, Loc loc) {
   return d;
 }
 
+// Types the old lists' enum columns by the old source's enums: the module's own enum of that name
+// when its members begin with the old ones, else an enum `old.NAME` declared for the block.
+std::vector<OldList> old_enums_resolved(Module& m, const std::vector<OldList>& lists, Loc loc) {
+  std::vector<OldList> out = lists;
+  for (OldList& old : out)
+    for (size_t c = 0; c < old.cols.size() && c < old.members.size(); ++c) {
+      const std::vector<std::string>& members = old.members[c];
+      if (members.empty()) continue;
+      std::string& type = old.cols[c].second;
+      bool same = false, declared = false;
+      for (const ItemDecl& d : m.types) {
+        if (d.is_enum && d.name == type && d.members.size() >= members.size() &&
+            std::equal(members.begin(), members.end(), d.members.begin()))
+          same = true;
+        declared |= d.is_enum && d.name == "old." + type;
+      }
+      if (same) continue;
+      type = "old." + type;
+      if (declared) continue;
+      ItemDecl e;
+      e.loc = loc;
+      e.name = type;
+      e.is_enum = true;
+      e.members = members;
+      e.member_locs.assign(members.size(), loc);
+      m.types.push_back(std::move(e));
+    }
+  return out;
+}
+
 }  // namespace
 
 CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test,
@@ -95,7 +127,8 @@ CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run
     m.funcs.push_back(std::move(m.tests[static_cast<size_t>(run_test)].func));
   }
   if (m.migrate && old_lists) {
-    for (const OldList& old : *old_lists) m.lists.push_back(old_list_decl(old, m.migrate->loc));
+    for (const OldList& old : old_enums_resolved(m, *old_lists, m.migrate->loc))
+      m.lists.push_back(old_list_decl(old, m.migrate->loc));
     m.funcs.push_back(std::move(*m.migrate));
   }
   m.migrate.reset();

@@ -35,9 +35,13 @@ struct OldList {
   std::string name;
   bool sequence = false;
   uint32_t key_count = 0;
-  // Keys first, then fields: name and type ("int", "num", "bool", "text"; an enum's column is read
-  // as "int", its member's position). A sequence of scalars has one column named "".
+  // Keys first, then fields: name and type ("int", "num", "bool", "text", or an enum column's
+  // enum's name in the old source). A sequence of scalars has one column named "".
   std::vector<std::pair<std::string, std::string>> cols;
+  // Per column (or empty): an enum column's members in the old source. The column reads as a
+  // member of the module's enum of that name when its members begin with these (the same
+  // positions mean the same members), else of an enum declared for the block as old.NAME.
+  std::vector<std::vector<std::string>> members;
 };
 CheckedModule compile_frontend(const Source& source, Diagnostics& diags, int run_test = -1,
                                const std::vector<OldList>* old_lists = nullptr);

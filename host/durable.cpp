@@ -274,7 +274,11 @@ Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& p
     VersionedOptions versioned = *options.versions;
     if (!versioned.code.apply) versioned.code.apply = o.apply;
     VersionedReport report;
-    if (Status s = open_versioned(fs, dir, std::move(o), std::move(versioned), &opened, &report); !s.ok()) return s;
+    if (Status s = open_versioned(fs, dir, std::move(o), std::move(versioned), &opened, &report); !s.ok()) {
+      // What a migrate block printed before it failed is still the caller's to show.
+      if (options.versions_report) options.versions_report->migration_output = std::move(report.migration_output);
+      return s;
+    }
     if (report.needs_upgrade) {
       std::string plan = report.plan.render();
       if (!plan.empty() && plan.back() == '\n') plan.pop_back();

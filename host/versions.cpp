@@ -233,8 +233,12 @@ std::string UpgradePlan::render() const {
   return out;
 }
 
-UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows, bool migration) {
+UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows, bool migration,
+                         const std::vector<std::string>* consumed) {
   UpgradePlan plan;
+  auto read_by_block = [consumed](const std::string& what) {
+    return consumed && std::binary_search(consumed->begin(), consumed->end(), what);
+  };
   plan.migration = migration;
   std::vector<bool> old_used(from.size(), false);
   auto refuse = [&plan](std::string why) {
@@ -315,6 +319,10 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
     }
     for (size_t c = o->key_count; c < o->cols.size(); ++c)
       if (!col_used[c]) {
+        if (read_by_block(o->name + "." + o->cols[c].name)) {  // the block consumes it: not a loss
+          changes.push_back("field migrated: " + o->cols[c].name + " (read by the migrate block, then not kept)");
+          continue;
+        }
         plan.drops = true;
         changes.push_back("field dropped: " + o->cols[c].name + " (its values in " + plural(n, "row", "rows") + " are lost)");
       }
@@ -329,7 +337,11 @@ UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt:
     plan.lines.push_back(line);
   }
   for (size_t i = 0; i < from.size(); ++i)
-    if (!old_used[i]) {
+    if (!old_used[i] && read_by_block(from[i].name)) {  // the block consumes it: not a loss
+      plan.schema_changed = true;
+      plan.lines.push_back(from[i].name + ": list migrated: read by the migrate block as old." + from[i].name + " (" +
+                           plural(rows_of(rows, from, from[i]), "row", "rows") + "), then not kept");
+    } else if (!old_used[i]) {
       plan.schema_changed = plan.drops = true;
       plan.lines.push_back(from[i].name + ": list dropped (" + plural(rows_of(rows, from, from[i]), "row", "rows") +
                            " lost)");
@@ -429,7 +441,7 @@ Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_p
 }
 
 Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, const Migration& migration,
-                     uint64_t max_steps, std::unique_ptr<rt::Store>* out) {
+                     uint64_t max_steps, std::unique_ptr<rt::Store>* out, std::string* printed) {
   // One store holds the new lists (transformed, the rebuilt ones empty) and, after them, a copy of
   // the old ones, in the order the migration program declares them (frontend.h, OldList); the
   // block runs on it as one event, and the new lists are copied out of it.
@@ -443,7 +455,7 @@ Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& ol
   fill_transformed(from, to, plan, old, *both);
   for (size_t i = 0; i < from.size(); ++i) copy_rows(old.list(i), both->list(to.size() + i), from[i].sequence);
   both->commit();
-  if (std::string why = migration.run(*both, max_steps); !why.empty()) return Status::failure(why);
+  if (std::string why = migration.run(*both, max_steps, printed); !why.empty()) return Status::failure(why);
   std::unique_ptr<rt::Store> upgraded = rt::make_store(schemas_of(to));
   upgraded->begin();
   for (size_t i = 0; i < to.size(); ++i) copy_rows(both->list(i), upgraded->list(i), to[i].sequence);
@@ -617,13 +629,17 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
     report->plan.to = current + 1;
     // The migrate block is checked against the lists of the version it upgrades, now: a block
     // that does not compile refuses the plan (--plan shows why) before anything is written.
-    if (migrates && report->plan.refused.empty())
-      if (Status s = options.code.migration(running_code->schema, &migration); !s.ok())
-      {
+    if (migrates && report->plan.refused.empty()) {
+      if (Status s = options.code.migration(running_code->schema, &migration); !s.ok()) {
         report->plan.refused = "its migrate block does not compile against version " + std::to_string(current) +
                                "'s lists";
         report->plan.migration_errors = s.error;
+      } else {  // what the block reads is migrated, not lost
+        report->plan = plan_upgrade(running_code->schema, options.code.schema, &store, true, &migration.reads);
+        report->plan.from = current;
+        report->plan.to = current + 1;
       }
+    }
     for (const VersionFile& v : versions)
       if (v.source == options.source && v.number < current && !options.upgrade) {
         decided = Status::failure(dir + ": this source is version " + std::to_string(v.number) +
@@ -649,7 +665,7 @@ Status open_versioned(FileSystem& fs, const std::string& dir, OpenOptions base, 
     // (or spends its budget) nothing has been written, and the directory is left as it was.
     if (migrates)
       if (Status s = migrate_store(running_code->schema, options.code.schema, store, migration, options.migration_steps,
-                                   &migrated);
+                                   &migrated, &report->migration_output);
           !s.ok()) {
         decided = Status::failure(dir + ": the upgrade to version " + std::to_string(current + 1) +
                                   " was not applied: its migrate block failed: " + s.error +

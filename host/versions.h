@@ -37,6 +37,7 @@ struct ColumnSpec {
   uint64_t default_bits = 0;  // Int/Bool/Num cell of the default (the type's zero when none)
   std::string default_text;   // Text columns' default
   std::vector<std::string> members;  // an enum column (type Int): its members in order; a cell is a position
+  std::string enum_name;             // an enum column: its enum's name in that version's source
 };
 
 // One stored list: its name, an optional former name, and its columns (keys first).
@@ -54,11 +55,15 @@ using SchemaSpec = std::vector<ListSpec>;
 // version before it. run works on a store whose lists are the new version's (SchemaSpec order),
 // then the old version's (read only), with a step budget of max_steps: "" when the block
 // committed, else why not (its `fail`, a runtime error, its budget spent), and then it changed
-// nothing. The upgrade gives it VersionedOptions::migration_steps; replay, kReplaySteps (it
+// nothing. What the block prints is appended to *printed (also when it fails); with printed null
+// (a replay: the block ran, and printed, once already) it is dropped. The upgrade gives it VersionedOptions::migration_steps; replay, kReplaySteps (it
 // finished once: a smaller budget at a restart must not strand the directory).
 inline constexpr uint64_t kReplaySteps = uint64_t{INT64_MAX};
 struct Migration {
-  std::function<std::string(rt::Store& both, uint64_t max_steps)> run;
+  std::function<std::string(rt::Store& both, uint64_t max_steps, std::string* printed)> run;
+  // What the block reads of the old version, sorted: "L" (it names old.L), "L.F" (it reads field F
+  // of old.L's rows). A list or field the new version drops but the block reads is migrated, not lost.
+  std::vector<std::string> reads;
   std::shared_ptr<void> keep;  // owns what run refers to (the compiled program)
 };
 // Compiles the migrate block against the old version's schema; the error is the compiler's
@@ -112,7 +117,10 @@ struct UpgradePlan {
 // migration: the new version has a migrate block, so a list whose change no upgrade can make by
 // itself (a field's or key's type, the key's columns, sequence or keyed) is rebuilt by it instead
 // of refused: it starts empty and the block writes its rows.
-UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows, bool migration = false);
+// consumed: what the migrate block reads (Migration::reads): an old list or field it reads that the
+// new version drops is "migrated", not a drop needing consent.
+UpgradePlan plan_upgrade(const SchemaSpec& from, const SchemaSpec& to, const rt::Store* rows, bool migration = false,
+                         const std::vector<std::string>* consumed = nullptr);
 
 // Builds the store of version `to` from one of version `from`: lists and fields matched by name
 // (or by `was`), added fields set to their default, unmatched old lists and fields left behind.
@@ -129,9 +137,9 @@ Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& 
 Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store,
                      const Migration* migration = nullptr);
 // The migration's part of upgrade_store: the new version's store made from `old` (left as it was)
-// by the block; its failure is the error.
+// by the block; its failure is the error. What the block prints goes to *printed (null: dropped).
 Status migrate_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& old, const Migration& migration,
-                     uint64_t max_steps, std::unique_ptr<rt::Store>* out);
+                     uint64_t max_steps, std::unique_ptr<rt::Store>* out, std::string* printed = nullptr);
 // The upgrade from one version's code to the next's: upgrade_store, with `to`'s migrate block
 // compiled against `from`'s schema when it has one. The one step the live upgrade and every replay
 // (recovery, as-of reads) take, so they agree.
@@ -169,6 +177,7 @@ struct VersionedReport {
   bool needs_upgrade = false;  // the source differs and upgrade was not asked for (no log started)
   double upgrade_seconds = 0;  // upgraded: the pause, from writing the version file to the store transformed
   UpgradePlan plan;            // when the source differs from the directory's version
+  std::string migration_output;  // what the migrate block printed when it ran at this upgrade (or failed)
   std::vector<VersionFile> history;  // every version, oldest first (sources included)
 };
 

@@ -134,6 +134,7 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
       std::string failed;        // writing the version file failed
       host::VersionFile file;    // written
       std::unique_ptr<rt::Store> migrated;  // the state the migrate block made (apply puts it in place)
+      std::string printed;       // what the migrate block printed (the server log shows it)
     };
     auto outcome = std::make_shared<Outcome>();
     // A migrate block is checked against the serving version's lists here, on the query thread;
@@ -161,7 +162,8 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
     u.prepare = [&m, running, compiled, outcome, migration, plan_only, allow_drop, identity](const rt::Store& store,
                                                                                           uint64_t sequence) {
       const bool migrates = static_cast<bool>(compiled->migration);
-      outcome->plan = host::plan_upgrade(running->schema, compiled->schema, &store, migrates);
+      outcome->plan = host::plan_upgrade(running->schema, compiled->schema, &store, migrates,
+                                         migrates ? &migration->reads : nullptr);
       outcome->plan.from = running->version;
       outcome->plan.to = running->version + 1;
       outcome->refused = host::upgrade_refusal(m.dir, running->version, outcome->plan, allow_drop, "allow_drop=1");
@@ -169,8 +171,13 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
       if (migrates) {
         // The block only reads the live store (through old.NAME's copy); the owner is between batches.
         host::Status s = host::migrate_store(running->schema, compiled->schema, const_cast<rt::Store&>(store),
-                                             *migration, limits::kMigrationSteps, &outcome->migrated);
+                                             *migration, limits::kMigrationSteps, &outcome->migrated,
+                                             &outcome->printed);
         if (!s.ok()) {
+          if (!outcome->printed.empty())
+            server_log("migrate_printed", {{"module", as_json_string(m.name)},
+                                           {"version", as_json_int(running->version + 1)}, {"applied", "false"},
+                                           {"printed", as_json_string(outcome->printed)}});
           outcome->refused = m.dir + ": the upgrade to version " + std::to_string(running->version + 1) +
                              " was not applied: its migrate block failed: " + s.error + "\n";
           return false;
@@ -249,6 +256,9 @@ void Api::upgrade(Module& m, std::string_view query_string, const Request& reque
                               {"sequence", as_json_int(static_cast<int64_t>(done.sequence))},
                               {"hot", "true"}, {"pause_ms", millis},
                               {"plan", as_json_string(outcome->plan.render())}});
+      if (!outcome->printed.empty())
+        server_log("migrate_printed", {{"module", as_json_string(m.name)}, {"version", as_json_int(now->version)},
+                                       {"applied", "true"}, {"printed", as_json_string(outcome->printed)}});
       std::string body = "{\"module\":";
       append_json_string(body, m.name);
       body += ",\"version\":" + std::to_string(now->version) + ",\"upgraded\":true,\"sequence\":" +

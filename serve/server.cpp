@@ -185,6 +185,11 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       std::unique_ptr<host::DurableLog> event_log;  // the module's event log (host/), not this server's log
       o.versions_report = &m->versions;
       host::Status s = host::open_durable(host::posix_file_system(), m->dir, *m->program, o, &store, &event_log);
+      // What a migrate block printed when it ran at this start (applied or not) goes to the log.
+      if (!m->versions.migration_output.empty())
+        server_log("migrate_printed", {{"module", as_json_string(name)}, {"version", as_json_int(m->versions.plan.to)},
+                                       {"applied", m->versions.upgraded ? "true" : "false"},
+                                       {"printed", as_json_string(m->versions.migration_output)}});
       if (!s.ok()) {
         if (s.error.find("the manifest records") != std::string::npos)
           s.error += " (restore the missing files, or start with --accept-data-loss " + name + " to serve what is left)";

@@ -3,19 +3,27 @@
 // the code of a version kept in a data directory, compiled from its source with the replay's
 // options. Linked as pure_tool_support. See docs/upgrades.md.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "frontend/frontend.h"
 #include "host/versions.h"
 #include "ir/ir.h"
 #include "vm/vm.h"
 
 namespace pure::tools {
 
-// The stored lists of a lowered module, with their column names, defaults and `was` names.
-host::SchemaSpec schema_spec(const ir::Program& ir);
+// Each stored list's enum columns' enum names (by list name; per column, "" for a non-enum),
+// from the checked module: a later migrate block reads them as members of these enums.
+using EnumNames = std::map<std::string, std::vector<std::string>>;
+EnumNames enum_names_of(const CheckedModule& checked);
+
+// The stored lists of a lowered module, with their column names, defaults, `was` names and the
+// names of their enum columns' enums (enums: enum_names_of its checked module).
+host::SchemaSpec schema_spec(const ir::Program& ir, const EnumNames& enums = {});
 
 // Replays one logged event of program through vm::call_event with the given options (no output).
 host::ApplyEvent replay_apply(const vm::Program& program, vm::RunOptions replay);

@@ -433,14 +433,16 @@ int main(int argc, char** argv) {
     return run_tests(path, text, steps.files, options, jit_env);
   }
   pure::host::SchemaSpec schema;  // the stored lists, for --data's versions
-  steps.lowered = [dump_ir, &schema](const pure::ir::Program& ir) {
+  pure::tools::EnumNames enums;   // their enum columns' enums (set when checked, before lowering)
+  steps.lowered = [dump_ir, &schema, &enums](const pure::ir::Program& ir) {
     if (dump_ir) std::fputs(pure::ir::dump_ir(ir).c_str(), stdout);
-    schema = pure::tools::schema_spec(ir);
+    schema = pure::tools::schema_spec(ir, enums);
   };
   size_t test_count = 0;  // --check also checks the test blocks, each as `--test` compiles it
   bool has_migrate = false;  // --data --upgrade runs it (docs/upgrades.md, "Migrations"); else ignored
-  steps.checked = [dump_ast, &test_count, &has_migrate](const pure::CheckedModule& checked) {
+  steps.checked = [dump_ast, &test_count, &has_migrate, &enums](const pure::CheckedModule& checked) {
     if (dump_ast) std::fputs(pure::dump_ast(checked.module).c_str(), stdout);
+    enums = pure::tools::enum_names_of(checked);
     test_count = checked.module.tests.size();
     has_migrate = checked.module.has_migrate;
   };

@@ -339,12 +339,16 @@ int main(int argc, char** argv) {
     }
     m->source = text;  // GET /v1/NAME/source
     if (!steps.files.empty()) m->place = pure::tools::place_in_files(path, steps.files);
-    steps.lowered = [&m](const pure::ir::Program& ir) {
+    pure::tools::EnumNames enums;  // the stored lists' enum columns' enums (checked comes before lowered)
+    steps.lowered = [&m, &enums](const pure::ir::Program& ir) {
       m->stored = ir.stored;
-      m->versioned.code.schema = pure::tools::schema_spec(ir);
+      m->versioned.code.schema = pure::tools::schema_spec(ir, enums);
     };
     bool has_migrate = false;  // run by a restart's --upgrade (docs/upgrades.md, "Migrations")
-    steps.checked = [&has_migrate](const pure::CheckedModule& checked) { has_migrate = checked.module.has_migrate; };
+    steps.checked = [&has_migrate, &enums](const pure::CheckedModule& checked) {
+      has_migrate = checked.module.has_migrate;
+      enums = pure::tools::enum_names_of(checked);
+    };
     const auto files = steps.files;
     m->program = pure::tools::compile_or_report(path, std::move(text), steps);
     if (!m->program) {
@@ -374,12 +378,16 @@ int main(int argc, char** argv) {
       if (!pure::tools::resolve_module(path, &text, &steps, errors)) return false;
       out->source = text;
       if (!steps.files.empty()) out->place = pure::tools::place_in_files(path, steps.files);
-      steps.lowered = [out](const pure::ir::Program& ir) {
+      pure::tools::EnumNames enums;
+      steps.lowered = [out, &enums](const pure::ir::Program& ir) {
         out->stored = ir.stored;
-        out->schema = pure::tools::schema_spec(ir);
+        out->schema = pure::tools::schema_spec(ir, enums);
       };
       bool has_migrate = false;
-      steps.checked = [&has_migrate](const pure::CheckedModule& checked) { has_migrate = checked.module.has_migrate; };
+      steps.checked = [&has_migrate, &enums](const pure::CheckedModule& checked) {
+        has_migrate = checked.module.has_migrate;
+        enums = pure::tools::enum_names_of(checked);
+      };
       const auto files = steps.files;
       std::shared_ptr<pure::vm::Program> program = pure::tools::compile_to(path, std::move(text), steps, errors);
       if (!program) return false;

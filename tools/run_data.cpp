@@ -146,6 +146,9 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   if (host::Status s = host::open_versioned(fs, data.dir, std::move(open), std::move(versioned), &opened, &versions);
       !s.ok()) {
     std::string message = s.error;
+    // A migrate block that failed may have printed why: its output is shown, before the error.
+    std::fwrite(versions.migration_output.data(), 1, versions.migration_output.size(), stdout);
+    std::fflush(stdout);
     if (message.find("the manifest records") != std::string::npos)
       message += "\n  (restore the missing files, or run with --accept-data-loss to continue from what is left)";
     return data_error(data, message);
@@ -169,6 +172,8 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
     std::fprintf(stderr, "pure-run: --data %s: upgraded to version %u at sequence %llu in %.3f s\n%s", data.dir.c_str(),
                  versions.version, static_cast<unsigned long long>(versions.version_begins), versions.upgrade_seconds,
                  versions.plan.render().c_str());
+  // What the migrate block printed, once its upgrade is durable (a replay of it prints nothing).
+  std::fwrite(versions.migration_output.data(), 1, versions.migration_output.size(), stdout);
   const uint64_t identity = versions.history.front().identity;
   const host::RecoveryReport& report = opened.report;
   if (!report.data_loss.empty())

@@ -121,7 +121,9 @@ import { figures, parseMetrics } from './figures.js';
       iface.queries.length ? iface.queries.map((fn) => callForm(fn, 'query')) : el('p', { class: 'muted', text: 'No queries.' }));
     const src = el('section', { class: 'panel wide', id: 'source' }, el('h2', { text: `Source — ${iface.module}.pure` }),
       source === null ? el('p', { class: 'muted', text: 'The source is not available.' }) : highlight(source));
-    $('#module').replaceChildren(el('div', { class: 'column' }, lists, table), el('div', { class: 'column' }, events, queries), src);
+    const upgrade = source === null ? null : upgradePanel(source);
+    $('#module').replaceChildren(el('div', { class: 'column' }, lists, table), el('div', { class: 'column' }, events, queries), src,
+      upgrade);
     if (iface.lists.length) openList(iface.lists[0].name);
   }
 
@@ -483,6 +485,66 @@ import { figures, parseMetrics } from './figures.js';
       el('button', { type: 'button', class: 'secondary', id: state.token === null ? 'token-set' : 'token-forget',
         text: state.token === null ? 'set' : 'forget',
         onclick: () => { if (state.token === null) tokenFor(scope); else { state.token = null; renderTokenState(); } } }));
+  }
+
+  // ---- upgrade: a new source's plan, then its application ----------------------------------------------
+  // PUT /v1/MODULE/source?plan=1 answers the plan and changes nothing; Apply sends the same text
+  // without plan=1 (with allow_drop=1 when the box is ticked), only after a plan of that very text
+  // was shown. An edit of the text takes the plan back: what is applied is what was planned.
+  function upgradePanel(source) {
+    const text = el('textarea', { id: 'upgrade-source', rows: 12, spellcheck: 'false', 'aria-label': 'new source' });
+    text.value = source;
+    const drop = el('input', { type: 'checkbox', id: 'upgrade-drop' });
+    const planButton = el('button', { type: 'button', id: 'upgrade-plan', text: 'Plan' });
+    const applyButton = el('button', { type: 'button', id: 'upgrade-apply', class: 'secondary', text: 'Apply', disabled: true });
+    const plan = el('pre', { id: 'upgrade-plan-text', class: 'source', hidden: true });
+    const result = el('div', { class: 'result', id: 'upgrade-result', 'aria-live': 'polite' });
+    let planned = null;  // the text whose plan is shown and allowed
+    const put = (query) => request('PUT', moduleUrl('/source' + query), text.value, { 'Content-Type': 'text/plain' });
+    const answerText = (r) => (r.json && (r.json.error || r.json.reason)) || r.text;
+    text.addEventListener('input', () => { planned = null; applyButton.disabled = true; });
+    planButton.addEventListener('click', async () => {
+      planned = null;
+      applyButton.disabled = true;
+      setResult(result, 'pending', 'planning…');
+      let r;
+      try {
+        r = await put('?plan=1' + (drop.checked ? '&allow_drop=1' : ''));
+      } catch (e) {
+        return setResult(result, 'error', `not planned: ${e.message}`);
+      }
+      const p = r.json && r.json.plan;
+      plan.hidden = !p;
+      plan.textContent = p ? p.text : '';
+      if (r.status === 200 && r.json && r.json.upgraded === false) return setResult(result, 'ok', r.json.reason);
+      if (r.status !== 200 || !p) return setResult(result, 'error', `refused (${r.status}): ${answerText(r)}`);
+      if (!r.json.allowed) return setResult(result, 'error', `not allowed: ${r.json.reason}`);
+      planned = text.value;
+      applyButton.disabled = false;
+      setResult(result, 'ok', `version ${r.json.version} → ${p.to}: review the plan, then Apply`);
+    });
+    applyButton.addEventListener('click', async () => {
+      if (planned !== text.value) return;
+      applyButton.disabled = true;
+      setResult(result, 'pending', 'applying…');
+      let r;
+      try {
+        r = await put(drop.checked ? '?allow_drop=1' : '');
+      } catch (e) {
+        return setResult(result, 'error', `no answer (the upgrade may or may not be applied): ${e.message}`);
+      }
+      planned = null;
+      if (r.status !== 200 || !r.json || !r.json.upgraded)
+        return setResult(result, 'error', `not applied (${r.status}): ${answerText(r)}`);
+      setResult(result, 'ok', `upgraded to version ${r.json.version} at sequence ${r.json.sequence} (pause ${r.json.pause_ms} ms)`);
+      const ticket = state.shown;
+      setTimeout(() => { if (ticket === state.shown) selectModule(); }, 800);  // the new version's lists, events and source
+    });
+    return el('section', { class: 'panel wide', id: 'upgrade' }, el('h2', { text: 'Upgrade' }),
+      el('p', { class: 'muted', text: 'Edit the source, ask for the plan, then apply it (docs/upgrades.md).' }),
+      text, el('div', { class: 'actions' }, planButton, applyButton,
+        el('label', {}, drop, ' allow dropping data (allow_drop=1)')),
+      plan, result);
   }
 
   // ---- source, highlighted ---------------------------------------------------------------------------

@@ -590,6 +590,69 @@ class OfflineTest(Page):
         self.assertTrue(self.result("balance", "ok")[1].startswith("→ 10.0"))
 
 
+class UpgradeTest(Page):
+    SOURCE = ("list accounts by id: int { owner: text, amount: num }\n"
+              "event open(id: int, owner: text, v: num) { accounts[id] = { owner: owner, amount: v } }\n")
+
+    def test_plan_then_apply(self):
+        """The upgrade panel: a new source's plan (PUT ?plan=1, nothing changed), Apply only after
+        a plan of that text, a plan that drops data not allowed without the box ticked, and the
+        module shown again at version 2 with every row (issue 33, item 4)."""
+        b = self.b
+        folder = tempfile.mkdtemp(prefix="pure-console-upgrade-")
+        self.addCleanup(shutil.rmtree, folder, True)
+        path = os.path.join(folder, "bank.pure")
+        with open(path, "w") as f:
+            f.write(self.SOURCE)
+        server = Server(find_binary(), [path], data=os.path.join(folder, "data"))
+        self.addCleanup(server.stop)
+        c = Conn(server.port)
+        for i in range(1, 4):
+            self.assertEqual(c.json("POST", "/v1/bank/open", {"id": i, "owner": f"o{i}", "v": 1.5})[0], 200)
+        b.get(f"http://127.0.0.1:{server.port}/")
+        b.wait("return document.querySelector('#upgrade-source')?.value === arguments[0]", self.SOURCE,
+               what="the upgrade panel with the serving source")
+        self.assertTrue(b.run("return document.querySelector('#upgrade-apply').disabled"))
+        settled = ("const r = document.querySelector('#upgrade-result'); "
+                   "return r.dataset.state && r.dataset.state !== 'pending' ? [r.dataset.state, r.textContent] : null")
+
+        def plan(source):
+            b.run("const t = document.querySelector('#upgrade-source'); t.value = arguments[0]; "
+                  "t.dispatchEvent(new Event('input')); document.querySelector('#upgrade-result').dataset.state = ''",
+                  source)
+            b.click("#upgrade-plan")
+            return b.wait(settled, what="the plan's answer")
+
+        # a dropped field: planned, not allowed, Apply stays off, nothing changed
+        state, text = plan(self.SOURCE.replace(", amount: num", "").replace(", amount: v", ""))
+        self.assertEqual(state, "error", text)
+        self.assertIn("not allowed: ", text)
+        self.assertIn("field dropped: amount", b.text("#upgrade-plan-text"))
+        self.assertTrue(b.run("return document.querySelector('#upgrade-apply').disabled"))
+        # an added field: allowed; an edit after the plan takes it back
+        added = self.SOURCE.replace("amount: num }", "amount: num, level: int = 3 }")
+        state, text = plan(added)
+        self.assertEqual((state, text), ("ok", "version 1 → 2: review the plan, then Apply"))
+        self.assertIn("accounts: 3 rows: field added: level: int = 3", b.text("#upgrade-plan-text"))
+        self.assertFalse(b.run("return document.querySelector('#upgrade-apply').disabled"))
+        self.shot("30-upgrade-plan.png", "#upgrade")
+        b.run("const t = document.querySelector('#upgrade-source'); t.value += ' '; t.dispatchEvent(new Event('input'))")
+        self.assertTrue(b.run("return document.querySelector('#upgrade-apply').disabled"))
+        self.assertEqual(c.json("GET", "/v1/bank")[1]["version"], 1, "a plan changes nothing")
+        state, text = plan(added)
+        b.run("document.querySelector('#upgrade-result').dataset.state = ''")
+        b.click("#upgrade-apply")
+        state, text = b.wait(settled, what="the upgrade's answer")
+        self.assertEqual(state, "ok", text)
+        self.assertRegex(text, r"^upgraded to version 2 at sequence 4 \(pause [\d.]+ ms\)$")
+        self.assertEqual(c.json("GET", "/v1/bank")[1]["version"], 2)
+        # the module is shown again: the new field in the lists table, every row there
+        b.wait("return document.querySelector('#lists tr[data-list=accounts]')?.cells[2].textContent.includes('level: int')",
+               what="the new field shown")
+        b.wait(f"return ({ROWS}).length === 3", what="every row")
+        c.close()
+
+
 class FiguresTest(Page):
     # pure-serve's event latency buckets (serve/api.h, Latency::kBoundsUs), in seconds
     BOUNDS = ["5e-05", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25",

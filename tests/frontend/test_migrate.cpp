@@ -54,6 +54,71 @@ TEST_CASE("migrate: a block that converts a field's type and splits a text check
   CHECK(m.checked.module.has_migrate);
 }
 
+TEST_CASE("migrate: what the block reads of the old lists is recorded (an upgrade does not count it lost)") {
+  // id and owner are read through a row of old.accounts, amount never is; old.notes
+  // is named (its count) but no field of its rows is read; a new row's `first` is not an old read.
+  Migrated m(migrating(R"(  for a in old.accounts {
+    accounts[a.id] = { first: a.owner, last: "", amount: 0.0 }
+  }
+  for b in accounts { let f = b.first }
+  let n = old.notes.count())"),
+             true);
+  CHECK(m.errors() == "");
+  CHECK(m.checked.module.migrate_reads == std::vector<std::string>{"accounts", "accounts.id", "accounts.owner", "notes"});
+  Migrated none(migrating("  let n = accounts.count()"), true);
+  CHECK(none.errors() == "");
+  CHECK(none.checked.module.migrate_reads.empty());
+}
+
+// Version 1 had `enum Tier { basic, gold }` and `list members by id: int { tier: Tier }`.
+struct TierMigrated : Unit {
+  CheckedModule checked;
+  std::vector<OldList> old;
+  explicit TierMigrated(const std::string& text) : Unit(text) {
+    OldList members;
+    members.name = "members";
+    members.key_count = 1;
+    members.cols = {{"id", "int"}, {"tier", "Tier"}};
+    members.members = {{}, {"basic", "gold"}};
+    old = {members};
+    checked = compile_frontend(*source, *diags, -1, &old);
+  }
+};
+
+TEST_CASE("migrate: an old enum column reads as its member: the module's enum when it only grew") {
+  TierMigrated m(R"(enum Tier { basic, gold, platinum }
+list members by id: int { tier: Tier, rank: int }
+migrate {
+  for o in old.members { members[o.id] = { tier: o.tier, rank: if o.tier == Tier.gold { 2 } else { 1 } } }
+}
+)");
+  CHECK(m.errors() == "");
+  TierMigrated wrong(R"(enum Tier { basic, gold }
+list members by id: int { tier: Tier }
+migrate {
+  for o in old.members { let n: int = o.tier }
+}
+)");
+  CHECK(wrong.errors().find("'n' is declared as int but the value is Tier") != std::string::npos);
+}
+
+TEST_CASE("migrate: an old enum whose members moved reads as old.NAME, its members as they were") {
+  TierMigrated m(R"(enum Tier { gold, silver, basic }
+list members by id: int { tier: Tier }
+migrate {
+  for o in old.members { members[o.id] = { tier: if o.tier == old.Tier.gold { Tier.gold } else { Tier.basic } } }
+}
+)");
+  CHECK(m.errors() == "");
+  TierMigrated mixed(R"(enum Tier { gold, silver, basic }
+list members by id: int { tier: Tier }
+migrate {
+  for o in old.members { members[o.id] = { tier: o.tier } }
+}
+)");
+  CHECK(mixed.errors().find("old.Tier") != std::string::npos);
+}
+
 TEST_CASE("migrate: an old field that does not exist is a located error") {
   Migrated m(migrating("  for a in old.accounts { accounts[a.id] = { first: a.ownr, last: \"\", amount: 1.0 } }"), true);
   CHECK(m.errors() == "t.pure:4:54: error: '{id: int, owner: text, amount: int}' has no field 'ownr'\n"

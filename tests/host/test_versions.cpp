@@ -101,7 +101,7 @@ Status compile(uint32_t, const std::string& source, VersionCode* out) {
     bool fails = source == "three fails";
     out->migration = [fails](const SchemaSpec& from, Migration* m) -> Status {
       CHECK(from.size() == 2);
-      m->run = [fails](rt::Store& both, uint64_t) -> std::string { return fails ? "the block says no" : migrate_v3(both); };
+      m->run = [fails](rt::Store& both, uint64_t, std::string*) -> std::string { return fails ? "the block says no" : migrate_v3(both); };
       return {};
     };
   } else if (source == "one") {
@@ -261,6 +261,16 @@ TEST_CASE("plans: added, renamed, dropped, refused") {
   CHECK(down.render().find("field dropped: amount") != std::string::npos);
   CHECK(down.render().find("journal: list dropped (0 rows lost)") != std::string::npos);
   CHECK(down.render().find("needs --allow-drop") != std::string::npos);
+  // The same drops, read by a migrate block: migrated, not lost; what it does not read stays a drop.
+  std::vector<std::string> reads = {"accounts", "accounts.amount", "journal"};
+  UpgradePlan consumed = plan_upgrade(schema_v2(), schema_v1(), nullptr, true, &reads);
+  CHECK(consumed.render().find("field migrated: amount (read by the migrate block, then not kept)") != std::string::npos);
+  CHECK(consumed.render().find("journal: list migrated: read by the migrate block as old.journal (0 rows), then not kept") !=
+        std::string::npos);
+  CHECK(consumed.render().find("field dropped: level") != std::string::npos);  // not read: still lost
+  CHECK(consumed.drops);
+  reads = {"journal"};
+  CHECK(plan_upgrade(schema_v2(), schema_v1(), nullptr, true, &reads).drops);
 
   SchemaSpec retyped = schema_v1();
   retyped[0].cols[1].type = rt::ColType::Num;

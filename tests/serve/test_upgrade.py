@@ -236,6 +236,7 @@ class Upgrade(unittest.TestCase):
                     "query rows() -> int { return accounts.count() }\n"
                     "migrate {\n"
                     "  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: int(a.amount * 100.0) } }\n"
+                    "  let had = old.accounts.count()\n  print(\"converted {had} accounts\")\n"
                     "}\n")
         expected = [{"id": i, "owner": f"o{i}", "amount": int(i * 150)} for i in range(1, 6)]
         for flags in (["--upgrade"], []):
@@ -247,6 +248,9 @@ class Upgrade(unittest.TestCase):
                 c.close()
             finally:
                 self.assertEqual(server.stop(), 0)
+            # What the block printed is in the server log, once: at the upgrade, not at its replay.
+            printed = [(e["module"], e["version"], e["applied"], e["printed"]) for e in server.log("migrate_printed")]
+            self.assertEqual(printed, [("bank", 2, True, "converted 5 accounts\n")] if flags else [], server.lines)
 
     def test_hot_migrate_block_converts_every_row_and_replays(self):
         # PUT /v1/bank/source with a migrate block: amount num -> int (in cents), every row kept,
@@ -256,6 +260,7 @@ class Upgrade(unittest.TestCase):
                     "event open(id: int, owner: text, v: num) { accounts[id] = { owner: owner, amount: int(v * 100.0) } }\n"
                     "migrate {\n"
                     "  for a in old.accounts { accounts[a.id] = { owner: a.owner, amount: int(a.amount * 100.0) } }\n"
+                    "  print(\"hot: {accounts.count()} accounts\")\n"
                     "}\n")
         expected = [{"id": i, "owner": f"o{i}", "amount": int(i * 150)} for i in range(1, 7)]
         try:
@@ -271,6 +276,8 @@ class Upgrade(unittest.TestCase):
             c.close()
         finally:
             self.assertEqual(server.stop(), 0)
+        printed = [(e["module"], e["version"], e["applied"], e["printed"]) for e in server.log("migrate_printed")]
+        self.assertEqual(printed, [("bank", 2, True, "hot: 5 accounts\n")], server.lines)
         with open(self.path, "w") as f:
             f.write(migrated)
         server = Server(find_binary(), [self.path], data=self.data)
@@ -280,6 +287,7 @@ class Upgrade(unittest.TestCase):
             c.close()
         finally:
             self.assertEqual(server.stop(), 0)
+        self.assertEqual(server.log("migrate_printed"), [], server.lines)  # the replay prints nothing
 
     def test_upgrade_under_load_loses_and_duplicates_nothing(self):
         server = Server(find_binary(), [self.path], data=self.data)

@@ -88,6 +88,9 @@ class Migrate(unittest.TestCase):
         self.v2 = os.path.join(self.tmp, "v2", "bank.pure")
         with open(self.v1, "w") as f:
             f.write(V1)
+        self.setUp_data()
+
+    def setUp_data(self):
         code, out, err = pure(self.data, self.v1, str(ROWS))
         self.assertEqual((code, out), (0, f"{ROWS} accounts\n"), err)
 
@@ -127,6 +130,78 @@ class Migrate(unittest.TestCase):
         self.assertTrue(any(n.startswith("checkpoint-") for n in os.listdir(self.data)), os.listdir(self.data))
         code, out, err = pure(self.data, self.v2)
         self.assertEqual((code, out), (0, expected_v2(ROWS)), err)
+
+    def test_what_the_block_prints_goes_to_stdout_once(self):
+        # At the upgrade, before main's output; a replay of the block (a restart) prints nothing.
+        self.write_v2('let had = old.accounts.count()\n  print("migrated {accounts.count()} of {had}")')
+        code, out, err = pure(self.data, self.v2, flags=["--upgrade"])
+        self.assertEqual((code, out), (0, f"migrated {ROWS} of {ROWS}\n" + expected_v2(ROWS)), err)
+        code, out, err = pure(self.data, self.v2)
+        self.assertEqual((code, out), (0, expected_v2(ROWS)), err)
+        # A block that fails shows what it printed before the failure, and nothing is changed.
+        shutil.rmtree(self.data)
+        self.setUp_data()
+        self.write_v2('let had = old.accounts.count()\n  print("checking {had}")\n  fail "not now"')
+        before = snapshot(self.data)
+        code, out, err = pure(self.data, self.v2, flags=["--upgrade"])
+        self.assertEqual((code, out), (4, f"checking {ROWS}\n"), err)
+        self.assertIn("its migrate block failed: ", err)
+        self.assert_unchanged(before)
+
+    def test_what_the_block_reads_is_migrated_not_dropped(self):
+        # owner and the list tags are gone from version 2, but the block reads them: the plan says
+        # "migrated" and needs no --allow-drop; amount is dropped unread: that still needs consent.
+        reads = ("list accounts by id: int { first: text, amount: int }\n"
+                 "list labels seq { label: text }\n"
+                 "migrate {\n"
+                 "  for a in old.accounts { accounts[a.id] = { first: a.owner.split(\" \")[0], amount: a.amount } }\n"
+                 "  for t in old.tags { labels.push({ label: t.tag }) }\n"
+                 "}\n"
+                 "fn main() { print(\"{accounts.count()} {accounts[3].first} {accounts[3].amount} {labels.count()}\") }\n")
+        with open(self.v2, "w") as f:
+            f.write(reads)
+        code, out, err = pure(self.data, self.v2, flags=["--plan"])
+        self.assertEqual(code, 0, err)
+        self.assertIn("accounts: 40 rows: field added: first: text = \"\"; "
+                      "field migrated: owner (read by the migrate block, then not kept)", err)
+        self.assertIn("tags: list migrated: read by the migrate block as old.tags (40 rows), then not kept", err)
+        self.assertNotIn("--allow-drop", err)
+        unread = reads.replace("first: text, amount: int", "first: text").replace(", amount: a.amount", "")
+        unread = unread.replace(" {accounts[3].amount}", "")
+        with open(self.v2, "w") as f:
+            f.write(unread)
+        code, out, err = pure(self.data, self.v2, flags=["--upgrade"])
+        self.assertEqual(code, 4, err)
+        self.assertIn("field dropped: amount (its values in 40 rows are lost)", err)
+        self.assertIn("the upgrade to version 2 loses data, and --allow-drop was not given", err)
+        with open(self.v2, "w") as f:
+            f.write(reads)
+        code, out, err = pure(self.data, self.v2, flags=["--upgrade"])
+        self.assertEqual((code, out), (0, "40 first3 9 40\n"), err)
+
+    def test_an_old_enum_column_reads_as_its_member(self):
+        # Version 1 stores an enum; version 2 reorders its members (a migrate block is needed) and
+        # the block reads each old value as old.Tier's member, not as its position.
+        data = os.path.join(self.tmp, "club.d")
+        v1 = os.path.join(self.tmp, "v1", "club.pure")
+        v2 = os.path.join(self.tmp, "v2", "club.pure")
+        with open(v1, "w") as f:
+            f.write("enum Tier { basic, gold }\nlist members by id: int { tier: Tier }\n"
+                    "event enrol(id: int, tier: Tier) { members[id] = { tier: tier } }\n"
+                    "fn main() {\n  let a = enrol(1, Tier.basic)\n  let b = enrol(2, Tier.gold)\n}\n")
+        code, out, err = pure(data, v1)
+        self.assertEqual(code, 0, err)
+        with open(v2, "w") as f:
+            f.write("enum Tier { gold, silver, basic }\nlist members by id: int { tier: Tier, was_gold: bool }\n"
+                    "migrate {\n  for o in old.members {\n"
+                    "    members[o.id] = { tier: if o.tier == old.Tier.gold { Tier.gold } else { Tier.basic }, "
+                    "was_gold: o.tier == old.Tier.gold }\n  }\n}\n"
+                    "fn main() { for m in members { print(\"{m.id} {m.tier} {m.was_gold}\") } }\n")
+        code, out, err = pure(data, v2, flags=["--upgrade"])
+        self.assertEqual((code, out), (0, "1 basic false\n2 gold true\n"), err)
+        for jit in ("0", "1"):  # the replay runs the block again
+            code, out, err = pure(data, v2, env={"PURE_JIT": jit})
+            self.assertEqual((code, out), (0, "1 basic false\n2 gold true\n"), f"PURE_JIT={jit}: {err}")
 
     def test_failing_block_rolls_back(self):
         self.write_v2('if accounts.count() > 0 { fail "the totals do not match" }')
