@@ -91,11 +91,16 @@ TEST_CASE("a torn, damaged or foreign checkpoint is never installed: the directo
   std::string flipped = good;
   flipped[flipped.size() / 2] ^= 0x10;
   uint64_t through = 0;
+  REQUIRE(fs.make_dir("/empty").ok());
   for (const std::string& bad : {good.substr(0, good.size() / 2), good.substr(0, good.size() - 1), flipped}) {
-    Status s = install_checkpoint(fs, "/dst", kModule, schemas(), bad, &through);
-    REQUIRE_FALSE(s.ok());
-    CHECK(s.error.find("not installed") != std::string::npos);
+    for (const char* dir : {"/dst", "/empty"}) {
+      Status s = install_checkpoint(fs, dir, kModule, schemas(), bad, &through);
+      REQUIRE_FALSE(s.ok());
+      CHECK_MESSAGE(s.error.find("the received checkpoint is damaged or not this module's, not installed") !=
+                        std::string::npos, s.error);
+    }
     CHECK(names(fs, "/dst") == before);
+    CHECK(names(fs, "/empty").empty());
   }
   Status s = install_checkpoint(fs, "/dst", kModule + 1, schemas(), good, &through);
   CHECK_FALSE(s.ok());
