@@ -70,7 +70,7 @@ def load(port_of, terminals, seconds, first_client, acked=None):
                 n += 1
                 count[t] += 1
                 if acked is not None:
-                    acked(json.loads(data)["seq"])
+                    acked(json.loads(data)["seq"], conn.sock.getpeername()[1])
             else:
                 conn.close()
                 conn = None
@@ -177,10 +177,10 @@ def main():
             old = tc.leader(cluster.nodes)
             killed = [None]
 
-            def acked(seq):
+            def acked(seq, port):  # the first event another node acknowledges after the kill
                 with lock:
                     now = time.monotonic()
-                    if killed[0] is not None and last["by"] is None and seq > last["seq"]:
+                    if killed[0] is not None and last["by"] is None and port != old.port and seq > last["seq"]:
                         last["by"] = now - killed[0]
                     last["seq"] = max(last["seq"], seq)
 
@@ -191,7 +191,6 @@ def main():
             time.sleep(1.0)
             with lock:
                 killed[0] = time.monotonic()
-                last["seq"] = last["seq"]
             old.kill()
             t.join()
             if last["by"] is not None:
