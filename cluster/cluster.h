@@ -28,6 +28,17 @@ struct ClusterOptions {
   uint64_t lease_ms = 3000;          // a lease not renewed for this long has lapsed (renewed every third of it)
 };
 
+// Checkpoint transfer (docs/cluster.md, "Checkpoints and trimming"): a checkpoint is published in
+// chunks of this many bytes (under NATS's default 1 MiB message limit); one larger than
+// kClusterCheckpointMaxBytes is not published (a new node then reads the stream). The leader keeps
+// the newest kClusterCheckpointsKept published checkpoints and trims the stream below the oldest
+// of them, so a node installing the newest still finds the stream after it when one more is
+// published meanwhile. A node installs a checkpoint in at most kClusterFetchTries attempts.
+inline constexpr size_t kClusterCheckpointChunk = 256 * 1024;
+inline constexpr uint64_t kClusterCheckpointMaxBytes = 1ull << 30;
+inline constexpr size_t kClusterCheckpointsKept = 2;
+inline constexpr int kClusterFetchTries = 5;
+
 // Parses --cluster: nats://HOST:PORT[,nats://HOST:PORT...]. "" or why the text is not that.
 std::string parse_servers(std::string_view text, std::vector<std::string>* out);
 
@@ -47,6 +58,9 @@ struct ReplicaStatus {
   uint64_t failovers = 0;      // leases this node has taken
   uint64_t rejoins = 0;        // times this node stopped leading and came back as a follower (no restart)
   uint64_t read_from = 0;      // the stream message this node's consumer started at (the first its log lacked; 0: none yet)
+  uint64_t installed = 0;      // the sequence of the last checkpoint fetched from the cluster (0: none)
+  uint64_t published = 0;      // checkpoints this node published (as leader)
+  uint64_t trimmed_below = 0;  // the stream message this node last trimmed the stream below (0: never)
   std::string leader;          // the lease holder's node name ("": none known)
   std::string leader_url;      // its advertised HTTP base URL
   std::string failure;         // Stopped: why
@@ -72,6 +86,18 @@ class Replica {
   // Nothing when this node does not hold the lease (the compare-and-set fails). "released" or why
   // not, for the log.
   virtual std::string release() = 0;
+  // After each checkpoint this node wrote (on the checkpoint thread; path: the file, through: its
+  // sequence): a leader publishes it to the module's checkpoint stream in chunks, then keeps the
+  // newest kClusterCheckpointsKept published checkpoints and trims the event stream below
+  // the first message the oldest of them does not hold (docs/cluster.md, "Checkpoints and
+  // trimming"). A follower does nothing. "" (done, or nothing to do) or why not, for the log.
+  virtual std::string publish_checkpoint(const std::string& path, uint64_t through) = 0;
+  // Before start(): whether this node, whose log ends at local_last, must (or should) install the
+  // newest published checkpoint instead of reading the stream: when its directory is empty and a
+  // checkpoint is published, or when the stream no longer holds event local_last + 1 (trimmed). Then
+  // *bytes is the checkpoint file, whole and its checksum checked, and *through its sequence; else
+  // *through is 0. Failure: NATS did not answer, or no whole checkpoint could be read.
+  virtual base::Status fetch_checkpoint(uint64_t local_last, std::string* bytes, uint64_t* through) = 0;
   virtual ReplicaStatus status() const = 0;
   virtual bool leader() const = 0;
 };

@@ -14,6 +14,8 @@
 #include "base/assert.h"
 #include "base/limits.h"
 #include "cluster/cluster.h"
+#include "host/crc32c.h"
+#include "host/file_io.h"
 
 namespace pure::cluster {
 
@@ -111,6 +113,8 @@ class ReplicaImpl : public Replica {
         stream_("PURE_" + module_),
         subject_("pure." + module_ + ".log"),
         bucket_("PURE_LEASE_" + module_),
+        ckpt_stream_("PURE_CKPT_" + module_),
+        ckpt_subject_("pure." + module_ + ".ckpt"),
         lease_value_(options_.node + " " + options_.advertise) {}
 
   ~ReplicaImpl() override {
@@ -219,6 +223,79 @@ class ReplicaImpl : public Replica {
     return "released";
   }
 
+
+  std::string publish_checkpoint(const std::string& path, uint64_t through) override {
+    if (role_.load(std::memory_order_acquire) != Role::Leader || now_ns() >= lease_deadline_ns_.load()) return "";
+    std::string bytes;
+    if (Status st = host::read_file(host::posix_file_system(), path, &bytes); !st.ok())
+      return "cannot read checkpoint " + std::to_string(through) + ": " + st.error;
+    if (bytes.size() > kClusterCheckpointMaxBytes)
+      return "checkpoint " + std::to_string(through) + " has " + std::to_string(bytes.size()) +
+             " bytes, more than a published checkpoint may have (" + std::to_string(kClusterCheckpointMaxBytes) +
+             "): not published; new nodes read the stream";
+    const uint64_t chunks = std::max<uint64_t>(1, (bytes.size() + kClusterCheckpointChunk - 1) / kClusterCheckpointChunk);
+    const std::string crc = std::to_string(host::crc32c(0, bytes.data(), bytes.size()));
+    jsStreamInfo* si = nullptr;
+    if (natsStatus s = js_GetStreamInfo(&si, js_, ckpt_stream_.c_str(), nullptr, nullptr); s != NATS_OK)
+      return "checkpoint " + std::to_string(through) + " not published: " + nats_error(s);
+    uint64_t expected = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    // Each chunk names the message it follows: two publishers (a deposed leader and its successor)
+    // cannot interleave chunks; a run cut short is skipped by readers (it has no last chunk).
+    for (uint64_t i = 0; i < chunks; ++i) {
+      const size_t at = i * kClusterCheckpointChunk;
+      const size_t n = std::min(kClusterCheckpointChunk, bytes.size() - at);
+      natsMsg* msg = nullptr;
+      natsStatus s = natsMsg_Create(&msg, ckpt_subject_.c_str(), nullptr, bytes.data() + at, static_cast<int>(n));
+      auto header = [&](const char* name, const std::string& value) {
+        if (s == NATS_OK) s = natsMsgHeader_Set(msg, name, value.c_str());
+      };
+      header("Nats-Expected-Last-Sequence", std::to_string(expected));
+      header("Pure-Module", hex(identity_));
+      header("Pure-Through", std::to_string(through));
+      header("Pure-Chunk", std::to_string(i));
+      header("Pure-Chunks", std::to_string(chunks));
+      header("Pure-Bytes", std::to_string(bytes.size()));
+      header("Pure-Crc32c", crc);
+      jsPubAck* ack = nullptr;
+      jsErrCode code = static_cast<jsErrCode>(0);
+      if (s == NATS_OK) s = js_PublishMsg(&ack, js_, msg, nullptr, &code);
+      natsMsg_Destroy(msg);
+      if (s != NATS_OK)
+        return "checkpoint " + std::to_string(through) + " not published (chunk " + std::to_string(i) + " of " +
+               std::to_string(chunks) + "): " + nats_error(s, code);
+      expected = ack->Sequence;
+      jsPubAck_Destroy(ack);
+    }
+    ++published_;
+    return trim();
+  }
+
+  Status fetch_checkpoint(uint64_t local_last, std::string* bytes, uint64_t* through) override {
+    *through = 0;
+    std::string last_error = "NATS did not answer";
+    for (int attempt = 0; attempt < kClusterFetchTries; ++attempt) {
+      if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::vector<Published> newest;
+      if (!published_checkpoints(1, &newest)) continue;
+      if (newest.empty() || newest[0].through <= local_last) return Status::success();  // none newer than the log
+      if (local_last != 0) {  // a node with a log reads the stream after it while the stream holds it
+        bool holds = false;
+        if (!stream_holds(local_last + 1, &holds)) continue;
+        if (holds) return Status::success();
+      }
+      if (std::string e = read_checkpoint_chunks(newest[0], bytes); !e.empty()) {
+        last_error = e;  // trimmed or replaced meanwhile: look again
+        continue;
+      }
+      *through = newest[0].through;
+      installed_ = *through;
+      return Status::success();
+    }
+    return Status::failure("no whole checkpoint could be read from " + ckpt_stream_ + " in " +
+                           std::to_string(kClusterFetchTries) + " tries: " + last_error);
+  }
+
   bool leader() const override { return role_.load(std::memory_order_acquire) == Role::Leader; }
 
   ReplicaStatus status() const override {
@@ -234,6 +311,9 @@ class ReplicaImpl : public Replica {
     s.failovers = failovers_.load();
     s.rejoins = rejoins_.load();
     s.read_from = read_from_.load();
+    s.installed = installed_.load();
+    s.published = published_.load();
+    s.trimmed_below = trimmed_below_.load();
     std::lock_guard<std::mutex> lock(mu_);
     s.leader = leader_;
     s.leader_url = leader_url_;
@@ -336,6 +416,17 @@ class ReplicaImpl : public Replica {
     if (s != NATS_OK) {  // it exists (with another configuration): use it as it is
       natsStatus g = js_GetStreamInfo(&si, js_, stream_.c_str(), nullptr, nullptr);
       if (g != NATS_OK) return "cannot make the stream " + stream_ + ": " + nats_error(s, code);
+    }
+    jsStreamInfo_Destroy(si);
+    // The checkpoint stream: each published checkpoint is a run of chunk messages (docs/cluster.md).
+    const char* ckpt_subjects[1] = {ckpt_subject_.c_str()};
+    sc.Name = ckpt_stream_.c_str();
+    sc.Subjects = ckpt_subjects;
+    si = nullptr;
+    s = js_AddStream(&si, js_, &sc, nullptr, &code);
+    if (s != NATS_OK) {
+      natsStatus g = js_GetStreamInfo(&si, js_, ckpt_stream_.c_str(), nullptr, nullptr);
+      if (g != NATS_OK) return "cannot make the stream " + ckpt_stream_ + ": " + nats_error(s, code);
     }
     jsStreamInfo_Destroy(si);
     if (!kv_) {
@@ -449,9 +540,15 @@ class ReplicaImpl : public Replica {
         return fatal("stream message " + std::to_string(stream_seq) + ": " + e);
       if (r.sequence > stream_events_) stream_events_ = r.sequence;
       if (r.sequence <= submitted_) continue;  // already in this node's log
-      if (r.sequence != submitted_ + 1)
+      if (r.sequence != submitted_ + 1) {
+        bool holds = true;
+        if (r.sequence > submitted_ + 1 && stream_holds(submitted_ + 1, &holds) && !holds)
+          return stop_for("behind the stream: it was trimmed past event " + std::to_string(submitted_ + 1) +
+                              " (a node this far behind installs a published checkpoint)",
+                          true);
         return fatal("stream message " + std::to_string(stream_seq) + " holds event " + std::to_string(r.sequence) +
                      " where event " + std::to_string(submitted_ + 1) + " was next");
+      }
       std::vector<vm::Value> args;
       if (Status st = host::decode_values(r.args, &args); !st.ok())
         return fatal("event " + std::to_string(r.sequence) + " from the stream: " + st.error);
@@ -592,6 +689,133 @@ class ReplicaImpl : public Replica {
     return true;
   }
 
+
+  // One published checkpoint: the stream messages first..last of the checkpoint stream.
+  struct Published {
+    uint64_t first = 0, last = 0, through = 0, bytes = 0, crc = 0;
+  };
+
+  static bool header_u64(natsMsg* msg, const char* name, uint64_t* out) {
+    const char* v = nullptr;
+    if (natsMsgHeader_Get(msg, name, &v) != NATS_OK || !v || !*v) return false;
+    char* end = nullptr;
+    *out = std::strtoull(v, &end, 10);
+    return *end == '\0';
+  }
+
+  // Reads a chunk's headers: false when it is not one of this module's chunks.
+  bool chunk_headers(natsMsg* msg, uint64_t* through, uint64_t* chunk, uint64_t* chunks, uint64_t* bytes, uint64_t* crc) {
+    const char* module = nullptr;
+    if (natsMsgHeader_Get(msg, "Pure-Module", &module) != NATS_OK || !module || hex(identity_) != module) return false;
+    return header_u64(msg, "Pure-Through", through) && header_u64(msg, "Pure-Chunk", chunk) &&
+           header_u64(msg, "Pure-Chunks", chunks) && header_u64(msg, "Pure-Bytes", bytes) &&
+           header_u64(msg, "Pure-Crc32c", crc) && *chunks > 0 && *chunk < *chunks;
+  }
+
+  // The newest complete checkpoints of the checkpoint stream, newest first, at most want: walks
+  // back from its last message by the chunks' headers (a run without its last chunk, cut short by
+  // a leader's end, is skipped). false: NATS did not answer.
+  bool published_checkpoints(size_t want, std::vector<Published>* out) {
+    out->clear();
+    jsStreamInfo* si = nullptr;
+    if (js_GetStreamInfo(&si, js_, ckpt_stream_.c_str(), nullptr, nullptr) != NATS_OK) return false;
+    const uint64_t first = std::max<uint64_t>(si->State.FirstSeq, 1);
+    uint64_t at = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    while (at >= first && at != 0 && out->size() < want) {
+      natsMsg* msg = nullptr;
+      jsErrCode code = static_cast<jsErrCode>(0);
+      if (js_GetMsg(&msg, js_, ckpt_stream_.c_str(), at, nullptr, &code) != NATS_OK) return false;
+      uint64_t through = 0, chunk = 0, chunks = 0, bytes = 0, crc = 0;
+      bool ok = chunk_headers(msg, &through, &chunk, &chunks, &bytes, &crc);
+      natsMsg_Destroy(msg);
+      if (!ok) {
+        --at;
+        continue;
+      }
+      const uint64_t start = at >= chunk ? at - chunk : 0;  // this run's first chunk
+      if (chunk + 1 == chunks && start >= first) out->push_back(Published{start, at, through, bytes, crc});
+      if (start == 0) break;
+      at = start - 1;
+    }
+    return true;
+  }
+
+  // The chunks of one published checkpoint, each checked to be its run's next, then the whole
+  // file's size and crc32c: "" or what is wrong (trimmed meanwhile, or damaged).
+  std::string read_checkpoint_chunks(const Published& p, std::string* out) {
+    out->clear();
+    if (p.bytes > kClusterCheckpointMaxBytes) return "a published checkpoint larger than the limit";
+    out->reserve(p.bytes);
+    for (uint64_t at = p.first; at <= p.last; ++at) {
+      natsMsg* msg = nullptr;
+      jsErrCode code = static_cast<jsErrCode>(0);
+      if (natsStatus s = js_GetMsg(&msg, js_, ckpt_stream_.c_str(), at, nullptr, &code); s != NATS_OK)
+        return "checkpoint message " + std::to_string(at) + ": " + nats_error(s, code);
+      uint64_t through = 0, chunk = 0, chunks = 0, bytes = 0, crc = 0;
+      bool ok = chunk_headers(msg, &through, &chunk, &chunks, &bytes, &crc) && through == p.through &&
+                chunk == at - p.first && chunks == p.last - p.first + 1 && bytes == p.bytes && crc == p.crc &&
+                out->size() + static_cast<uint64_t>(natsMsg_GetDataLength(msg)) <= p.bytes;
+      if (ok) out->append(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+      natsMsg_Destroy(msg);
+      if (!ok) return "checkpoint message " + std::to_string(at) + " is not chunk " + std::to_string(at - p.first) +
+                      " of checkpoint " + std::to_string(p.through);
+    }
+    if (out->size() != p.bytes || host::crc32c(0, out->data(), out->size()) != p.crc)
+      return "checkpoint " + std::to_string(p.through) + ": size or crc32c mismatch (a damaged transfer)";
+    return "";
+  }
+
+  // Whether the event stream still holds event `event` (its first message's first record is at or
+  // before it). false: NATS did not answer.
+  bool stream_holds(uint64_t event, bool* holds) {
+    jsStreamInfo* si = nullptr;
+    if (js_GetStreamInfo(&si, js_, stream_.c_str(), nullptr, nullptr) != NATS_OK) return false;
+    const uint64_t first = si->State.FirstSeq, last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    if (last == 0 || first > last) {  // empty: holds nothing (never trimmed empty: it holds what follows)
+      *holds = last == 0;  // a stream never published to holds every event to come
+      return true;
+    }
+    natsMsg* msg = nullptr;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    if (js_GetMsg(&msg, js_, stream_.c_str(), first, nullptr, &code) != NATS_OK) return false;
+    std::string_view data(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+    host::ShippedRecord r;
+    size_t offset = 0;
+    std::string e = host::read_shipped_record(data, &offset, &r);
+    natsMsg_Destroy(msg);
+    *holds = e.empty() && r.sequence <= event;
+    return e.empty();
+  }
+
+  bool purge_below(const std::string& stream, uint64_t sequence) {
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.Stream.Purge.Sequence = sequence;
+    jsErrCode code = static_cast<jsErrCode>(0);
+    return js_PurgeStream(js_, stream.c_str(), &o, &code) == NATS_OK;
+  }
+
+  // After a checkpoint was published: keeps the newest kClusterCheckpointsKept, and trims the
+  // event stream below the first message holding an event after the oldest kept (never its last
+  // message: the stream's last sequence is what the next leader publishes after).
+  std::string trim() {
+    std::vector<Published> kept;
+    if (!published_checkpoints(kClusterCheckpointsKept, &kept)) return "not trimmed: NATS did not answer";
+    if (kept.size() < kClusterCheckpointsKept) return "";
+    const Published& oldest = kept.back();
+    if (!purge_below(ckpt_stream_, oldest.first)) return "the checkpoint stream was not trimmed: NATS did not answer";
+    uint64_t first = 0, last = 0;
+    if (!first_unapplied(oldest.through, &first) || !stream_last(&last)) return "not trimmed: NATS did not answer";
+    first = std::min(first, last);
+    if (first > trimmed_below_.load()) {
+      if (!purge_below(stream_, first)) return "the stream was not trimmed: NATS did not answer";
+      trimmed_below_ = first;
+    }
+    return "";
+  }
+
   bool stream_last(uint64_t* last) {
     jsStreamInfo* si = nullptr;
     if (js_GetStreamInfo(&si, js_, stream_.c_str(), nullptr, nullptr) != NATS_OK) return false;
@@ -610,7 +834,7 @@ class ReplicaImpl : public Replica {
   const std::string module_;
   const uint64_t identity_;
   const OnStop on_stop_;
-  const std::string stream_, subject_, bucket_, lease_value_;
+  const std::string stream_, subject_, bucket_, ckpt_stream_, ckpt_subject_, lease_value_;
 
   natsConnection* nc_ = nullptr;
   jsCtx* js_ = nullptr;
@@ -622,6 +846,7 @@ class ReplicaImpl : public Replica {
   mutable std::mutex mu_;  // owner_ (its change), leader_, leader_url_, failure_, and the move to Stopped
   std::string leader_, leader_url_, failure_;
   std::atomic<uint64_t> stream_events_{0}, stream_messages_{0}, failovers_{0}, rejoins_{0}, read_from_{0};
+  std::atomic<uint64_t> installed_{0}, published_{0}, trimmed_below_{0};
 
   // The replica thread's (the consumer and the lease).
   uint64_t submitted_ = 0;  // the last event sequence submitted to the owner (or in its log)

@@ -233,6 +233,15 @@ Status read_checkpoint(FileSystem& fs, const std::string& path, uint64_t module_
                        const std::vector<rt::ListSchema>& schemas, std::unique_ptr<rt::Store>* store,
                        uint64_t* through);
 
+// Makes bytes (a whole checkpoint file, as write_checkpoint writes it, made by another node of a
+// cluster: cluster/) the state of dir, whose own state (closed: no log open on it) ends before it:
+// the bytes are written to a temporary file, synced and read back whole (read_checkpoint: blocks'
+// checksums, footer, identity, schemas) before it takes its final name, so a torn or damaged
+// transfer is never installed; then the manifest names it, and the directory's older segments and
+// checkpoints are deleted (the log goes on after the checkpoint). *through: its sequence.
+Status install_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_identity,
+                          const std::vector<rt::ListSchema>& schemas, std::string_view bytes, uint64_t* through);
+
 // ---- The data directory itself (host/data_dir.cpp) ----
 
 // A module served from DATA keeps its state in DATA/NAME. "" when name may be such a NAME: a plain

@@ -710,7 +710,9 @@ Response Api::health() const {
     append_json_string(cluster, cluster::role_name(s.role));
     cluster += ",\"applied\":" + std::to_string(s.applied) + ",\"stream_events\":" + std::to_string(s.stream_events) +
                ",\"lag\":" + std::to_string(s.lag) + ",\"rejoins\":" + std::to_string(s.rejoins) +
-               ",\"read_from\":" + std::to_string(s.read_from) + ",\"leader\":";
+               ",\"read_from\":" + std::to_string(s.read_from) + ",\"installed\":" + std::to_string(s.installed) +
+               ",\"published\":" + std::to_string(s.published) + ",\"trimmed_below\":" + std::to_string(s.trimmed_below) +
+               ",\"leader\":";
     append_json_string(cluster, s.leader);
     cluster += ",\"leader_url\":";
     append_json_string(cluster, s.leader_url);

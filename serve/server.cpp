@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "base/assert.h"
+#include "host/log_format.h"
 #include "serve/api.h"
 #include "serve/http.h"
 #include "serve/server_log.h"
@@ -84,7 +85,19 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
                                      {"bytes_read", as_json_int(static_cast<int64_t>(p.bytes_read))},
                                      {"bytes_total", as_json_int(static_cast<int64_t>(p.bytes_total))}});
     };
-    o.on_checkpoint = [name](const std::string& error, const host::CheckpointInfo& info, uint64_t sequence) {
+    o.on_checkpoint = [name, mp, dir = module.dir](const std::string& error, const host::CheckpointInfo& info,
+                                                   uint64_t sequence) {
+#ifdef PURE_HAVE_CLUSTER
+      // --cluster: a leader publishes each checkpoint it writes, then trims the stream behind the
+      // published ones (docs/cluster.md, "Checkpoints and trimming"); on the checkpoint thread.
+      if (error.empty() && mp->replica) {
+        std::string why = mp->replica->publish_checkpoint(dir + "/" + host::checkpoint_name(sequence), sequence);
+        if (!why.empty())
+          server_log("cluster_checkpoint_failed", {{"module", as_json_string(name)},
+                                                   {"sequence", as_json_int(static_cast<int64_t>(sequence))},
+                                                   {"reason", as_json_string(why)}});
+      }
+#endif
       if (error.empty())
         server_log("checkpoint", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
                                 {"bytes", as_json_int(static_cast<int64_t>(info.bytes))},
@@ -97,6 +110,51 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
     };
     o.versions = &module.versioned;  // each logged event replays with its own version's code
     return o;
+  };
+  // --cluster: a new or wiped node, or one behind a trimmed stream, installs the newest published
+  // checkpoint (cluster::Replica::fetch_checkpoint) instead of reading the stream from its start:
+  // the log just opened is closed, the checkpoint installed (host::install_checkpoint: checked
+  // whole before it is named), and the directory opened again. A failed fetch or install leaves
+  // the directory as it was (the replica then reads the stream, or stops and tries again).
+  auto catch_up = [&](Module& module, std::unique_ptr<rt::Store>* store, std::unique_ptr<host::DurableLog>* event_log,
+                      uint64_t identity) -> host::Status {
+#ifdef PURE_HAVE_CLUSTER
+    auto started = std::chrono::steady_clock::now();
+    const uint64_t last = (*event_log)->recovery().last_sequence;
+    std::string bytes;
+    uint64_t through = 0;
+    if (host::Status f = module.replica->fetch_checkpoint(last, &bytes, &through); !f.ok() || through == 0) {
+      if (!f.ok())
+        server_log("cluster_checkpoint_failed", {{"module", as_json_string(module.name)}, {"reason", as_json_string(f.error)}});
+      return {};
+    }
+    (void)(*event_log)->close();  // nothing was appended: recovery's state, closed to be replaced
+    event_log->reset();
+    store->reset();
+    uint64_t installed = 0;
+    host::Status s = host::install_checkpoint(host::posix_file_system(), module.dir, identity, module.program->stored,
+                                              bytes, &installed);
+    if (s.ok())
+      server_log("cluster_checkpoint_installed",
+                 {{"module", as_json_string(module.name)}, {"sequence", as_json_int(static_cast<int64_t>(installed))},
+                  {"log_was_at", as_json_int(static_cast<int64_t>(last))},
+                  {"bytes", as_json_int(static_cast<int64_t>(bytes.size()))},
+                  {"millis", as_json_int(static_cast<int64_t>(std::chrono::duration<double, std::milli>(
+                                                                 std::chrono::steady_clock::now() - started)
+                                                                 .count()))}});
+    else
+      server_log("cluster_checkpoint_failed", {{"module", as_json_string(module.name)}, {"reason", as_json_string(s.error)}});
+    host::DurableOptions o = options_for(module);
+    host::VersionedReport report;
+    o.versions_report = &report;
+    return host::open_durable(host::posix_file_system(), module.dir, *module.program, o, store, event_log);
+#else
+    (void)module, (void)store, (void)event_log, (void)identity;
+    return {};
+#endif
+  };
+  auto identity_of = [](const host::VersionedReport& report, const vm::Program& program) {
+    return report.history.empty() ? host::module_identity(program) : report.history.front().identity;
   };
   // The owner over a recovered store and its durability (wrapped by the replica with --cluster).
   auto make_owner = [&](Module& module, std::unique_ptr<rt::Store> store, std::unique_ptr<host::Durability> durability) {
@@ -139,6 +197,14 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
     if (!s.ok()) {  // the directory that just served cannot be read: nothing a rejoin can do
       server_log("cluster_stopped", {{"module", as_json_string(module.name)},
                                      {"reason", as_json_string("rejoining: cannot open the data directory again: " + s.error)}});
+      std::fprintf(stderr, "pure-serve: %s: cluster: rejoining: %s\n", module.name.c_str(), s.error.c_str());
+      if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);
+      return;
+    }
+    if (s = catch_up(module, &store, &event_log, identity_of(report, *module.program)); !s.ok()) {
+      server_log("cluster_stopped", {{"module", as_json_string(module.name)},
+                                     {"reason", as_json_string("rejoining: cannot open the data directory after "
+                                                               "installing a checkpoint: " + s.error)}});
       std::fprintf(stderr, "pure-serve: %s: cluster: rejoining: %s\n", module.name.c_str(), s.error.c_str());
       if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);
       return;
@@ -217,7 +283,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
                                       {"message", as_json_string("no manifest (a directory from before manifests, or its manifest "
                                                        "was deleted): nothing could be checked; a new one is written")}});
       m->recovery_records.store(m->recovery.records_replayed);
-      std::unique_ptr<host::Durability> durability = std::move(event_log);
+      std::unique_ptr<host::Durability> durability;
       if (options.clustered) {
         std::string error = "this pure-serve was built without libnats (libnats-dev): no --cluster";
 #ifdef PURE_HAVE_CLUSTER
@@ -241,10 +307,20 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
           m->state.store(Module::State::Failed, std::memory_order_release);
           server_log("recovery_failed", {{"module", as_json_string(name)}, {"error", as_json_string(m->failure)}});
           std::fprintf(stderr, "pure-serve: %s: %s\n", name.c_str(), m->failure.c_str());
-          durability->close();
+          event_log->close();
           continue;
         }
-        durability = m->replica->wrap(std::move(durability));
+        if (host::Status c = catch_up(*m, &store, &event_log, identity_of(m->versions, *m->program)); !c.ok()) {
+          m->failure = "cluster: cannot open the data directory after installing a checkpoint: " + c.error;
+          m->state.store(Module::State::Failed, std::memory_order_release);
+          server_log("recovery_failed", {{"module", as_json_string(name)}, {"error", as_json_string(m->failure)}});
+          std::fprintf(stderr, "pure-serve: %s: %s\n", name.c_str(), m->failure.c_str());
+          continue;
+        }
+        m->recovery = event_log->recovery();
+        durability = m->replica->wrap(std::move(event_log));
+      } else {
+        durability = std::move(event_log);
       }
       {
         std::lock_guard<std::mutex> lock(m->upgrade_mu);

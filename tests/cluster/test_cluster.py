@@ -10,15 +10,18 @@ read) on any node. Meanwhile the test injects, in each of PURE_CLUSTER_ROUNDS ro
 default), these faults one after another:
   * SIGKILL of the leader, PURE_CLUSTER_CYCLES times (2 by default): another node takes events,
     and the killed one is restarted on its data directory;
-  * SIGKILL of a follower, whose data directory is then deleted: restarted empty once events went
-    on without it, it catches up from the stream's start;
+  * SIGKILL of a follower, whose data directory is then deleted once the leader has trimmed the
+    stream (each node checkpoints every second; the leader publishes its checkpoints and trims the
+    stream below the older of the two it keeps): restarted empty once events went on without it,
+    it installs the newest published checkpoint (/health installed above 0) and reads the stream
+    after it (read_from above 1), and must end with the same state as the others;
   * SIGKILL of the nats-server the leader is connected to (the stream and the lease keep a quorum
     of two), restarted on its store once events went on without it;
   * SIGSTOP of the leader for longer than its lease while another node takes over, then SIGCONT
     (PURE_CLUSTER_PAUSE=0: not): the stale leader must stop leading and follow again in the same
     process (no restart; its rejoins count grows);
   * a node restarted on its data directory reads the stream from the first message its log lacks
-    (/health read_from above 1), one restarted empty from the first (read_from 1);
+    (/health read_from above 1);
   * SIGTERM of the leader: it exits 0 having given its lease up (a cluster_lease "released" log
     line), and the seconds until another node acknowledges an event are printed (not asserted).
 PURE_CLUSTER_LEASE_MS sets the nodes' --lease-ms (1000 by default). No node may exit by itself
@@ -132,8 +135,9 @@ class Nats:
 class Node:
     """One pure-serve of the cluster; restartable on its data directory and port."""
 
-    def __init__(self, binary, name, data, nats_urls):
+    def __init__(self, binary, name, data, nats_urls, extra=("--checkpoint-seconds", "1")):
         self.binary, self.name, self.data, self.nats_urls = binary, name, data, nats_urls
+        self.extra = list(extra)  # the test's: a checkpoint each second (published, then the stream trimmed)
         self.port = 0
         self.server = None
         self.rejoined = []  # cluster_rejoined lines of its earlier processes
@@ -144,7 +148,8 @@ class Node:
         if self.server:
             self.rejoined += self.server.log("cluster_rejoined")
         self.server = Server(self.binary, [MODULE], "--cluster", self.nats_urls, "--node", self.name, "--lease-ms",
-                             str(LEASE_MS), "--sync", "none", data=self.data, port=self.port, wait=60)
+                             str(LEASE_MS), "--sync", "none", *self.extra,
+                             data=self.data, port=self.port, wait=60)
         self.port = self.server.port
 
     def alive(self):
@@ -166,6 +171,7 @@ class Node:
 
 
 KILLS, PAUSES = [0], [0]
+INSTALLS = []  # the checkpoint sequence each wiped follower installed
 REDIRECTS = [0]  # events a follower answered 307 (to the leader): counted, the test wants some
 
 
@@ -270,6 +276,14 @@ def read_list(node, name):
         after = body["next"]
 
 
+def summary(seconds):
+    """The figures themselves for a short run; median, p99 and max for a long one."""
+    if len(seconds) <= 20:
+        return ", ".join("%.2f" % f for f in seconds)
+    s = sorted(seconds)
+    return "%d: median %.2f, p99 %.2f, max %.2f" % (len(s), s[len(s) // 2], s[min(len(s) - 1, len(s) * 99 // 100)], s[-1])
+
+
 def leader(nodes):
     for node in nodes:
         if node.alive():
@@ -356,7 +370,11 @@ def main():
             if shared.errors:
                 break
             # A follower killed (SIGKILL) and its data directory wiped: the others go on; restarted
-            # empty, it reads the whole stream and must end with the same state as the others.
+            # empty, it catches up and must end with the same state as the others.
+            # The leader publishes a checkpoint each second (--checkpoint-seconds 1) and trims the
+            # stream below the older of the two it keeps: by now the stream's start is gone.
+            if not wait_until(lambda: ((current_leader("before the wipe").health() or {}).get("trimmed_below", 0) > 1), 20):
+                raise AssertionError(f"the leader has not trimmed the stream: {leader(nodes).health()}")
             lead = current_leader("before killing a follower")
             follower = next(n for n in nodes if n is not lead)
             follower.killed = True
@@ -365,9 +383,15 @@ def main():
             acked_after(f"with follower {follower.name} killed")
             follower.start()
             follower.killed = False
-            if not wait_until(lambda: (follower.health() or {}).get("read_from", 0) == 1, 20):
-                raise AssertionError(f"{follower.name}, restarted empty, does not read the stream from its start: "
-                                     f"{follower.health()}")
+            # restarted empty, it installs the newest published checkpoint and reads the stream after it
+            def installed():
+                h = follower.health() or {}
+                return h.get("installed", 0) > 0 and h.get("read_from", 0) > 1
+
+            if not wait_until(installed, 20):
+                raise AssertionError(f"{follower.name}, restarted empty after a trim, did not install a checkpoint and "
+                                     f"read the stream after it: {follower.health()}")
+            INSTALLS.append(follower.health()["installed"])
             # One of the three NATS servers killed (SIGKILL): the stream and the lease keep a quorum
             # (two of three) and the clients reconnect to the others; restarted on its store, it
             # catches up. A leader whose publish failed meanwhile rejoins as a follower.
@@ -508,10 +532,11 @@ def main():
         rejoined = [e for n in nodes for e in n.rejoined + n.server.log("cluster_rejoined")]
         print(f"cluster: ok: {rounds} round(s): {KILLS[0]} leader kills, {rounds} follower kills, {rounds} nats-server "
               f"kills, {PAUSES[0]} leaders paused past the lease, {len(handovers)} SIGTERM handovers; "
-              f"{len(done)} events on 3 nodes identical, {shared.reads} min_seq reads ({shared.reads_refused} "
+              f"{len(done)} events on 3 nodes identical, wiped followers installed checkpoints "
+              f"{', '.join(str(i) for i in INSTALLS)}, {shared.reads} min_seq reads ({shared.reads_refused} "
               f"refused), {REDIRECTS[0]} redirects, {len(rejoined)} in-process rejoins "
               f"({', '.join(str(e['millis']) for e in rejoined)} ms each), 0 self-exits; "
-              f"failover seconds {', '.join('%.2f' % f for f in failovers)}; "
+              f"failover seconds {summary(failovers)}; "
               f"SIGTERM handover seconds {', '.join('%.2f' % f for f in handovers)}")
         return 0
     except AssertionError as e:
