@@ -38,7 +38,7 @@ class LlvmBackend final : public Backend {
  public:
   LlvmBackend();  // sets LLVM up (costly: the tier makes it on the compile thread)
   ~LlvmBackend() override;
-  // Compiles loop `loop` of `function` (O2) and returns its entry, or null with `error` set.
+  // Compiles loop `loop` of `function` (kLoopPasses) and returns its entry, or null with `error` set.
   // Gives up soon (null, error "cancelled") once *cancel is set: between the lowering, each
   // optimisation pass and the machine code, so that a run that ends never waits for a whole
   // compile it will not use.

@@ -8,6 +8,7 @@ compile; missing, from another build, or not an engine, the run says so once on 
 interpreted with the same stdout and exit code.
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,13 +24,16 @@ PROGRAM = """fn main() {
 """
 
 
-def run(engine=None, jit="1"):
+def run(engine=None, jit="1", debug=False):
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "prog.pure")
         with open(path, "w") as stream:
             stream.write(PROGRAM)
         env = dict(os.environ, PURE_JIT=jit, PURE_JIT_THRESHOLD="0", PURE_JIT_STATS="1")
         env.pop("PURE_JIT_ENGINE", None)
+        env.pop("PURE_JIT_DEBUG", None)
+        if debug:
+            env["PURE_JIT_DEBUG"] = "1"
         if engine is not None:
             env["PURE_JIT_ENGINE"] = engine
         # sync: the compile happens inside the run, so the stats line always counts it
@@ -59,6 +63,20 @@ class EngineLoading(unittest.TestCase):
         self.assertEqual(done.stdout, self.interpreted.stdout)
         self.assertIn("1 loops compiled", done.stderr)
         self.assertNotIn("stay interpreted", done.stderr)
+
+    def test_the_optimiser_runs_a_short_pipeline(self):
+        # jit-llvm/llvm_backend.cpp kLoopPasses: a short function pipeline, not O2's module
+        # pipeline (its inliner's walk, interprocedural passes, vectorisers), which runs 120
+        # passes on this one-loop function (opt-19 -passes='default<O2>' -debug-pass-manager on
+        # its IR, 17 for this pipeline); PURE_JIT_DEBUG counts the adaptors and managers around
+        # the passes too: 24 here
+        done = run(debug=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout, self.interpreted.stdout)
+        passes = [int(n) for n in re.findall(r"optimiser [0-9.]+ ms \((\d+) passes\)", done.stderr)]
+        self.assertEqual(len(passes), 1, done.stderr)
+        self.assertGreaterEqual(passes[0], 8, done.stderr)
+        self.assertLessEqual(passes[0], 32, done.stderr)
 
     def test_named_engine(self):
         done = run(ENGINE)

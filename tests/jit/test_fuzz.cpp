@@ -31,6 +31,11 @@ class Gen {
   std::string program() {
     std::string s = "fn f(n: int) -> int {\n var s = 0\n var k = 0\n while k < n % 40 {\n s += k * n\n"
                     " if s > 1000000 { return s }\n k += 1\n }\n return s\n}\n";
+    // leaves (no loop, no call: the loader inlines their calls, CALL_INLINED), called inside
+    // loops; in wild programs they overflow and divide by zero inside the inlined body
+    s += "fn h(p: int, q: int) -> int {\n let s = p + q\n return s * (s + 1) / 2 + p\n}\n";
+    s += "fn hd(p: int, q: int) -> int {\n return p / q + p % q\n}\n";
+    s += "fn hn(p: int, q: int) -> num {\n let s = p + q\n return 1.0 / num(s * (s + 1) / 2 + p + 1)\n}\n";
     s += "list ps by id: int { v: int = 0 }\nlist es by (s: int, d: int) {}\n";
     s += "event fill(n: int) {\n for i in 0 .. n {\n  ps[i].v = i * 7 % 1000\n  es[i % 5, i] = {}\n }\n}\n";
     s += "event touch(at: int) {\n for p in ps {\n  ps[p.id].v = (p.v + 1) % 1000\n"
@@ -54,6 +59,8 @@ class Gen {
   bool wild_ = true;
   // An int value a tame program keeps small.
   std::string small(const std::string& e) { return wild_ ? e : "(" + e + ") % 1000003"; }
+  // An int a tame program keeps in 0 .. 999 (a leaf's argument).
+  std::string below1000(const std::string& e) { return wild_ ? e : "((" + e + ") % 1000 + 1000) % 1000"; }
 
   int pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
   std::string int_var() { return std::string(1, "abc"[pick(3)]); }
@@ -76,7 +83,8 @@ class Gen {
   std::string int_expr(int d) {
     if (d <= 0 || pick(3) == 0) return pick(2) ? int_var() : int_const();
     if (!wild_) {  // no overflow (operands stay below about 10^9), no division by 0, in range
-      switch (pick(8)) {
+      switch (pick(9)) {
+        case 8: return (pick(2) ? "h((" : "hd((") + int_expr(d - 1) + ") % 1000, (" + int_expr(d - 1) + ") % 7 + 8)";
         case 0: return pick(2) ? "xs.count()" : "ts.count()";
         case 1: return "xs[(" + int_expr(d - 1) + " % xs.count() + xs.count()) % xs.count()]";
         case 2: return "f(" + int_expr(d - 1) + ")";
@@ -85,7 +93,9 @@ class Gen {
         default: return "(" + int_expr(d - 1) + (pick(2) ? " + " : " - ") + int_expr(d - 1) + ")";
       }
     }
-    switch (pick(10)) {
+    switch (pick(12)) {
+      case 10: return "h(" + int_expr(d - 1) + ", " + int_expr(d - 1) + ")";
+      case 11: return "hd(" + int_expr(d - 1) + ", " + int_expr(d - 1) + ")";
       case 0: return "int(" + num_expr(d - 1) + ")";
       case 4: {
         // bitwise operators; a shift count out of 0..63 faults (the count is often negative)
@@ -106,6 +116,7 @@ class Gen {
   std::string num_expr(int d) {
     if (d <= 0 || pick(3) == 0) return pick(2) ? num_var() : num_const();
     if (pick(4) == 0) return "num(" + int_expr(d - 1) + ")";
+    if (pick(8) == 0) return "hn(" + below1000(int_expr(d - 1)) + ", " + below1000(int_expr(d - 1)) + ")";
     if (pick(6) == 0)
       return wild_ ? "ys[" + int_expr(d - 1) + " % (ys.count() + 1)]"
                    : "ys[(" + int_expr(d - 1) + " % ys.count() + ys.count()) % ys.count()]";
@@ -206,6 +217,13 @@ class Gen {
       }
       default: {
         std::string v = "w" + std::to_string(counter_++);
+        if (pick(3) == 0) {  // spectralnorm's shape: a leaf's value summed over a loop (its calls inlined)
+          std::string w = int_var(), x = num_var();
+          std::string arg = below1000(w);
+          return ind + "for " + v + " in 0 .. " + std::to_string(pick(300)) + " {\n" + ind + " " + x + " = " + x +
+                 " + hn(" + v + ", " + arg + ") * " + num_var() + "\n" + ind + " " + w + " = " +
+                 small("h(" + v + ", " + arg + ") - " + w) + "\n" + ind + "}\n";
+        }
         return ind + "for " + v + " in 0 .. " + std::to_string(pick(300)) + " {\n" + ind + " " + num_var() + " = " +
                num_expr(2) + "\n" + ind + " " + int_var() + " = " + int_expr(1) + " % 1000 + " + v + "\n" + ind + "}\n";
       }
