@@ -52,8 +52,12 @@ class A64Backend final : public Backend {
 namespace pure::jit {
 
 const BackendKind& native_backend() {
-  static const BackendKind kind{"aarch64", &a64::lowering_of,
-                                [] { return std::unique_ptr<Backend>(std::make_unique<a64::A64Backend>()); }};
+  static const BackendKind kind = [] {
+    BackendKind k{"aarch64", &a64::lowering_of,
+                  [] { return std::unique_ptr<Backend>(std::make_unique<a64::A64Backend>()); }};
+    k.nested_entries = true;  // the entry dispatch takes the heads of nested loops (Lowerer::dispatch)
+    return k;
+  }();
   return kind;
 }
 

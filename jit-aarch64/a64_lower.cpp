@@ -274,15 +274,36 @@ aj::Label Lowerer::slow_path(uint32_t pc) {
   return l;
 }
 
-void Lowerer::dispatch(const std::vector<aj::Label>& labels) {
-  for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
-    if (!in_region_[pc]) continue;
-    const Instr& in = fn_.code[pc];
-    if (!vm::heads_loop(fn_, in, static_cast<uint32_t>(loop_id_))) continue;
-    keep(as_.mov(A::x9, addr(at(pc))));
-    keep(as_.cmp(A::x2, A::x9));
-    keep(as_.b(CC::kEQ, labels[pc]));
+// Entered at the head (LOOP, ITER_NEXT) of the loop or of any loop nested in it
+// (BackendKind::nested_entries: the tier publishes a nest's code for its inner loops too). Unlike
+// LLVM's, this code needs neither hubs nor copies for those: the registers are assigned for the
+// whole loop, every pinned slot is loaded in the prologue whichever head it is, the second
+// version's lists are checked before the dispatch, and what is kept between instructions (a map
+// row, a walk's cursor) is known only after a head (rows_known stops at jump targets; a walk's
+// ITER_NEXT entered with the interpreter's iterator takes the iterator's way out of line).
+bool Lowerer::entered_at(uint32_t pc) const {
+  const Instr& in = fn_.code[pc];
+  if (in.op != Op::LOOP && in.op != Op::ITER_NEXT) return false;
+  for (uint32_t l = 0; l < fn_.loops.size(); ++l) {
+    if (!vm::heads_loop(fn_, in, l)) continue;
+    for (int32_t x = static_cast<int32_t>(l); x >= 0; x = fn_.loops[static_cast<size_t>(x)].parent)
+      if (x == loop_id_) return true;
+    return false;
   }
+  return false;
+}
+
+void Lowerer::dispatch(const std::vector<aj::Label>& labels) {
+  // the loop's own heads first: entering there costs what it did before nests, and a nested
+  // head is entered mostly once (the compile's first entry; then after a call or a fault)
+  for (bool own : {true, false})
+    for (uint32_t pc = 0; pc < fn_.code.size(); ++pc) {
+      if (!in_region_[pc] || !entered_at(pc) || vm::heads_loop(fn_, fn_.code[pc], static_cast<uint32_t>(loop_id_)) != own)
+        continue;
+      keep(as_.mov(A::x9, addr(at(pc))));
+      keep(as_.cmp(A::x2, A::x9));
+      keep(as_.b(CC::kEQ, labels[pc]));
+    }
   keep(as_.mov(A::x0, A::x2));  // never taken: the interpreter enters only at those
   keep(as_.b(done_));
 }

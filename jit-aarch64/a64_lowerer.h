@@ -279,8 +279,9 @@ class Lowerer {
   // The instruction's common case did not apply: run it through pure_step out of line.
   aj::Label slow_path(uint32_t pc);
 
-  // Enters at one of the loop's LOOP / ITER_NEXT instructions.
+  // Enters at one of the LOOP / ITER_NEXT instructions of the loop or of a loop nested in it.
   void dispatch(const std::vector<aj::Label>& labels);
+  bool entered_at(uint32_t pc) const;  // a head of the loop or of a loop nested in it
 
   // A second version of the loop that skips the plain check of SEQ_GET/SEQ_SET/SEQ_PUSH (and the
   // narrow check of SEQ_GET/SEQ_SET hinted narrow, IMM 1) is worth it when their lists cannot

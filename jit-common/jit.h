@@ -74,7 +74,7 @@ struct BackendKind {
   uint64_t setup_cost = 0, loop_cost = 0, instruction_cost = 0;
   // The code of a loop may also be entered at the head (LOOP, ITER_NEXT) of any loop nested in it,
   // as at its own: one compile of the enclosing loop then serves its inner loops too
-  // (Options::nested). LLVM: true (its entry dispatch takes every such head).
+  // (Options::nested). LLVM and AArch64: true (their entry dispatch takes every such head).
   bool nested_entries = false;
 };
 

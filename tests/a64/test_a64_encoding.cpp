@@ -200,6 +200,60 @@ TEST_CASE("a64: a real program's loops compile with no fused multiply-add and ke
   CHECK(e.text.find("fadd") != std::string::npos);
 }
 
+// BackendKind::nested_entries: a nest's code is entered at the head of every loop in it (the
+// tier publishes it for the inner loops too), an inner loop's code at its own head only. Each
+// head is one `cmp x2, x9` of the entry dispatch (x2 the pc entered at, x9 the head's address).
+TEST_CASE("a64: a loop's entry dispatch takes the heads of the loops nested in it") {
+  using namespace pure;
+  const char* text = R"(fn main() {
+  var t = 0
+  for a in 0 .. 3 {
+    for b in 0 .. 4 {
+      var k = 0
+      while k < 50 {
+        t += (k * a + b) % 13
+        k += 1
+      }
+    }
+    t += a
+  }
+  print(t)
+}
+)";
+  std::unique_ptr<vm::Program> program = test::compile_module(text, "t.pure");
+  const vm::Function& main = program->functions[static_cast<size_t>(program->main)];
+  REQUIRE(main.loops.size() == 3);
+  auto depth_of = [&](uint32_t l) {
+    int d = 0;
+    for (int32_t x = main.loops[l].parent; x >= 0; x = main.loops[static_cast<size_t>(x)].parent) ++d;
+    return d;
+  };
+  auto heads_in = [&](uint32_t outer, bool nested) {  // heads of `outer` (and of the loops nested in it)
+    int n = 0;
+    for (uint32_t pc = 0; pc < main.code.size(); ++pc)
+      for (uint32_t l = 0; l < main.loops.size(); ++l) {
+        if (!vm::heads_loop(main, main.code[pc], l)) continue;
+        for (int32_t x = static_cast<int32_t>(l); x >= 0 && (nested || x == static_cast<int32_t>(l));
+             x = main.loops[static_cast<size_t>(x)].parent)
+          n += x == static_cast<int32_t>(outer);
+      }
+    return n;
+  };
+  auto dispatch_compares = [](const Emitted& e) {
+    int n = 0;
+    for (uint32_t w : e.words) n += w == 0xEB09005F;  // cmp x2, x9
+    return n;
+  };
+  for (uint32_t l = 0; l < 3; ++l) {
+    CAPTURE(l);
+    Emitted e = emit(main, l);
+    CAPTURE(e.text);
+    CHECK(heads_in(l, false) >= 1);
+    if (depth_of(l) < 2) CHECK(heads_in(l, true) > heads_in(l, false));  // it has loops inside
+    CHECK(dispatch_compares(e) == heads_in(l, true));  // (no list: one version)
+  }
+}
+
 TEST_CASE("a64: instructions that change the frame leave; the rest is native or pure_step") {
 #define PURE_OP(name, flags, inverse, doc)                                                            \
   if (pure::ir::op_changes_frame(Op::name))                                                           \
