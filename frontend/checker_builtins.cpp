@@ -390,12 +390,17 @@ const Type* Checker::check_list_method(Expr& e, Builtin b, const Type* lt) {
       range_allowed_ = false;
       if (!keyed_only()) return tt_.error();
       // the key bounded is the first one after the prefix, if the list is one: list[k].range(lo, hi)
+      // an int key or a text key (date prefixes: sales.range("2026-12", "2026-13")); the bounds
+      // are of the key's type
       size_t given = e.args[0]->kind == ExprKind::Index ? e.args[0]->args.size() - 1 : 0;
-      if (!is_int(elem->fields[given].type))
-        error(e.loc, given ? what + " needs an int key after the prefix, not " + type_name(elem->fields[given].type) + " key '" +
-                                 elem->fields[given].name + "'"
-                           : what + " needs a list whose first key is an int");
-      check_args(e, {tt_.int_type(), tt_.int_type()}, 1, what);
+      const FieldInfo& key = elem->fields[given];
+      if (!is_int(key.type) && key.type->kind != TypeKind::Text) {
+        error(e.loc, given ? what + " needs an int or text key after the prefix, not " + type_name(key.type) + " key '" + key.name + "'"
+                           : what + " needs a list whose first key is an int or a text, not " + type_name(key.type) + " key '" + key.name + "'");
+        for (size_t i = 1; i < e.args.size(); ++i) check_expr(*e.args[i], nullptr);
+        return lt;
+      }
+      check_args(e, {key.type, key.type}, 1, what + " over " + type_name(key.type) + " key '" + key.name + "'");
       return lt;
     }
     case Builtin::LSort:

@@ -90,8 +90,11 @@ uint32_t TreeLowerer::slice_operand(const SliceParts& p, uint32_t& list, Loc loc
   for (size_t i = 0; i < p.prefix; ++i) keys.push_back(new_slots(p.list->type->element->fields[i].type));
   uint32_t lo = 0, hi = 0;
   if (p.lo) {
-    lo = new_slot(SlotKind::Int);
-    hi = new_slot(SlotKind::Int);
+    // the bounded key's type: an int, or a text whose slots hold the bounds for as long as the
+    // slice's cursor compares rows with them (their own slots, never a local's)
+    const Type* bound = p.list->type->element->fields[p.prefix].type;
+    lo = new_slots(bound);
+    hi = new_slots(bound);
   }
   int64_t w = static_cast<int64_t>(p.prefix) | (p.lo ? slice_word::kBounded : 0) | (p.reverse ? slice_word::kReverse : 0) |
               (stored ? slice_word::kStored : 0);
@@ -271,7 +274,9 @@ void TreeLowerer::start_iterator(const Expr& it, uint32_t iter) {
   if (it.kind == ExprKind::Method && it.builtin == static_cast<int>(Builtin::LRange)) {
     const Expr& list = *it.args[0];
     uint32_t l = list_operand(list);
-    uint32_t lo = new_slot(SlotKind::Int), hi = new_slot(SlotKind::Int);
+    // an int or a text first key; text bounds in slots of their own, as a text prefix's key above
+    const Type* bound = list.type->element->fields[0].type;
+    uint32_t lo = new_slots(bound), hi = new_slots(bound);
     expr_into(*it.args[1], lo);
     expr_into(*it.args[2], hi);
     emit(is_stored(list) ? Op::ST_ITER : Op::LIST_ITER, iter, l, lo, -1, it.loc);

@@ -18,26 +18,35 @@ bool ListShape::has_text() const {
 }
 
 int ListShape::compare_keys(const Cell* a, const Cell* b, uint32_t n) const {
-  for (uint32_t i = 0; i < n; ++i) {
-    switch (cols[i]) {
-      case ColType::Text: {
-        int c = text_compare(reinterpret_cast<const Text*>(a[i]), reinterpret_cast<const Text*>(b[i]));
-        if (c) return c;
-        break;
-      }
-      case ColType::Num: {
-        double x = std::bit_cast<double>(a[i]), y = std::bit_cast<double>(b[i]);
-        if (x != y) return x < y ? -1 : 1;
-        break;
-      }
-      default: {
-        int64_t x = static_cast<int64_t>(a[i]), y = static_cast<int64_t>(b[i]);
-        if (x != y) return x < y ? -1 : 1;
-      }
-    }
-  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (int c = compare_cell(i, a[i], b[i])) return c;
   return 0;
 }
+
+int ListShape::compare_cell(uint32_t col, Cell a, Cell b) const {
+  switch (cols[col]) {
+    case ColType::Text: return text_compare(reinterpret_cast<const Text*>(a), reinterpret_cast<const Text*>(b));
+    case ColType::Num: {
+      double x = std::bit_cast<double>(a), y = std::bit_cast<double>(b);
+      return x == y ? 0 : (x < y ? -1 : 1);
+    }
+    default: {
+      int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+      return x == y ? 0 : (x < y ? -1 : 1);
+    }
+  }
+}
+
+namespace {
+
+// A keyed slice's bound (store.h: Slice) on the key cell after its prefix: an Int's values, or a
+// Text's Text* cells.
+bool bound_within(const ListShape& shape, const Cell* row, const Slice& s) {
+  uint32_t n = s.prefix_len;
+  return shape.compare_cell(n, row[n], static_cast<Cell>(s.lo)) >= 0 && shape.compare_cell(n, row[n], static_cast<Cell>(s.hi)) < 0;
+}
+
+}  // namespace
 
 EventList::EventList(const ListShape* shape)
     : shape_(shape), width_(shape->width()), dense_(!shape->sequence && shape->key_count == 1 && shape->cols[0] == ColType::Int),
@@ -531,7 +540,7 @@ const Cell* EventList::walk_next(Walk& w, const Cell* prefix, uint32_t prefix_le
   if (w.it == tree_.end()) return nullptr;
   const Cell* row = w.it->second.data();
   if (prefix_len > 0 && shape_->compare_keys(row, prefix, prefix_len) != 0) return nullptr;
-  if (range && static_cast<int64_t>(row[0]) >= hi) return nullptr;
+  if (range && shape_->compare_keys(row, reinterpret_cast<const Cell*>(&hi), 1) >= 0) return nullptr;  // an Int or a Text key
   return row;
 }
 
@@ -591,8 +600,7 @@ const Cell* EventList::slice_next(Walk& w, const Slice& s) const {
   }
   if (w.it == tree_.end()) return nullptr;
   const Cell* row = w.it->second.data();
-  bool in = (n == 0 || shape_->compare_keys(row, s.prefix, n) == 0) &&
-            (!s.bounded || (static_cast<int64_t>(row[n]) >= s.lo && static_cast<int64_t>(row[n]) < s.hi));
+  bool in = (n == 0 || shape_->compare_keys(row, s.prefix, n) == 0) && (!s.bounded || bound_within(*shape_, row, s));
   if (!in) {
     w.done = true;
     return nullptr;

@@ -47,6 +47,7 @@ struct ListShape {
   // A sequence of one bool column: its rows are kept as one byte each (see the top of the file).
   bool narrow() const { return sequence && cols.size() == 1 && cols[0] == ColType::Bool; }
   int compare_keys(const Cell* a, const Cell* b, uint32_t n) const;  // first n key cells
+  int compare_cell(uint32_t col, Cell a, Cell b) const;              // two cells of column col
 };
 
 // One key of EventList::sort_by: a column, and whether it sorts descending.

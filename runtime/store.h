@@ -75,9 +75,14 @@ class Cursor {
 };
 
 // Part of a list (a slice): the rows whose first prefix_len key cells equal prefix and, when
-// bounded, whose next key cell k (an Int) has lo <= k < hi. A sequence takes no prefix (its one
-// key is the position) and is bounded by position. reverse walks from the last such row to the
-// first: the cursor's next() then moves backwards.
+// bounded, whose next key cell k has lo <= k < hi in key order. That key column is an Int (lo and
+// hi are values) or a Text (lo and hi are the bits of two Text* cells, compared by text_compare,
+// which the caller keeps alive as long as the cursor). A sequence takes no prefix (its one key is
+// the position) and is bounded by position. reverse walks from the last such row to the first:
+// the cursor's next() then moves backwards. from resumes a walk: when set (a key of the slice: its
+// prefix, within its bounds), the cursor starts at that full key (a sequence: that position) or,
+// when it is gone, at the slice's next row past it in the walk's direction, as if it had walked there (the VM goes on with an event's walk after a
+// `try`'d inner event that changed the list failed and was undone).
 struct Slice {
   const Cell* prefix = nullptr;
   uint32_t prefix_len = 0;
@@ -85,6 +90,7 @@ struct Slice {
   int64_t lo = 0;
   int64_t hi = 0;
   bool reverse = false;
+  const Cell* from = nullptr;  // key_width cells (a sequence: one, the position), or none
 };
 
 // Read access to one list, live or in a snapshot.
@@ -121,7 +127,8 @@ class ListReader {
     uint64_t width;
   };
   virtual bool dense_rows(DenseRows* out) const { return false; }
-  // Rows whose first key cell k satisfies lo <= k < hi (Int first key only), in key order.
+  // Rows whose first key cell k satisfies lo <= k < hi (Int first key only), in key order. A
+  // Text first key is bounded with slice() (Slice: bounded, no prefix).
   virtual std::unique_ptr<Cursor> range(int64_t lo, int64_t hi) const = 0;
   // The rows of a slice, forwards or backwards: one descent to its first (or last) row, then
   // the leaf chain. first()/last() of a slice is the first row this cursor gives.

@@ -17,7 +17,8 @@ class SliceCursor final : public Cursor {
  public:
   SliceCursor(const ListShape& s, const TreeRoot& t, const Slice& slice)
       : shape_(s), count_(t.count), prefix_n_(slice.prefix_len), bounded_(slice.bounded),
-        reverse_(slice.reverse), lo_(slice.lo), hi_(slice.hi), f_(t) {
+        reverse_(slice.reverse), lo_(slice.lo), hi_(slice.hi), from_(slice.from), f_(t) {
+    text_bound_ = bounded_ && !shape_.sequence && shape_.schema.key.at(prefix_n_) == ColType::Text;
     // The probe is the prefix and, when bounded, the bound next to it: kept inside the cursor
     // (one allocation per slice, the cursor), on the heap only past kInlineProbe cells.
     if (prefix_n_ + 1 > kInlineProbe) {
@@ -66,6 +67,11 @@ class SliceCursor final : public Cursor {
       from = std::max<int64_t>(lo_, 0);
       to = std::min<int64_t>(hi_, count_);
     }
+    if (from_) {  // at that position, or past it in the walk's direction
+      int64_t p = static_cast<int64_t>(*from_);
+      if (reverse_) to = std::min(to, p + 1);
+      else from = std::max(from, p);
+    }
     if (from >= to) return;
     position_ = reverse_ ? to - 1 : from;
     f_.seek_position(shape_, position_);
@@ -74,6 +80,11 @@ class SliceCursor final : public Cursor {
 
   void start_keyed() {
     uint32_t n = prefix_n_;
+    if (from_) {  // a resumed walk: at that full key or past it, then the slice's own tests
+      f_.descend(shape_, from_, shape_.key_width, reverse_);  // forwards the first row >= it; backwards the one before the first > it
+      valid_ = (reverse_ ? step_back() : settle_forward()) && within();
+      return;
+    }
     if (!reverse_) {
       if (bounded_) {
         probe_[n] = static_cast<Cell>(lo_);
@@ -120,6 +131,10 @@ class SliceCursor final : public Cursor {
     if (shape_.sequence) return !bounded_ || (position >= lo_ && position < hi_);
     if (prefix_n_ && shape_.compare(r, probe_, prefix_n_) != 0) return false;
     if (!bounded_) return true;
+    if (text_bound_) {  // store.h: a Text key column's bounds are Text* cells
+      const Text* k = reinterpret_cast<const Text*>(r[prefix_n_]);
+      return text_compare(k, reinterpret_cast<const Text*>(lo_)) >= 0 && text_compare(k, reinterpret_cast<const Text*>(hi_)) < 0;
+    }
     int64_t k = static_cast<int64_t>(r[prefix_n_]);
     return k >= lo_ && k < hi_;
   }
@@ -129,6 +144,8 @@ class SliceCursor final : public Cursor {
   uint32_t prefix_n_;
   bool bounded_, reverse_;
   int64_t lo_, hi_;
+  bool text_bound_ = false;  // the bounded key column is a Text: lo_ and hi_ are Text* cells
+  const Cell* from_;         // Slice::from: read while the cursor starts only
   bool valid_ = false;
   int64_t position_ = 0;
   static constexpr uint32_t kInlineProbe = 9;

@@ -86,8 +86,13 @@ class RefSliceCursor final : public Cursor {
       if (s->is_sequence) return !slice.bounded || (position >= slice.lo && position < slice.hi);
       if (slice.prefix_len && KeyLess{s}.compare(key, slice.prefix, slice.prefix_len) != 0) return false;
       if (!slice.bounded) return true;
-      int64_t k = static_cast<int64_t>(key[slice.prefix_len]);
-      return k >= slice.lo && k < slice.hi;
+      const Cell* k = key + slice.prefix_len;
+      if (s->key[slice.prefix_len] == ColType::Text) {
+        auto text = [](Cell c) { return reinterpret_cast<const Text*>(c); };
+        return text_compare(text(*k), text(static_cast<Cell>(slice.lo))) >= 0 &&
+               text_compare(text(*k), text(static_cast<Cell>(slice.hi))) < 0;
+      }
+      return static_cast<int64_t>(*k) >= slice.lo && static_cast<int64_t>(*k) < slice.hi;
     };
     if (s->is_sequence) {
       for (size_t p = 0; p < r->sequence.size(); ++p)
@@ -97,6 +102,16 @@ class RefSliceCursor final : public Cursor {
         if (within(key.data(), -1)) rows_.push_back({row.data(), -1});
     }
     if (slice.reverse) std::reverse(rows_.begin(), rows_.end());
+    if (slice.from) {  // a resumed walk: drop the rows before that key or position
+      auto passed = [&](const Entry& e) {
+        int64_t p = static_cast<int64_t>(*slice.from);
+        int c = s->is_sequence ? (e.position < p ? -1 : e.position > p) : KeyLess{s}.compare(e.row, slice.from, s->key_width());
+        return slice.reverse ? c > 0 : c < 0;
+      };
+      size_t n = 0;
+      while (n < rows_.size() && passed(rows_[n])) ++n;
+      rows_.erase(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(n));
+    }
   }
   bool valid() const override { return at_ < rows_.size(); }
   const Cell* row() const override { return rows_[at_].row; }

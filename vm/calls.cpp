@@ -327,6 +327,7 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
     if (ip->c == 1) {
       ci.boundary = Boundary::Savepoint;
       ci.savepoint = vm.store->savepoint();
+      ci.kept_walks = keep_walks(vm);  // the caller's walks of live stored lists, should this one fail
     }
   }
   vm.calls.push_back(ci);

@@ -132,6 +132,7 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
       unwind_to(vm, boundary);
       if (event.boundary == Boundary::Savepoint) {
         vm.store->rollback_to(event.savepoint);  // the caller's transaction and budget go on
+        resume_walks(vm, event.kept_walks, event.iter_base);  // its walks as if the inner event had not run
       } else {
         if (event.boundary == Boundary::Event) vm.store->rollback();
         else vm.snapshot.reset();

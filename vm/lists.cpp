@@ -367,6 +367,18 @@ static void push_flat_iterator(VM& vm, Slot* s, const Instr* ip, const rt::Cell*
   it.one_run = true;
 }
 
+// .range(lo, hi) of a stored list, lo and hi in the slots at key: an Int first key through
+// range(), a Text one as a bounded slice (runtime/store.h: the bounds are the slots' Text*, which
+// the lowering keeps in slots of their own for as long as the loop runs).
+static std::unique_ptr<rt::Cursor> range_cursor(const rt::ListReader& from, const rt::ListShape& shape, const Slot* key) {
+  if (shape.cols[0] != rt::ColType::Text) return from.range(key[0].i, key[1].i);
+  rt::Slice slice;
+  slice.bounded = true;
+  slice.lo = key[0].i;
+  slice.hi = key[1].i;
+  return from.slice(slice);
+}
+
 // st_iter's general case; `asked`: the flat form was asked already (and was not ready).
 static void st_iter_general(VM& vm, Slot* s, const Instr* ip, bool asked) {
   uint32_t li = ip->b;
@@ -390,8 +402,62 @@ static void st_iter_general(VM& vm, Slot* s, const Instr* ip, bool asked) {
       it.cursor = from->prefix_again(std::move(vm.spare_cursors[li]), cells(key), it.prefix_len);
     }
   }
-  else if (ip->imm < 0) it.cursor = from->range(key[0].i, key[1].i);
+  else if (ip->imm < 0) it.cursor = range_cursor(*from, *it.shape, key);
   else it.cursor = from->scan();
+  if (it.live) {  // the walk as a slice, for resume_walks
+    it.slice.prefix_len = ip->imm > 0 ? static_cast<uint32_t>(ip->imm) : 0;
+    it.slice.bounded = ip->imm < 0;
+    it.slice.lo = it.slice.bounded ? key[0].i : 0;
+    it.slice.hi = it.slice.bounded ? key[1].i : 0;
+  }
+}
+
+namespace {
+
+// A cursor with no rows: a resumed walk that had given all of its rows.
+class NoRows final : public rt::Cursor {
+ public:
+  bool valid() const override { return false; }
+  const rt::Cell* row() const override { return nullptr; }
+  int64_t position() const override { return -1; }
+  void next() override {}
+};
+
+}  // namespace
+
+uint64_t keep_walks(VM& vm) {
+  uint64_t kept = 0;
+  for (size_t i = 0, n = std::min<size_t>(vm.iters.size(), 64); i < n; ++i) {
+    Iterator& it = vm.iters[i];
+    if (!it.live || !it.cursor || it.live->shape_version() != it.version) continue;
+    // the row the walk gives next (a set_field since it moved leaves the key as it was)
+    it.past_end = !it.cursor->valid();
+    if (!it.past_end) {
+      const rt::Cell* row = it.cursor->row();
+      if (it.shape->sequence) it.prefix.assign(1, static_cast<rt::Cell>(it.cursor->position()));
+      else it.prefix.assign(row, row + it.shape->key_count);
+    }
+    kept |= uint64_t{1} << i;
+  }
+  return kept;
+}
+
+void resume_walks(VM& vm, uint64_t kept, uint32_t below) {
+  for (uint32_t i = 0; i < below && i < 64; ++i) {
+    Iterator& it = vm.iters[i];
+    if (!(kept >> i & 1) || it.live->shape_version() == it.version) continue;  // unchanged: its cursor is good
+    it.version = it.live->shape_version();
+    if (it.past_end) {
+      it.cursor = std::make_unique<NoRows>();
+      continue;
+    }
+    // the same slice from its next row: the prefix is that row's first cells
+    rt::Slice s = it.slice;
+    s.reverse = it.reverse;
+    s.prefix = it.prefix.data();
+    s.from = it.prefix.data();
+    it.cursor = it.live->slice(s);
+  }
 }
 
 // ST_ITER alone, without store_op's switch: exec.h and the JITs' runtime call

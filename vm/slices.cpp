@@ -50,7 +50,8 @@ class SliceRows {
     if (slice_.prefix_len) what += " with key prefix " + keys_text();
     if (slice_.bounded) {
       what += slice_.prefix_len ? " and the next key" : " with the first key";
-      what += " in " + std::to_string(slice_.lo) + " .. " + std::to_string(slice_.hi);
+      uint32_t n = slice_.prefix_len;
+      what += " in " + cell_text(n, static_cast<rt::Cell>(slice_.lo)) + " .. " + cell_text(n, static_cast<rt::Cell>(slice_.hi));
     }
     fault(ip, what);
   }
@@ -60,14 +61,17 @@ class SliceRows {
     std::string out;
     for (uint32_t i = 0; i < slice_.prefix_len; ++i) {
       if (i) out += ", ";
-      rt::Cell c = slice_.prefix[i];
-      switch (shape_->cols[i]) {
-        case rt::ColType::Text: out += "\"" + std::string(reinterpret_cast<const rt::Text*>(c)->view()) + "\""; break;
-        case rt::ColType::Bool: out += c ? "true" : "false"; break;
-        default: out += std::to_string(static_cast<int64_t>(c));
-      }
+      out += cell_text(i, slice_.prefix[i]);
     }
     return out;
+  }
+  // A key cell of column col as the message shows it: "text" quoted, ints and bools as written.
+  std::string cell_text(uint32_t col, rt::Cell c) const {
+    switch (shape_->cols[col]) {
+      case rt::ColType::Text: return "\"" + std::string(reinterpret_cast<const rt::Text*>(c)->view()) + "\"";
+      case rt::ColType::Bool: return c ? "true" : "false";
+      default: return std::to_string(static_cast<int64_t>(c));
+    }
   }
 
   rt::Slice slice_;
@@ -155,6 +159,10 @@ void begin_iterator(VM& vm, Slot* s, const Instr* ip) {
     Iterator& it = begin_stored_iterator(vm, s, ip, ip->b, from);
     it.reverse = slice.reverse;
     it.cursor = from->slice(slice);  // copies the prefix it needs
+    if (it.live) {  // the walk, for resume_walks (lists.cpp): its prefix is the row it resumes at
+      it.slice = slice;
+      it.slice.prefix = nullptr;
+    }
     return;
   }
   s[ip->a].i = static_cast<int64_t>(vm.iters.size());

@@ -77,7 +77,12 @@ struct alignas(256) Iterator {
   // empty the rows are done, with no call to take_leaf_run (native code reads it at one_run).
   bool one_run = false;
   // A slice (SLICE_ITER) of an event list walks with slice_next; slice.prefix points into prefix.
+  // A stored list walked live inside an event keeps its walk in slice too (its prefix's length,
+  // bounds and direction; no prefix pointer), for resume_walks (lists.cpp): prefix then holds the
+  // key of the row it gives next, kept when an inner event is called with `try`, and past_end
+  // that it had none left.
   bool sliced = false;
+  bool past_end = false;
   bool reverse = false;            // the cursor or walk goes backwards
   rt::Slice slice;
   // ITER_SKIP: the text fields (a bit per field) that ITER_NEXT leaves unloaded in a stored row.
@@ -106,6 +111,9 @@ struct CallInfo {
   Slot* result_to;          // where a plain function's one result goes (the callee's slot 0 but
                             // for CALL_PLAIN, which returns it straight to the caller's slot)
   size_t savepoint;         // Savepoint: the store's savepoint() before the inner event ran
+  // Savepoint: bit i is set when iterator i (i < 64) walked a live stored list that was unchanged
+  // at the savepoint (keep_walks); if the inner event fails, those walks go on (resume_walks).
+  uint64_t kept_walks;
 };
 
 // The call stack: a fixed array of kMaxCallDepth frames' records, reserved once per machine
@@ -206,6 +214,14 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip);
 // A new iterator over stored list li in slot A of ip: reading the query's snapshot, a snapshot of
 // its own (a loop in main) or the live list (in an event); `from` is what it reads (lists.cpp).
 Iterator& begin_stored_iterator(VM& vm, Slot* s, const Instr* ip, uint32_t li, const rt::ListReader*& from);
+// An event's loops over its live stored lists and an inner event called with `try` (lists.cpp):
+// keep_walks notes, before the inner event runs, where each unchanged walk stands; when the inner
+// event fails and rollback_to has undone it, resume_walks starts each one's cursor again there
+// (the list holds the rows it held then, but its changes left the cursors stale). A walk changed
+// by the outer event before the call, or by an inner event that succeeds, still faults.
+uint64_t keep_walks(VM& vm);
+void resume_walks(VM& vm, uint64_t kept, uint32_t below);
+
 // ST_ITER, with its faults (lists.cpp): exec.h and the JITs' runtime call run this one definition.
 const Instr* st_iter(VM& vm, Slot* s, const Instr* ip);
 // ST_ITER for native code that walks a flat form's prefix itself (jit-aarch64): when st_iter's

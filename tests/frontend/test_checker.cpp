@@ -427,6 +427,25 @@ TEST_CASE("checker: 'if' as a value has one type; conditions are bools; branches
   CHECK(contains(errors_of(in_main("let a: int = if true { \"x\" } else { \"y\" }")), "declared as int but the value is text"));
 }
 
+TEST_CASE("checker: .range(lo, hi) bounds an int or a text key, with bounds of the key's type (issue 37, item 7)") {
+  const char* lists = R"(list sales by (day: text, id: int) { amount: int }
+list shops by (shop: int, day: text) { amount: int }
+list flags by (w: int, f: bool, k: int) { v: int }
+list marks by (f: bool, k: int) { v: int }
+list orders by (w: int, o: int) { c: int }
+)";
+  auto errs = [&](const std::string& body) { return errors_of(std::string(lists) + in_main(body)); };
+  CHECK(errs("for r in sales.range(\"2026-12\", \"2026-13\") { print(r.id) }\n"
+             "for r in shops[1].range(\"a\", \"b\").reverse() { print(r.day) }\n"
+             "let m = \"2026-12\"\nprint(sales.range(m, m + \"~\").sum(amount))\n"
+             "let e = list by (day: text) { n: int }\nfor r in e.range(\"a\", \"b\") { print(r.n) }") == "");
+  CHECK(contains(errs("for r in sales.range(1, 2) { print(r.id) }"), "argument 1 of '.range' over text key 'day' must be text, not int"));
+  CHECK(contains(errs("print(shops[1].range(\"a\", 2).count())"), "argument 2 of '.range' over text key 'day' must be text, not int"));
+  CHECK(contains(errs("for r in orders.range(\"a\", \"b\") { print(r.o) }"), "argument 1 of '.range' over int key 'w' must be int, not text"));
+  CHECK(contains(errs("for r in flags[1].range(0, 3) { print(r.k) }"), "'.range' needs an int or text key after the prefix, not bool key 'f'"));
+  CHECK(contains(errs("for r in marks.range(0, 3) { print(r.k) }"), "'.range' needs a list whose first key is an int or a text, not bool key 'f'"));
+}
+
 TEST_CASE("checker: slices are read with their methods or walked, never kept as values (issue 15, item 3)") {
   const char* lists = R"(list orders by (w: int, d: int, o: int) { c: int, note: text }
 list names by (w: int, n: text, k: int) { v: int }
@@ -445,7 +464,6 @@ list journal seq { n: int }
   CHECK(contains(errs("print(orders[1].has(2, 3))"), "a slice has no method 'has'"));
   CHECK(contains(errs("print(orders.range(1, 2).range(1, 2).count())"), "'.range(lo, hi)' selects items"));
   CHECK(contains(errs("print(orders[1].reverse().count())"), "a slice has no method 'reverse'"));
-  CHECK(contains(errs("for r in names[1].range(0, 3) { print(r.k) }"), "'.range' needs an int key after the prefix, not text key 'n'"));
   CHECK(contains(errs("orders.reverse()"), "'.reverse()' of a keyed list is a walk from its last item back, only in a for loop"));
   CHECK(contains(errs("let xs = [1, 2]\nfor x in xs.reverse() { print(x) }"),
                  "'.reverse()' of an event sequence reverses it in place and gives nothing to loop over"));

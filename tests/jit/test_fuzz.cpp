@@ -17,9 +17,9 @@ namespace {
 
 // Random well-typed programs: int variables a b c, num variables x y, a seq int xs, a helper with
 // a loop and an early return; nested while/for loops with break and continue, arithmetic near the
-// int64 limits, num-to-int conversions, list reads and writes, calls; walks of two stored lists
-// (whole, and by a key prefix) in main, in a query and in an event that may add a row to the list
-// it walks. Two kinds of program: wild ones (about 3 in 10) drive values to overflow and index
+// int64 limits, num-to-int conversions, list reads and writes, calls; walks of three stored lists
+// (whole, by a key prefix, and by a range of a text first key, either way) in main, in a query and
+// in an event that may add a row to the list it walks. Two kinds of program: wild ones (about 3 in 10) drive values to overflow and index
 // out of range, and mostly fail early inside a loop; tame ones keep values small (assignments
 // reduce mod 1000003, divisors are never 0, indexes are in range, no int(num)), so they run deep
 // into nested loops and end normally or on the budget.
@@ -36,12 +36,15 @@ class Gen {
     s += "fn h(p: int, q: int) -> int {\n let s = p + q\n return s * (s + 1) / 2 + p\n}\n";
     s += "fn hd(p: int, q: int) -> int {\n return p / q + p % q\n}\n";
     s += "fn hn(p: int, q: int) -> num {\n let s = p + q\n return 1.0 / num(s * (s + 1) / 2 + p + 1)\n}\n";
-    s += "list ps by id: int { v: int = 0 }\nlist es by (s: int, d: int) {}\n";
-    s += "event fill(n: int) {\n for i in 0 .. n {\n  ps[i].v = i * 7 % 1000\n  es[i % 5, i] = {}\n }\n}\n";
+    s += "list ps by id: int { v: int = 0 }\nlist es by (s: int, d: int) {}\nlist ds by (d: text, n: int) { v: int }\n";
+    s += "event fill(n: int) {\n for i in 0 .. n {\n  ps[i].v = i * 7 % 1000\n  es[i % 5, i] = {}\n"
+         "  ds[\"d{i % 37}\", i] = { v: i % 11 }\n }\n}\n";
     s += "event touch(at: int) {\n for p in ps {\n  ps[p.id].v = (p.v + 1) % 1000\n"
-         "  if p.id == at { ps[at + 100000] = { v: 1 } }\n }\n}\n";
+         "  if p.id == at { ps[at + 100000] = { v: 1 } }\n }\n"
+         " for r in ds.range(\"d{at % 9}\", \"d{at % 9}~\") { ds[r.d, r.n].v = (r.v + 1) % 11 }\n}\n";
     s += "query sum(k: int) -> int {\n var t = 0\n for e in es[k] { t = (t + e.d * 3 - e.s) % 1000003 }\n"
-         " for p in ps { t = (t + p.v) % 1000003 }\n return t\n}\n";
+         " for p in ps { t = (t + p.v) % 1000003 }\n"
+         " for r in ds.range(\"d{k}\", \"d{k + 3}\").reverse() { t = (t * 3 + r.n + r.v) % 1000003 }\n return t\n}\n";
     s += "fn main() {\n";
     s += " let filled = fill(" + std::to_string(pick(700)) + ")\n";
     s += " var a = " + int_const() + "\n var b = " + int_const() + "\n var c = " + int_const() + "\n";
@@ -140,7 +143,7 @@ class Gen {
   }
   std::string stmt(int depth, int loops) {
     std::string ind(static_cast<size_t>(depth + 1), ' ');
-    int choice = pick(depth >= 3 ? 8 : 16);
+    int choice = pick(depth >= 3 ? 8 : 17);
     switch (choice) {
       case 0: case 1: return ind + int_var() + " = " + small(int_expr(2)) + "\n";
       case 2: {
@@ -202,6 +205,12 @@ class Gen {
         std::string v = "e" + std::to_string(counter_++);
         return ind + "for " + v + " in es[" + (wild_ ? int_var() + " % 6" : std::to_string(pick(6))) + "] {\n" + ind +
                " b = " + small("b * 2 + " + v + ".d") + "\n" + block(depth + 1, loops + 1, pick(2)) + ind + "}\n";
+      }
+      case 16: {  // a range of a stored list's text first key, either way ("d4" .. "d17": d4, d5, ..., d16)
+        std::string v = "t" + std::to_string(counter_++);
+        std::string lo = wild_ ? int_var() + " % 40" : std::to_string(pick(40)), hi = wild_ ? int_var() + " % 40" : std::to_string(pick(40));
+        return ind + "for " + v + " in ds.range(\"d{" + lo + "}\", \"d{" + hi + "}\")" + (pick(2) ? ".reverse()" : "") + " {\n" + ind +
+               " b = " + small("b * 2 + " + v + ".n - " + v + ".v") + "\n" + block(depth + 1, loops + 1, pick(2)) + ind + "}\n";
       }
       case 15:  // walks in a query; an event that walks its live list and may add to it (a fault)
         if (pick(2)) return ind + "c = " + small("c + sum(" + std::to_string(pick(6)) + ")") + "\n";

@@ -584,3 +584,46 @@ TEST_CASE("jit: walks with their cursor in registers and lists kept in registers
                            "200 1058\n250 1032\n541194822257755\n9878248459\n754078\n3231\n", 6, 300, 2100, 29,
                            "out of range", 30);
 }
+
+TEST_CASE("jit: .range over text keys in compiled loops (main, a query, an event; either way; nested, broken off): the interpreter's bytes") {
+  // issue 37, item 7: ST_ITER's bounds are text slots; the walk's rows hold texts, so ITER_NEXT
+  // takes the cursor's path
+  const char* p = R"(list sales by (day: text, id: int) { amount: int }
+list shops by (shop: int, day: text) { amount: int }
+event fill(n: int) {
+  for i in 0 .. n {
+    let day = "2026-{10 + i % 4}-{10 + i % 19}"
+    sales[day, i] = { amount: i % 17 }
+    shops[i % 3, day] = { amount: i % 5 }
+  }
+}
+event bump(m: text) {
+  for s in sales.range(m, m + "~") { sales[s.day, s.id].amount = s.amount + 1 }
+}
+query month(m: text) -> int {
+  var t = 0
+  for s in sales.range(m, m + "~").reverse() { t = (t * 7 + s.amount + s.id) % 1000003 }
+  for s in shops[1].range(m, m + "~") { t = (t * 3 + s.amount) % 1000003 }
+  return t
+}
+fn main() {
+  let f = fill(400)
+  var t = 0
+  for r in 0 .. 30 {
+    let m = "2026-{10 + r % 5}"
+    for s in sales.range(m, m + "~") {
+      t = (t * 31 + s.amount * r + s.id) % 1000003
+      if s.id > 350 + r { break }
+    }
+    for s in shops[r % 4].range("2026-11", "2026-13").reverse() { t = (t * 5 + s.amount) % 1000003 }
+    t = (t + month(m)) % 1000003
+    if r % 7 == 0 { let b = bump(m) }
+  }
+  print(t)
+  print(sales.range("2026-12", "2026-13").count())
+}
+)";
+  Run r = both(p);
+  CHECK(r.output != "");
+  CHECK(r.compiled > 0);
+}

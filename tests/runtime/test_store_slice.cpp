@@ -5,7 +5,11 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
+#include <random>
+#include <tuple>
 
 #include "runtime/store_btree_store.h"
 #include "runtime/store_reference.h"
@@ -26,6 +30,10 @@ std::string model_slice(const Model& m, const Slice& s) {
     bool in = true;
     for (uint32_t i = 0; i < s.prefix_len; ++i) in = in && key[i] == static_cast<int64_t>(s.prefix[i]);
     if (in && s.bounded) in = key[s.prefix_len] >= s.lo && key[s.prefix_len] < s.hi;
+    if (in && s.from) {  // a resumed walk: at that key or past it in the walk's direction
+      Key from(s.from, s.from + key.size());
+      in = s.reverse ? key <= from : key >= from;
+    }
     if (!in) continue;
     std::string r;
     for (int64_t k : key) r += std::to_string(k) + ",";
@@ -117,15 +125,23 @@ struct SliceRun {
       s.hi = pick(-4, span + 4);
     }
     s.reverse = pick(0, 1) == 1;
+    if (pick(0, 2) == 0 && (!s.bounded || s.lo < s.hi)) {  // resumed at a random key inside the slice (present or not)
+      Key f = random_key();
+      if (s.bounded) f[s.prefix_len] = std::clamp<int64_t>(f[s.prefix_len], s.lo, s.hi - 1);
+      for (uint32_t i = 0; i < 3; ++i) from_[i] = i < s.prefix_len ? prefix[i] : static_cast<Cell>(f[i]);
+      s.from = from_;
+    }
     return s;
   }
+  Cell from_[3] = {};
 
   void check_slices(const ListReader& list, const Model& m, int n) {
     for (int i = 0; i < n; ++i) {
       Cell prefix[3];
       Slice s = random_slice(prefix);
       std::string want = model_slice(m, s);
-      INFO("prefix " << s.prefix_len << " bounded " << s.bounded << " [" << s.lo << ", " << s.hi << ") reverse " << s.reverse);
+      INFO("prefix " << s.prefix_len << " bounded " << s.bounded << " [" << s.lo << ", " << s.hi << ") reverse " << s.reverse
+                     << " from " << (s.from ? std::to_string(static_cast<int64_t>(s.from[0])) + "," + std::to_string(static_cast<int64_t>(s.from[1])) + "," + std::to_string(static_cast<int64_t>(s.from[2])) : "-"));
       REQUIRE(cursor_text(list, s) == want);
       REQUIRE(taken_text(list, s, false) == want);
       REQUIRE(taken_text(list, s, true) == want);
@@ -195,4 +211,107 @@ TEST_CASE("slices of a stored sequence are ranges of positions, either way") {
   std::string all = text(back);
   CHECK(all.rfind("299=2990;298=2980;", 0) == 0);
   CHECK(all.size() > 0);
+}
+
+// Text keys (issue 37, item 7): a bound on a Text key column is two Text* cells, compared as
+// text_compare orders keys; on the first key (sales) and after an Int prefix (shops).
+TEST_CASE("slices bounded on a text key agree with a sorted map: B+tree live and held, and the reference store") {
+  uint64_t seed = seed_from_env(37007);
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  std::vector<Text*> texts;  // the day texts, owned here (the stores keep copies)
+  for (const char* d : {"", "2026", "2026-1", "2026-11-30", "2026-12", "2026-12-01", "2026-12-05", "2026-12-10", "2026-12-31",
+                        "2026-12~", "2026-13", "2027-01-01", "a", "z"})
+    texts.push_back(text_new(d));
+  for (int m = 1; m <= 12; ++m)
+    for (int d = 1; d <= 28; d += 3) {
+      char day[16];
+      std::snprintf(day, sizeof day, "2026-%02d-%02d", m, d);
+      texts.push_back(text_new(day));
+    }
+  auto day = [&](int64_t i) { return std::string(texts[static_cast<size_t>(i)]->view()); };
+  const int64_t last = static_cast<int64_t>(texts.size()) - 1;
+  std::vector<ListSchema> schemas = {{"sales", false, {ColType::Text, ColType::Int}, {ColType::Int}},
+                                     {"shops", false, {ColType::Int, ColType::Text}, {ColType::Int}}};
+  using TextModel = std::map<std::pair<std::string, int64_t>, int64_t>;  // (day, other key) -> v
+  for (uint32_t node_bytes : {160u, 2048u}) {
+    auto tree = make_btree_store(schemas, node_bytes);
+    auto reference = make_reference_store(schemas);
+    TextModel sales, shops;  // shops keyed (day, shop)
+    std::vector<std::tuple<std::shared_ptr<const Snapshot>, TextModel, TextModel>> held;
+    // rows in the slice's order, "day/k=v;", from a model, and from a list
+    auto want = [&](const TextModel& m, const std::string& lo, const std::string& hi, int64_t shop, bool reverse) {
+      std::vector<std::string> rows;
+      for (const auto& [k, v] : m)
+        if (k.first >= lo && k.first < hi && (shop < 0 || k.second == shop))
+          rows.push_back(k.first + "/" + std::to_string(k.second) + "=" + std::to_string(v) + ";");
+      if (reverse) std::reverse(rows.begin(), rows.end());
+      std::string out;
+      for (auto& r : rows) out += r;
+      return out;
+    };
+    auto got = [&](const ListReader& list, const Slice& s, bool runs) {
+      std::string out;
+      bool text_first = list.schema().key[0] == ColType::Text;
+      auto c = list.slice(s);
+      for (;;) {
+        const Cell* first = nullptr;
+        size_t n = runs ? c->take_run(&first, SIZE_MAX) : (first = c->take()) != nullptr;
+        if (n == 0) break;
+        for (size_t r = 0; r < n; ++r) {
+          const Cell* row = first + r * 3;
+          std::string d(reinterpret_cast<const Text*>(row[text_first ? 0 : 1])->view());
+          out += d + "/" + std::to_string(static_cast<int64_t>(row[text_first ? 1 : 0])) + "=" + std::to_string(static_cast<int64_t>(row[2])) + ";";
+        }
+      }
+      return out;
+    };
+    auto check = [&](const ListReader& s_list, const ListReader& h_list, const TextModel& s_model, const TextModel& h_model, int n) {
+      for (int i = 0; i < n; ++i) {
+        int64_t a = pick(0, last), b = pick(0, last);
+        Slice s;
+        s.bounded = true;
+        s.lo = static_cast<int64_t>(reinterpret_cast<Cell>(texts[static_cast<size_t>(a)]));
+        s.hi = static_cast<int64_t>(reinterpret_cast<Cell>(texts[static_cast<size_t>(b)]));
+        s.reverse = pick(0, 1) == 1;
+        bool runs = pick(0, 1) == 1;
+        INFO("[" << day(a) << ", " << day(b) << ") reverse " << s.reverse);
+        REQUIRE(got(s_list, s, runs) == want(s_model, day(a), day(b), -1, s.reverse));
+        Cell shop = static_cast<Cell>(pick(0, 4));  // 4: no such shop
+        s.prefix = &shop;
+        s.prefix_len = 1;
+        REQUIRE(got(h_list, s, runs) == want(h_model, day(a), day(b), static_cast<int64_t>(shop), s.reverse));
+      }
+    };
+    for (int round = 0; round < 40; ++round) {
+      tree->begin();
+      reference->begin();
+      for (int i = 0; i < 30; ++i) {
+        int64_t d = pick(0, last), k = pick(0, 3), v = pick(-99, 99);
+        Cell t = reinterpret_cast<Cell>(texts[static_cast<size_t>(d)]);
+        Cell sale[3] = {t, static_cast<Cell>(k), static_cast<Cell>(v)}, shop[3] = {static_cast<Cell>(k), t, static_cast<Cell>(v)};
+        if (pick(0, 4) == 0) {
+          REQUIRE(tree->list(0).remove(sale) == reference->list(0).remove(sale));
+          REQUIRE(tree->list(1).remove(shop) == reference->list(1).remove(shop));
+          sales.erase({day(d), k});
+          shops.erase({day(d), k});
+        } else {
+          for (Store* st : {tree.get(), reference.get()}) {
+            st->list(0).put(sale);
+            st->list(1).put(shop);
+          }
+          sales[{day(d), k}] = v;
+          shops[{day(d), k}] = v;
+        }
+      }
+      tree->commit();
+      reference->commit();
+      check(tree->list(0), tree->list(1), sales, shops, 20);
+      check(reference->list(0), reference->list(1), sales, shops, 5);
+      if (round % 9 == 0) held.emplace_back(tree->publish(), sales, shops);
+      for (auto& [snapshot, s_model, h_model] : held) check(snapshot->list(0), snapshot->list(1), s_model, h_model, 3);
+    }
+  }
+  for (Text* t : texts) text_release(t);
 }
