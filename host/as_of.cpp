@@ -106,7 +106,7 @@ Status attempt(FileSystem& fs, const std::string& dir, uint64_t sequence, const 
           return Status::failure(at(path, offset) + "upgrading to version " + std::to_string(next) + ": " + s.error);
         vc = next_code;
         version = next;
-      } else {
+      } else if (!r.failed) {  // a failed record (--audit-failed) changed nothing
         std::string error = vc->apply(*store, LogRecord{r.sequence, r.event, r.args});
         if (!error.empty())
           return Status::failure(at(path, offset) + "replaying sequence " + std::to_string(r.sequence) + " (event " +
