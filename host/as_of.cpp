@@ -10,6 +10,7 @@
 #include "host/bytes.h"
 #include "host/file_io.h"
 #include "host/log_format.h"
+#include "host/state_compare.h"
 
 namespace pure::host {
 
@@ -46,7 +47,7 @@ Status attempt(FileSystem& fs, const std::string& dir, uint64_t sequence, const 
   // The newest checkpoint at or before the sequence (0: the empty state, the log from 1).
   uint64_t checkpoint = 0;
   for (uint64_t c : l.checkpoints)
-    if (c <= sequence) checkpoint = c;
+    if (c <= sequence && c <= code.start_at_most) checkpoint = c;
   *problem = AsOfProblem::Damaged;
   uint32_t version = version_at(code.versions, checkpoint);
   const VersionCode* vc = nullptr;
@@ -106,7 +107,7 @@ Status attempt(FileSystem& fs, const std::string& dir, uint64_t sequence, const 
           return Status::failure(at(path, offset) + "upgrading to version " + std::to_string(next) + ": " + s.error);
         vc = next_code;
         version = next;
-      } else {
+      } else if (!r.failed) {  // a failed record (--audit-failed) changed nothing
         std::string error = vc->apply(*store, LogRecord{r.sequence, r.event, r.args});
         if (!error.empty())
           return Status::failure(at(path, offset) + "replaying sequence " + std::to_string(r.sequence) + " (event " +
@@ -244,24 +245,46 @@ Status verify_directory(FileSystem& fs, const std::string& dir, const AsOfCode& 
                                               : " (sequences " + std::to_string(l.checkpoints.front()) + " to " +
                                                     std::to_string(l.checkpoints.back()) + ")") +
                        ": every one read whole, every checksum good");
-  // 3. A replay of every retained record: from each starting point up to the next, then to the end.
+  // 3. The whole retained log replayed from the oldest starting point, a stretch at a time: each
+  // from the checkpoint before it (already found equal to the replay) up to the next checkpoint,
+  // whose state must then be the replayed one; the last stretch up to the end of the log.
   uint64_t last = std::max(out->last_sequence, l.checkpoints.empty() ? 0 : l.checkpoints.back());
-  std::vector<uint64_t> ends;
+  const uint64_t oldest = l.oldest();
+  std::vector<uint64_t> ends;  // the checkpoints to compare (those after the oldest starting point), then the end
   for (uint64_t c : l.checkpoints)
-    if (c > 0 && c - 1 >= l.oldest() && (ends.empty() || c - 1 > ends.back())) ends.push_back(c - 1);
+    if (c > oldest) ends.push_back(c);
   if (ends.empty() || ends.back() != last) ends.push_back(last);
   for (uint64_t end : ends) {
     AsOfState state;
     AsOfProblem problem = AsOfProblem::None;
     AsOfCode own = code;
     own.present_in = 0;
+    own.start_at_most = end == 0 ? 0 : end - 1;
+    if (end <= oldest) {  // nothing to replay: the oldest starting point is the end
+      ++out->replays;
+      continue;
+    }
     if (Status s = read_state_as_of(fs, dir, end, UINT64_MAX, own, &state, &problem); !s.ok()) return s;
     ++out->replays;
     out->records_replayed += state.records_replayed;
+    if (!std::binary_search(l.checkpoints.begin(), l.checkpoints.end(), end)) continue;
+    const VersionCode* vc = nullptr;
+    if (Status s = code.version_code(version_at(code.versions, end), &vc); !s.ok()) return s;
+    std::unique_ptr<rt::Store> saved;
+    uint64_t through = 0;
+    std::string path = join_path(dir, checkpoint_name(end));
+    if (Status s = read_checkpoint(fs, path, code.module_identity, vc->schemas(), &saved, &through); !s.ok()) return s;
+    if (std::string diff = compare_states(*saved->publish(), *state.store->publish()); !diff.empty())
+      return Status::failure(path + ": the checkpoint's state is not the log's replayed to sequence " +
+                             std::to_string(end) + ": " + diff + " (here: the checkpoint, there: the replay)");
+    ++out->checkpoints_compared;
   }
-  out->lines.push_back("replayed " + std::to_string(out->records_replayed) + " records from " +
-                       std::to_string(out->replays) + " starting points up to sequence " + std::to_string(last) +
-                       ": every event applied");
+  out->lines.push_back("replayed " + std::to_string(out->records_replayed) + " records in " +
+                       std::to_string(out->replays) + (out->replays == 1 ? " stretch" : " stretches") +
+                       " from sequence " + std::to_string(oldest) + " up to sequence " + std::to_string(last) +
+                       ": every event applied; " + std::to_string(out->checkpoints_compared) +
+                       (out->checkpoints_compared == 1 ? " checkpoint" : " checkpoints") +
+                       " equal to the replayed state");
   return {};
 }
 

@@ -24,6 +24,9 @@ struct AsOfCode {
   // Present the state in this version's schema (upgrade_store from the version at the sequence,
   // one version at a time), so that today's queries read it; 0: leave it in its own version.
   uint32_t present_in = 0;
+  // Start from the newest checkpoint at or before this sequence (and at or before the one asked
+  // for): verify_directory replays up to a checkpoint from the one before it. UINT64_MAX: any.
+  uint64_t start_at_most = UINT64_MAX;
 };
 
 // Why a past state could not be read.
@@ -59,16 +62,20 @@ Status read_state_as_of(FileSystem& fs, const std::string& dir, uint64_t sequenc
 struct VerifyReport {
   uint64_t segments = 0, records = 0, first_sequence = 0, last_sequence = 0;
   uint64_t checkpoints = 0;
-  uint64_t replays = 0, records_replayed = 0;  // starting points (checkpoints, or the empty state)
+  uint64_t replays = 0, records_replayed = 0;  // stretches replayed (each up to a checkpoint, or the end)
+  uint64_t checkpoints_compared = 0;           // checkpoints found equal to the replay at their sequence
   std::vector<std::string> lines;
 };
 
 // Checks a data directory (a backup's copy, or any directory not being written): every log
 // segment's header and every record's checksum, sequences without a gap; every checkpoint read
-// whole (each block's checksum and the footer) with its version's lists; then every retained
-// record replayed, from each checkpoint (or the empty state) up to the next one and from the newest
-// to the end, with each record's own version's code. Read only. The first damage found is the
-// error, naming the file and the offset.
+// whole (each block's checksum and the footer) with its version's lists; then the whole retained
+// log replayed, from the oldest starting point (a checkpoint, or the empty state) to the end, with
+// each record's own version's code, and the replayed state compared with every later checkpoint,
+// row by row (compare_states): a checkpoint whose checksums are good but whose state is not the
+// log's is caught, named with its sequence and the first difference. (Each stretch starts from
+// the checkpoint before it, which was found equal to the replay up to it: the same as one replay
+// from the oldest.) Read only. The first damage found is the error, naming the file and the offset.
 Status verify_directory(FileSystem& fs, const std::string& dir, const AsOfCode& code, VerifyReport* out);
 
 }  // namespace pure::host

@@ -57,6 +57,7 @@ class DurableLogImpl final : public DurableLog {
   }
 
   uint64_t last_sequence() const override { return report_.last_sequence; }
+  bool audits_failed() const override { return options_.audit_failed; }
   void take_keys(IdempotencyTable* out) override { *out = std::move(keys_); }
 
   uint64_t append(std::span<const CommittedEvent> events) override {
@@ -64,7 +65,7 @@ class DurableLogImpl final : public DurableLog {
     in_.resize(events.size());
     for (size_t i = 0; i < events.size(); ++i) {
       encoded_[i] = encode_values(events[i].args);
-      in_[i] = EventIn{events[i].fn, encoded_[i], events[i].key, events[i].result};
+      in_[i] = EventIn{events[i].fn, encoded_[i], events[i].key, events[i].result, events[i].failed};
     }
     return log_->append(in_);
   }

@@ -76,7 +76,7 @@ Status read_history(FileSystem& fs, const std::string& dir, uint64_t module_iden
         return {};
       }
       out->records.push_back(HistoryRecord{r.sequence, r.event, r.time_ms, std::string(r.args), std::string(r.key),
-                                           std::string(r.result)});
+                                           std::string(r.result), r.failed});
     }
   }
   return {};

@@ -18,7 +18,8 @@ struct HistoryRecord {
   uint64_t time_ms = 0;  // commit time (0: unknown: written before commit times)
   std::string args;      // encoded as logged
   std::string key;       // the request's Idempotency-Key ("": none)
-  std::string result;    // with a key: the event's encoded result
+  std::string result;    // with a key: the event's encoded result; failed: why it failed
+  bool failed = false;   // an audit-only record of an event that failed (--audit-failed): it changed nothing
 };
 
 struct HistoryFilter {

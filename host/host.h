@@ -98,7 +98,9 @@ struct EventIn {
   uint32_t event = 0;
   std::string_view args;
   std::string_view key;     // the request's Idempotency-Key ("": none), at most limits::kIdempotencyKeyBytes
-  std::string_view result;  // with a key: the event's encoded result (encode_values), for a retry's answer
+  std::string_view result;  // with a key: the event's encoded result (encode_values), for a retry's answer;
+                            // failed: why the event failed
+  bool failed = false;      // an audit-only record of an event that failed (no key): replay skips it
 };
 
 // Upper bounds (microseconds) of the buckets of LogStats::sync_buckets; the last bucket is the rest.
@@ -277,8 +279,10 @@ Status lock_data_dir(const std::string& dir, std::string_view program, std::uniq
 
 // ---- Shipping records (cluster/: a module's log replicated on NATS JetStream) ----
 
-// One event record in the log's own layout (host/log_format.h, the version this build writes):
-// what a leader ships to its followers, checksummed as in a segment.
+// One event record in the log's own layout (host/log_format.h, kShippedVersion: version 3, so
+// that nodes of builds before and after log version 4 still understand each other; a cluster
+// ships committed events only, never the audit-only records version 4 added): what a leader
+// ships to its followers, checksummed as in a segment.
 struct ShippedRecord {
   uint64_t sequence = 0;
   uint32_t event = 0;

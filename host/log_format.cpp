@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/assert.h"
 #include "host/bytes.h"
 #include "host/crc32c.h"
 #include "host/file_io.h"
@@ -64,27 +65,32 @@ std::string decode_segment_header(std::string_view bytes, SegmentHeader* out) {
   return "";
 }
 
-uint64_t record_bytes(size_t args, size_t key, size_t result, uint32_t version) {
+uint64_t record_bytes(size_t args, size_t key, size_t result, uint32_t version, bool failed) {
   uint64_t n = kRecordPrefixBytes + record_fixed_bytes(version) + args;
+  if (version >= 4 && failed) return n + 4 + result;  // no key
   if (version >= 3 && key > 0) n += key + 4 + result;
   return n;
 }
 
 void encode_record(std::string& out, uint64_t sequence, uint32_t event, std::string_view args, uint64_t time_ms,
-                   uint32_t version, std::string_view key, std::string_view result) {
-  if (version < 3 || key.empty()) result = {};
+                   uint32_t version, std::string_view key, std::string_view result, bool failed) {
+  PURE_ASSERT(!failed || version >= 4);  // a failed record needs a version 4 segment
+  if (failed) key = {};
+  if (version < 3 || (key.empty() && !failed)) result = {};
   if (version < 3) key = {};
   if (key.size() > 255) key = key.substr(0, 255);  // callers check limits::kIdempotencyKeyBytes
   size_t at = out.size();
-  uint32_t length = static_cast<uint32_t>(record_bytes(args.size(), key.size(), result.size(), version) - kRecordPrefixBytes);
+  uint32_t length =
+      static_cast<uint32_t>(record_bytes(args.size(), key.size(), result.size(), version, failed) - kRecordPrefixBytes);
   put_u32(out, length);
   put_u32(out, 0);
   put_u64(out, sequence);
   put_u32(out, event);
   if (version != 1) put_u64(out, time_ms);
+  if (version >= 4) out.push_back(static_cast<char>(failed ? kRecordFailed : 0));
   if (version >= 3) {
     out.push_back(static_cast<char>(key.size()));
-    if (!key.empty()) {
+    if (!key.empty() || failed) {
       out.append(key);
       put_u32(out, static_cast<uint32_t>(result.size()));
       out.append(result);
@@ -111,10 +117,17 @@ RecordCheck decode_record(std::string_view bytes, uint64_t offset, DecodedRecord
   out->time_ms = version == 1 ? 0 : get_u64(p + 20);
   out->key = {};
   out->result = {};
+  out->failed = false;
   uint32_t used = fixed;  // bytes of the length before the arguments
   if (version >= 3) {
-    uint32_t key = static_cast<uint8_t>(p[28]);
-    if (key > 0) {
+    if (version >= 4) {
+      uint8_t flags = static_cast<uint8_t>(p[28]);
+      if (flags & ~kRecordFailed) return RecordCheck::BadLength;  // no such record: not ours to guess
+      out->failed = flags & kRecordFailed;
+    }
+    uint32_t key = static_cast<uint8_t>(p[version >= 4 ? 29 : 28]);
+    if (out->failed && key > 0) return RecordCheck::BadLength;
+    if (key > 0 || out->failed) {
       if (uint64_t{used} + key + 4 > length) return RecordCheck::BadLength;
       out->key = std::string_view(p + kRecordPrefixBytes + used, key);
       used += key;
@@ -141,12 +154,13 @@ const char* describe(RecordCheck check) {
 }
 
 void append_shipped_record(std::string& out, const ShippedRecord& record) {
-  encode_record(out, record.sequence, record.event, record.args, record.time_ms, kLogVersion, record.key, record.result);
+  encode_record(out, record.sequence, record.event, record.args, record.time_ms, kShippedVersion, record.key,
+                record.result);
 }
 
 std::string read_shipped_record(std::string_view bytes, size_t* offset, ShippedRecord* out) {
   DecodedRecord d;
-  RecordCheck check = decode_record(bytes, *offset, &d, kLogVersion);
+  RecordCheck check = decode_record(bytes, *offset, &d, kShippedVersion);
   if (check != RecordCheck::Ok) return "offset " + std::to_string(*offset) + ": " + describe(check);
   *out = ShippedRecord{d.sequence, d.event, d.time_ms, d.key, d.result, d.args};
   *offset += d.size;

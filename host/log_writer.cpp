@@ -87,9 +87,9 @@ class LogWriter final : public EventLog {
     // One commit time for the call; never before the last one (a wall clock stepped back holds).
     last_time_ = std::max(last_time_, options_.clock ? options_.clock() : system_clock_ms());
     for (const EventIn& e : events) {
-      if (record_bytes(e.args.size(), e.key.size(), e.result.size()) > kMaxRecordLength)
+      if (record_bytes(e.args.size(), e.key.size(), e.result.size(), kLogVersion, e.failed) > kMaxRecordLength)
         throw std::length_error("event log: encoded arguments of " + std::to_string(e.args.size()) + " bytes");
-      encode_record(pending_, next_sequence_, e.event, e.args, last_time_, kLogVersion, e.key, e.result);
+      encode_record(pending_, next_sequence_, e.event, e.args, last_time_, kLogVersion, e.key, e.result, e.failed);
       pending_records_.push_back({pending_.size(), next_sequence_, last_time_});
       last_sequence_ = next_sequence_++;
     }

@@ -307,6 +307,8 @@ void Owner::run() {
   std::vector<CommittedEvent> committed;
   std::vector<size_t> committed_at;  // index in batch of each committed event
   std::vector<std::string> keyed_results;  // a keyed event's encoded result (logged with it), by index in batch
+  std::vector<std::string> failure_reasons;  // a failed event's reason (its audit-only record), by index in batch
+  const bool audit_failed = durability_->audits_failed();
   std::vector<Upgrading> upgrades;
   for (;;) {
     {
@@ -327,6 +329,7 @@ void Owner::run() {
     committed.clear();
     committed_at.clear();
     keyed_results.assign(batch.size(), std::string());  // sized once: the logged views stay valid
+    failure_reasons.assign(batch.size(), std::string());  // likewise a failed event's reason
     if (poisoned_.load(std::memory_order_acquire)) {
       std::string why = "module " + name_ + " is unhealthy: " + unhealthy_reason();
       for (Pending& p : batch) w.replies.emplace_back(std::move(p.done), EventReply{EventReply::Kind::Unavailable, 0, why});
@@ -400,6 +403,11 @@ void Owner::run() {
           reply.result_error = std::move(r.result_error);
           w.replies.emplace_back(std::move(p.done), std::move(reply));
         } else {
+          if (audit_failed) {  // an audit-only record: its arguments and reason, no key
+            failure_reasons[i] = r.reason;
+            committed.push_back(CommittedEvent{p.fn, p.args, {}, failure_reasons[i], true});
+            committed_at.push_back(i);
+          }
           EventReply failed{EventReply::Kind::Failed, 0, std::move(r.reason)};
           failed.version = version_;
           w.replies.emplace_back(std::move(p.done), std::move(failed));

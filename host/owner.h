@@ -40,7 +40,8 @@ struct CommittedEvent {
   uint32_t fn = 0;
   std::span<const vm::Value> args;
   std::string_view key;     // its Idempotency-Key ("": none), logged with it
-  std::string_view result;  // with a key: its encoded result (encode_values), logged with it
+  std::string_view result;  // with a key: its encoded result (encode_values), logged with it; failed: its reason
+  bool failed = false;      // an event that failed, logged as an audit-only record (Durability::audits_failed)
 };
 
 // Called when events up to `durable_sequence` are durable, or once with poisoned = true and the
@@ -76,6 +77,9 @@ class Durability {
   // Queues the events as consecutive records; returns the sequence number of the last, or 0 when
   // the log is poisoned or closed (nothing was queued then). events is never empty.
   virtual uint64_t append(std::span<const CommittedEvent> events) = 0;
+  // Whether the owner passes failed events to append too (CommittedEvent::failed), each logged as
+  // an audit-only record that takes a sequence (docs/history.md, --audit-failed). Keeps none: false.
+  virtual bool audits_failed() const { return false; }
   // Queues the record that starts version `number` (host/versions.h kVersionEvent) after what was
   // appended; returns its sequence, or 0 when the log is poisoned or closed, or keeps no versions.
   virtual uint64_t append_version(uint32_t number) {
@@ -106,6 +110,9 @@ struct DurableOptions {
   std::function<void(const RecoveryProgress&)> progress;  // recovery progress, on the opening thread
   uint64_t progress_every = 1u << 20;                     // records between progress calls
   bool accept_data_loss = false;  // OpenOptions::accept_data_loss: start when the manifest's files are missing
+  // Failed events (fail, a runtime error, a spent budget) are logged as audit-only records with
+  // their arguments and reason (--audit-failed, docs/history.md): replay skips them.
+  bool audit_failed = true;
   // After a failed checkpoint the thread waits before it tries again, however much the log grows
   // meanwhile: retry_seconds after the first failure in a row, twice as long after each next one,
   // at most retry_max_seconds (checkpoint_retry_delay). A checkpoint also stops rather than leave
@@ -146,7 +153,8 @@ Status open_durable(FileSystem& fs, const std::string& dir, const vm::Program& p
 struct EventReply {
   enum class Kind : uint8_t {
     Committed,    // applied and durable; sequence set
-    Failed,       // `fail` or a runtime error: rolled back; reason set
+    Failed,       // `fail` or a runtime error: rolled back; reason set; sequence: its audit-only
+                  // record's when the Durability audits failed events (durable then), else 0
     Unavailable,  // not run or not acknowledged: shutting down, queue full, or log poisoned; reason set
     KeyReused,    // not run: its idempotency key committed another event, or other arguments, as
                   // `sequence` (durable); reason set

@@ -253,6 +253,8 @@ Status recover_into(FileSystem& fs, const std::string& dir, const OpenOptions& o
         code = next_code;
         version = next;
         ++report->records_replayed;
+      } else if (r.sequence > checkpoint && r.failed) {
+        // An audit-only record (--audit-failed): the event changed nothing; its sequence counts.
       } else if (r.sequence > checkpoint) {
         const ApplyEvent& apply = versioned ? code->apply : options.apply;
         std::string error = apply(*store, LogRecord{r.sequence, r.event, r.args});

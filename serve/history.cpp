@@ -144,6 +144,10 @@ void append_history_record(std::string& out, const HistoryCode& code, const host
     }
     out += ']';
   }
+  if (r.failed) {  // an audit-only record (--audit-failed): the event failed and changed nothing
+    out += ",\"failed\":true,\"reason\":";
+    append_json_string(out, r.result);
+  }
   out += ",\"version\":" + std::to_string(version) + "}";
 }
 

@@ -278,6 +278,13 @@ int main(int argc, char** argv) {
                  "all, or none (default 7d; docs/history.md)")
       ->check(retain_check)
       ->needs(data_option);
+  std::string audit_failed = "on";
+  app.add_option("--audit-failed", audit_failed,
+                 "with --data: on (the default) logs each event main called that failed (fail, a runtime error, a "
+                 "spent budget) as an audit-only record with its arguments and reason, which --events shows and "
+                 "replay skips; off logs committed events only (docs/history.md)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->needs(data_option);
   bool upgrade = false, allow_drop = false, plan_only = false;
   std::string migration_steps_text = std::to_string(pure::limits::kMigrationSteps);
   app.add_option("--migration-steps", migration_steps_text,
@@ -367,7 +374,7 @@ int main(int argc, char** argv) {
     if (a.empty() || a[0] != '-' || a == "-") break;
     ++split;
     if ((a == "--max-steps" || a == "--max-memory" || a == "--data" || a == "--sync" || a == "--checkpoint-every" ||
-         a == "--retain" || a == "--migration-steps" || a == "--after" || a == "--before" || a == "--event" || a == "--since" ||
+         a == "--retain" || a == "--audit-failed" || a == "--migration-steps" || a == "--after" || a == "--before" || a == "--event" || a == "--since" ||
          a == "--limit" || a == "--as-of" || a == "--restore-to") &&
         split < argc)
       ++split;
@@ -560,6 +567,7 @@ int main(int argc, char** argv) {
     parse_budget(checkpoint_every_text, false, data.checkpoint_every);
     data.accept_data_loss = accept_data_loss;
     (void)pure::host::parse_retention(retain_text, &data.retain);  // checked by the option's validator
+    data.audit_failed = audit_failed == "on";
     data.source = std::move(source);
     data.schema = std::move(schema);
     data.files = steps.files;

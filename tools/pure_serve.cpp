@@ -113,6 +113,14 @@ int main(int argc, char** argv) {
           },
           "RETAIN"))
       ->capture_default_str();
+  std::string audit_failed = "on";
+  app.add_option("--audit-failed", audit_failed,
+                 "on: each module's failed events (fail, a runtime error, a spent budget) are logged as audit-only "
+                 "records with their arguments and reason, shown by GET /v1/MODULE/events and skipped by replay; "
+                 "off: committed events only. With --cluster they are not logged (a cluster replicates committed events only) "
+                 "(docs/history.md)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   app.add_option("--max-steps", max_steps, "step budget of each event and query (one step = one loop iteration, one call, or 64 bytes or one item a standard function works through)")
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX))
       ->capture_default_str();
@@ -477,6 +485,7 @@ int main(int argc, char** argv) {
   durable_options.log.sync = sync == "none" ? pure::host::Sync::None : pure::host::Sync::Always;
   durable_options.log.segment_bytes = static_cast<uint64_t>(segment_mb * 1024 * 1024);
   (void)pure::host::parse_retention(retain_text, &durable_options.log.retain);  // checked by the option's validator
+  durable_options.audit_failed = audit_failed == "on";
   durable_options.checkpoint_log_bytes = static_cast<uint64_t>(checkpoint_mb * 1024 * 1024);
   durable_options.checkpoint_seconds = checkpoint_seconds;
   durable_options.progress_every = 100'000;

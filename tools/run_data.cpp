@@ -202,14 +202,19 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   constexpr size_t kBatch = 256;
   std::vector<uint32_t> batch_events;
   std::vector<std::string> batch_args;
+  std::vector<std::string> batch_reasons;  // a failed event's reason (its audit-only record); "" for a committed one
+  std::vector<uint8_t> batch_failed;
   std::vector<host::EventIn> batch;
   auto append_batch = [&]() -> std::string {
     if (batch_events.empty()) return "";
     batch.clear();
-    for (size_t i = 0; i < batch_events.size(); ++i) batch.push_back({batch_events[i], batch_args[i]});
+    for (size_t i = 0; i < batch_events.size(); ++i)
+      batch.push_back({batch_events[i], batch_args[i], {}, batch_reasons[i], batch_failed[i] != 0});
     uint64_t sequence = log.append(batch);
     batch_events.clear();
     batch_args.clear();
+    batch_reasons.clear();
+    batch_failed.clear();
     if (sequence == 0) return log.poisoned() ? log.poison_reason() : "the event log is closed";
     last = sequence;
     if (sequence - gate.durable_sequence() > kMaxLag && !log.wait_durable(sequence - kMaxLag / 2))
@@ -220,8 +225,21 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
     if (gate.poisoned()) return gate.reason();
     batch_events.push_back(event);
     batch_args.push_back(host::encode_values(args));
+    batch_reasons.emplace_back();
+    batch_failed.push_back(0);
     return batch_events.size() >= kBatch ? append_batch() : std::string();
   };
+  // A failed event takes the next sequence as an audit-only record (--audit-failed, docs/history.md):
+  // replay skips it. A failed append shows at the next commit, output or close.
+  if (data.audit_failed)
+    options.on_fail = [&](uint32_t event, std::span<const vm::Value> args, std::string_view reason) {
+      if (gate.poisoned()) return;
+      batch_events.push_back(event);
+      batch_args.push_back(host::encode_values(args));
+      batch_reasons.emplace_back(reason);
+      batch_failed.push_back(1);
+      if (batch_events.size() >= kBatch) (void)append_batch();
+    };
   // Output printed inside an event waits for that event's sequence (it is shown only if the
   // event commits and is durable, or once everything is durable at the end); output printed
   // between events waits for the last event before it. (A failed append poisoned the log: the

@@ -20,6 +20,7 @@ struct DataOptions {
   uint64_t checkpoint_every = 100000;  // records since the newest checkpoint that make an exit write one; 0: never
   bool accept_data_loss = false;       // --accept-data-loss: start from what is left when the manifest's files are missing
   host::Retention retain;              // --retain: the history a checkpoint keeps (docs/history.md)
+  bool audit_failed = true;            // --audit-failed on|off: failed events logged as audit-only records
   // Versions (docs/upgrades.md): the source as run (kept as a version of the directory), its
   // stored lists, the module's name (default: the file's name without ".pure"), and what to do
   // when the source differs from the directory's version.

@@ -306,7 +306,7 @@ const Instr* call_function(VM& vm, Slot*& s, const Instr* ip) {
     }
     if (ci.boundary == Boundary::Event) {
       vm.store->begin();
-      if (vm.options.on_commit) {  // a host logs committed events: keep what this one was called with
+      if (vm.options.on_commit || vm.options.on_fail) {  // a host logs events: keep what this one was called with
         vm.event_args.clear();
         const Slot* in = base;
         for (const ir::ValueType& t : callee.param_types) vm.event_args.push_back(copy_value(in, t));

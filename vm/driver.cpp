@@ -129,6 +129,10 @@ std::optional<RuntimeError> drive(VM& vm, Slot* base, const Instr* ip) {
         reason = "runtime error at " + std::to_string(l.line) + ":" + std::to_string(l.col) + ": " + f.message;
       }
       CallInfo event = vm.calls[boundary];
+      if (event.boundary == Boundary::Event && event.return_ip && vm.options.on_fail) {  // main's event failed
+        vm.options.on_fail(static_cast<uint32_t>(event.fn - vm.prog.functions.data()), vm.event_args, reason);
+        vm.event_args.clear();
+      }
       unwind_to(vm, boundary);
       if (event.boundary == Boundary::Savepoint) {
         vm.store->rollback_to(event.savepoint);  // the caller's transaction and budget go on

@@ -171,7 +171,7 @@ struct VM {
   std::vector<std::unique_ptr<rt::Cursor>> spare_cursors;
   std::optional<Fault> pending;  // a fault pure_step caught for native code (core.faulted)
   // The arguments of the event main is running, copied when it was called, for
-  // options.on_commit (only when that is set).
+  // options.on_commit and on_fail (only when one is set).
   std::vector<Value> event_args;
   // With RunOptions::cancel: the running invocation's steps not yet handed to core.steps_left
   // (its budget left is the sum of the two; see set_budget). Always 0 without it.

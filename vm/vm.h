@@ -88,6 +88,12 @@ struct RunOptions {
   // the call (the event stays committed in the store). Events a host runs with call_event do not
   // call it: the host knows what it ran. Empty: nothing is called.
   std::function<std::string(uint32_t event, std::span<const Value> args)> on_commit;
+  // Called on the running thread each time an event that main called fails (rolled back, main
+  // gets the failed outcome): the event's function index, its arguments (as on_commit) and the
+  // reason main's outcome holds, for a host that logs failed events as audit records (pure-run
+  // --data --audit-failed). It cannot stop the run (a host reports its own failure later, as at
+  // its next on_commit). Empty: nothing is called.
+  std::function<void(uint32_t event, std::span<const Value> args, std::string_view reason)> on_fail;
   // A host's way to stop a running call from another thread (pure-serve: a query past
   // --query-timeout-ms, or whose client left). Null: never cancelled, no cost. Otherwise the call
   // gets its step budget in slices of limits::kStepSlice steps, and when a slice runs out and

@@ -257,5 +257,5 @@ TEST_CASE("a directory written in segment format version 1 opens, continues in v
   CHECK(dump(*store) == reference(8));
   // A version this build does not know is refused, naming both.
   std::string v9 = encode_segment_header(kModule, 1, 9);
-  CHECK(decode_segment_header(v9, &header) == "unsupported log version 9 (this build reads versions 1 to 3)");
+  CHECK(decode_segment_header(v9, &header) == "unsupported log version 9 (this build reads versions 1 to 4)");
 }

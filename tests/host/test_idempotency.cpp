@@ -147,11 +147,14 @@ TEST_CASE("a retry gets the original answer and is not applied again; other argu
   EventReply rerun = keyed(*m.owner, deposit(*p, 2, 0), "pay-2");
   CHECK(rerun.kind == EventReply::Kind::Failed);
   CHECK(!rerun.replayed);
+  // each run an audit-only record of its own (no key in it)
+  CHECK(failed.sequence > 0);
+  CHECK(rerun.sequence == failed.sequence + 1);
   OwnerStats s = m.owner->stats();
   CHECK(s.replayed == 1);
   CHECK(s.key_reused == 2);
   CHECK(s.committed == 2);
-  CHECK(s.durability.log.records == 2);
+  CHECK(s.durability.log.records == 4);  // the two committed events and the two failed ones' records
 }
 
 TEST_CASE("twins in flight: the same key submitted twice before either is answered applies once") {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "host/file_fault.h"
@@ -43,6 +44,7 @@ TEST_CASE("many submitters: every committed event is durable, visible, and survi
   constexpr int kThreads = 8, kEach = 40;
   std::mutex seen_mutex;
   std::map<uint64_t, Call> committed;
+  std::set<uint64_t> failed_at;  // the failed events' audit-only records (--audit-failed, the default)
   std::atomic<int> visible_violations{0}, failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
@@ -54,8 +56,11 @@ TEST_CASE("many submitters: every committed event is durable, visible, and survi
         if (r.kind != EventReply::Kind::Committed) {
           ++failures;
           CHECK(r.kind == EventReply::Kind::Failed);
-          CHECK(r.sequence == 0);
           CHECK(r.reason.find("is absent") != std::string::npos);
+          CHECK(r.sequence > 0);  // its audit-only record's, durable and visible too
+          if (m.owner->visible().second < r.sequence) ++visible_violations;
+          std::lock_guard<std::mutex> lock(seen_mutex);
+          CHECK(failed_at.insert(r.sequence).second);
           continue;
         }
         // Visible = durable: by the time the caller hears, the published state includes it.
@@ -68,16 +73,21 @@ TEST_CASE("many submitters: every committed event is durable, visible, and survi
   CHECK(visible_violations.load() == 0);
   CHECK(failures.load() > 0);
   CHECK(committed.size() + failures.load() == kThreads * kEach);
-  // Sequence numbers are 1..N without gaps.
-  CHECK(committed.begin()->first == 1);
-  CHECK(committed.rbegin()->first == committed.size());
+  CHECK(failed_at.size() == static_cast<size_t>(failures.load()));
+  // Sequence numbers are 1..N without gaps, committed and failed events together.
+  const uint64_t total = kThreads * kEach;
+  std::set<uint64_t> all = failed_at;
+  for (auto& [seq, c] : committed) CHECK(all.insert(seq).second);
+  CHECK(*all.begin() == 1);
+  CHECK(*all.rbegin() == total);
+  CHECK(all.size() == total);
   std::vector<Call> in_order;
   for (auto& [seq, c] : committed) in_order.push_back(c);
   std::string expected = replay(*p, in_order);
   CHECK(dump(*m.owner->snapshot()) == expected);
   DurabilityStats stats = m.owner->stats().durability;
   CHECK(stats.durable);
-  CHECK(stats.log.records == committed.size());
+  CHECK(stats.log.records == total);
   CHECK(stats.log.syncs >= stats.log.bursts);
   uint64_t in_buckets = 0;
   for (uint64_t b : stats.log.sync_buckets) in_buckets += b;
@@ -92,12 +102,12 @@ TEST_CASE("many submitters: every committed event is durable, visible, and survi
   auto again_program = compile(kAccounts);  // compiled again, as a new process would
   Opened again;
   REQUIRE(open_owner(fs, tmp.path, *again_program, manual_checkpoints(), &again).ok());
-  CHECK(again.log->recovery().last_sequence == committed.size());
-  CHECK(again.log->recovery().records_replayed == committed.size());
+  CHECK(again.log->recovery().last_sequence == total);
+  CHECK(again.log->recovery().records_replayed == committed.size());  // failed records are skipped
   CHECK(dump(*again.owner->snapshot()) == expected);
   EventReply r = call(*again.owner, workload_call(*again_program, 5));
   CHECK(r.kind == EventReply::Kind::Committed);
-  CHECK(r.sequence == committed.size() + 1);
+  CHECK(r.sequence == total + 1);
 }
 
 TEST_CASE("queries read published snapshots while the owner writes") {
@@ -209,13 +219,9 @@ TEST_CASE("a reply_runner gets each delivery's callbacks as one job: none runs e
   for (auto& job : taken) job();
   REQUIRE(heard.size() == size_t(kEvents));
   for (int i = 0; i < kEvents; ++i) CHECK(heard[i] == i);
-  uint64_t last_sequence = 0;
+  uint64_t last_sequence = 0;  // failed events take sequences too: their audit-only records
   for (int i = 0; i < kEvents; ++i) {
-    if (i % 3 == 2) {
-      CHECK(replies[i].kind == EventReply::Kind::Failed);
-      continue;
-    }
-    CHECK(replies[i].kind == EventReply::Kind::Committed);
+    CHECK(replies[i].kind == (i % 3 == 2 ? EventReply::Kind::Failed : EventReply::Kind::Committed));
     CHECK(replies[i].sequence == last_sequence + 1);
     last_sequence = replies[i].sequence;
   }

@@ -6,7 +6,9 @@ model held then, naming the sequence, on the interpreter and the JIT; as_of_time
 time to the last sequence committed at or before it; a point past the retention window is a 410
 with the oldest readable sequence, one beyond the present a 400. `pure-run --data DIR --as-of SEQ`
 runs main against the same past state, read only; `pure-run --data DIR --verify` checks a copy and finds a
-changed byte in a record or a checkpoint. Run by ctest (serve.as_of) with PURE_SERVE and
+changed byte in a record or a checkpoint, and a checkpoint whose state was changed with its checksums
+made right (the replay compared with it). Failed events are audit-only records: as of one, the
+state before it. Run by ctest (serve.as_of) with PURE_SERVE and
 PURE_RUN set."""
 import os
 import random
@@ -26,6 +28,39 @@ NAMES = ["ann", "bob", "cy", "dee", "eve", "fay"]
 warnings.simplefilter("ignore", ResourceWarning)
 
 
+def crc32c(data, crc=0):
+    """CRC-32C (Castagnoli), as host/crc32c.h computes it."""
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def change_a_balance(path):
+    """Adds 1 to the first account's balance in a checkpoint and makes its block's checksum right
+    again (durability.md, "Checkpoint"): every checksum good, the state wrong."""
+    with open(path, "r+b") as f:
+        data = bytearray(f.read())
+        offset = 0
+        while True:
+            length = int.from_bytes(data[offset:offset + 4], "little")
+            payload = offset + 8
+            kind, list_index = data[payload], int.from_bytes(data[payload + 1:payload + 5], "little")
+            if kind == 2 and list_index == 0:  # rows of accounts: name (u32 length, bytes), balance (u64)
+                name = int.from_bytes(data[payload + 9:payload + 13], "little")
+                at = payload + 13 + name
+                balance = int.from_bytes(data[at:at + 8], "little")
+                data[at:at + 8] = (balance + 1).to_bytes(8, "little")
+                crc = crc32c(bytes(data[payload:payload + length]), crc32c(bytes(data[offset:offset + 4])))
+                data[offset + 4:offset + 8] = crc.to_bytes(4, "little")
+                f.seek(0)
+                f.write(data)
+                return balance
+            offset = payload + length
+
+
 def has_jit(binary):
     help_text = subprocess.run([binary, "--help"], capture_output=True, timeout=20).stdout
     return b"PURE_JIT=1 (the default)" in help_text
@@ -43,7 +78,7 @@ class AsOf(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.dir, True)
 
     def drive(self, c, rng, count):
-        """Random deposits and withdrawals (about a third of the withdrawals fail: not logged);
+        """Random deposits and withdrawals (about a third of the withdrawals fail: logged as audit-only records);
         returns states[s] = {name: balance} after sequence s, and the journal's length."""
         states = [({}, 0)]
         balances, journal = {}, 0
@@ -56,6 +91,9 @@ class AsOf(unittest.TestCase):
             ok = deposit or balances.get(name, -1) >= amount
             if not ok:
                 self.assertEqual(status, 409, reply)
+                # an audit-only record (--audit-failed, the default): it takes a sequence and the
+                # state as of it is the state before it
+                states.append((balances, journal))
                 continue
             self.assertEqual(status, 200, reply)
             balances = dict(balances)
@@ -168,7 +206,8 @@ class AsOf(unittest.TestCase):
         out = p.stdout.decode()
         self.assertIn(f"records (sequences 1 to {len(states) - 1}): every checksum good, no gap", out)
         self.assertIn("checkpoints (sequences ", out)
-        self.assertIn("starting points up to sequence", out)
+        self.assertIn(f"stretches from sequence 0 up to sequence {len(states) - 1}: every event applied; "
+                      f"{len(checkpoints(directory))} checkpoints equal to the replayed state", out)
         self.assertTrue(out.endswith(f"{directory}: verified\n"), out)
         segments = sorted(n for n in os.listdir(directory) if n.startswith("log-"))
         kept = checkpoints(directory)
@@ -189,6 +228,21 @@ class AsOf(unittest.TestCase):
             self.assertIn(f"pure-run: --data {copy}: --verify: damaged: {path}", err)
             self.assertIn(named, err)
             self.assertNotIn("verified", p.stdout.decode())
+        # A checkpoint changed consistently (its block's checksum made right again): every checksum is
+        # good, but its state is not the log's. The replay from the oldest point catches it, naming
+        # its sequence and the first difference; the untouched copy above verified.
+        for victim in [kept[0], kept[-1]]:
+            copy = os.path.join(self.dir, "consistent-%d" % victim)
+            shutil.copytree(directory, copy)
+            path = os.path.join(copy, "checkpoint-%020d.ckpt" % victim)
+            balance = change_a_balance(path)
+            p = subprocess.run([pure_run, "--data", copy, "--verify", ASOF], capture_output=True, timeout=120)
+            self.assertEqual(p.returncode, 4, (victim, p.stdout, p.stderr))
+            err = p.stderr.decode()
+            self.assertIn(f"pure-run: --data {copy}: --verify: damaged: {path}: the checkpoint's state is not the "
+                          f"log's replayed to sequence {victim}: list 'accounts': row 1, column 2: {balance + 1} here, "
+                          f"{balance} there (here: the checkpoint, there: the replay)", err)
+            self.assertIn("every one read whole, every checksum good", p.stdout.decode())
 
     def test_past_retention_is_410(self):
         data = os.path.join(self.dir, "data")

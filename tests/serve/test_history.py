@@ -1,7 +1,8 @@
 """tests/serve/test_history.py — the audit trail from the outside (docs/history.md): a real
 pure-serve on 127.0.0.1 takes events, then GET /v1/shop/events lists them with their sequence,
 commit time, event name, arguments as a client sends them and version; after/before/limit pages
-with the next_after cursor, event= and since= filters, history kept across checkpoints (the
+with the next_after cursor, event= and since= filters, a failed event as an audit-only record
+(failed, reason), history kept across checkpoints (the
 default --retain) and a restart, and every bad parameter a 400 naming it. Run by ctest
 (serve.history) with PURE_SERVE set."""
 import os
@@ -35,14 +36,15 @@ class History(unittest.TestCase):
             self.assertEqual(c.json("POST", "/v1/shop/draw", {"l": {"x1": 1, "y1": 2, "x2": 3, "y2": 4.5, "label": "é"}})[0], 200)
             for i in range(40):
                 self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": f"n{i}"})[0], 200)
-            # a failed event is not committed: not in the log
+            # a failed event changed nothing, but it is in the trail (--audit-failed, the default):
+            # an audit-only record with its arguments and reason
             self.assertEqual(c.json("POST", "/v1/shop/order", {"id": 2, "sku": "kiwi", "qty": 1})[0], 409)
 
             status, page = c.json("GET", "/v1/shop/events?limit=4")
             self.assertEqual(status, 200, page)
             self.assertEqual(page["module"], "shop")
             self.assertEqual(page["oldest"], 1)
-            self.assertEqual(page["through"], 44)
+            self.assertEqual(page["through"], 45)
             self.assertEqual(page["next_after"], 4)
             events = page["events"]
             self.assertEqual([e["sequence"] for e in events], [1, 2, 3, 4])
@@ -61,8 +63,15 @@ class History(unittest.TestCase):
             # the next page from the cursor; the last page has no cursor
             status, page = c.json("GET", "/v1/shop/events?after=4&limit=1000")
             self.assertEqual(status, 200)
-            self.assertEqual([e["sequence"] for e in page["events"]], list(range(5, 45)))
+            self.assertEqual([e["sequence"] for e in page["events"]], list(range(5, 46)))
             self.assertIsNone(page["next_after"])
+            failed = page["events"][-1]
+            self.assertEqual((failed["event"], failed["args"], failed["failed"], failed["reason"]),
+                             ("order", {"id": 2, "sku": "kiwi", "qty": 1}, True, "no sku kiwi"))
+            self.assertTrue(all("failed" not in e for e in page["events"][:-1]))
+            # event= matches failed records too
+            status, page = c.json("GET", "/v1/shop/events?event=order")
+            self.assertEqual([(e["sequence"], e.get("failed", False)) for e in page["events"]], [(3, False), (45, True)])
             status, page = c.json("GET", "/v1/shop/events?after=10&before=13")
             self.assertEqual([e["sequence"] for e in page["events"]], [11, 12])
             # event= and since=
@@ -96,7 +105,7 @@ class History(unittest.TestCase):
             self.assertTrue(wait_until(lambda: any(n.startswith("checkpoint-") for n in os.listdir(shop))), os.listdir(shop))
             self.assertIn("log-00000000000000000001.seg", os.listdir(shop))
             status, page = c.json("GET", "/v1/shop/events?limit=1000")
-            self.assertEqual([e["sequence"] for e in page["events"]], list(range(1, 45)))
+            self.assertEqual([e["sequence"] for e in page["events"]], list(range(1, 46)))
             c.close()
         finally:
             server.stop()
@@ -106,7 +115,8 @@ class History(unittest.TestCase):
             c = Conn(again.port)
             self.assertEqual(c.json("POST", "/v1/shop/hit", {"name": "after restart"})[0], 200)
             status, page = c.json("GET", "/v1/shop/events?after=40")
-            self.assertEqual([e["sequence"] for e in page["events"]], [41, 42, 43, 44, 45])
+            self.assertEqual([e["sequence"] for e in page["events"]], [41, 42, 43, 44, 45, 46])
+            self.assertTrue(page["events"][-2]["failed"])
             self.assertEqual(page["events"][-1]["args"], {"name": "after restart"})
             self.assertEqual(page["oldest"], 1)
             c.close()

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tests/tools/test_events.py — `pure-run --data DIR --events FILE` from the outside
-(docs/history.md): a real pure-serve on 127.0.0.1 takes events (some failing, texts needing
+(docs/history.md): a real pure-serve on 127.0.0.1 takes events (some failing: not logged with
+--audit-failed off, an audit-only record with it on; texts needing
 escapes, a record of an earlier version after an upgrade), stops, and then each line pure-run
 prints is byte for byte the record GET /v1/shop/events gave, with and without the filters
 (--after, --before, --event, --since, --limit); the directory's bytes are unchanged by reading it;
@@ -78,7 +79,9 @@ class Events(unittest.TestCase):
         with open(cls.v2, "w", encoding="utf-8") as f:
             f.write(source + SHOP_V2_EXTRA)
         # Version 1: small segments and checkpoints, so the history spans several segment files.
-        server = Server(PURE_SERVE, [SHOP], "--checkpoint-mb", "0.0005", "--segment-mb", "0.001", data=cls.data)
+        # --audit-failed off: its failed event leaves no record.
+        server = Server(PURE_SERVE, [SHOP], "--checkpoint-mb", "0.0005", "--segment-mb", "0.001", "--audit-failed", "off",
+                        data=cls.data)
         try:
             c = Conn(server.port)
             assert c.json("POST", "/v1/shop/add", {"sku": "apple", "qty": 10, "price": 0.5, "active": True})[0] == 200
@@ -99,8 +102,10 @@ class Events(unittest.TestCase):
             assert c.json("POST", "/v1/shop/note", {"sku": "apple", "words": "fresh\ttoday"})[0] == 200
             assert c.json("POST", "/v1/shop/add", {"sku": "fig", "qty": 7, "price": 2.25, "active": True})[0] == 200
             assert c.json("POST", "/v1/shop/hit", {"name": "last"})[0] == 200
+            # --audit-failed on (the default): an audit-only record, sequence 39
+            assert c.json("POST", "/v1/shop/order", {"id": 9, "sku": "kiwi", "qty": 1})[0] == 409
             cls.pages = {}
-            for query in ["limit=1000", "limit=5", "after=3&before=10", "event=hit", "event=add&limit=1",
+            for query in ["limit=1000", "limit=5", "after=3&before=10", "event=hit", "event=add&limit=1", "event=order",
                           "since=2000-01-01T00:00:00Z&limit=2", "after=30"]:
                 cls.pages[query] = get_raw(c, "/v1/shop/events?" + query)
             c.close()
@@ -125,7 +130,7 @@ class Events(unittest.TestCase):
 
     def test_every_record_as_the_server_gives_it(self):
         records = self.check_same("limit=1000")
-        self.assertEqual([r["sequence"] for r in records], list(range(1, 39)))
+        self.assertEqual([r["sequence"] for r in records], list(range(1, 40)))
         self.assertEqual(records[0]["event"], None)  # version 1's records, read at version 2: untyped
         self.assertEqual(records[0]["args"], ["apple", 10, 0.5, True])
         self.assertEqual(records[1]["args"][0], "q\"u\\o\nte é")
@@ -134,6 +139,10 @@ class Events(unittest.TestCase):
         self.assertEqual(records[35]["event"], "note")
         self.assertEqual(records[35]["args"], {"sku": "apple", "words": "fresh\ttoday"})
         self.assertEqual((records[36]["event"], records[36]["version"]), ("add", 2))
+        self.assertEqual(records[38], {"sequence": 39, "time": records[38]["time"], "at": records[38]["at"],
+                                       "event": "order", "args": {"id": 9, "sku": "kiwi", "qty": 1}, "failed": True,
+                                       "reason": "no sku kiwi", "version": 2})
+        self.assertTrue(all("failed" not in r for r in records[:38]))
         # the history spans several segment files (so the read went past the first)
         self.assertGreaterEqual(sum(1 for n in os.listdir(self.dir) if n.startswith("log-")), 2)
         self.assertEqual(tree_digest(self.data), self.digest)
@@ -144,6 +153,8 @@ class Events(unittest.TestCase):
                          list(range(4, 10)))
         self.assertEqual([r["sequence"] for r in self.check_same("event=hit", "--event", "hit")], [38])
         self.check_same("event=add&limit=1", "--event", "add", "--limit", "1")
+        self.assertEqual([(r["sequence"], r.get("failed")) for r in self.check_same("event=order", "--event", "order")],
+                         [(39, True)])
         self.check_same("since=2000-01-01T00:00:00Z&limit=2", "--since", "2000-01-01T00:00:00Z", "--limit", "2")
         self.check_same("after=30", "--after", "30")
         # FILE an older version: the directory's running version (2) still names the records

@@ -254,10 +254,19 @@ class RunData(unittest.TestCase):
         self.assertEqual(replayed, lines[-1] + "\n")
         code, events, err = pure(self.data, source, flags=["--events"])
         self.assertEqual((code, err), (0, ""))
-        names = [json.loads(line)["event"] for line in events.splitlines()]
-        self.assertEqual(names, ["fill", "drain"] * 3)  # strict failed each time: nothing to log
+        records = [json.loads(line) for line in events.splitlines()]
+        # strict failed each time: an audit-only record (--audit-failed on, the default) that replay skipped
+        self.assertEqual([(r["event"], r.get("failed", False)) for r in records],
+                         [("fill", False), ("drain", False), ("strict", True)] * 3)
+        self.assertTrue(all(r["reason"] for r in records if r.get("failed")))
         code, out, err = pure(self.data, source, flags=["--verify"])
         self.assertEqual(code, 0, err)
+        # --audit-failed off: committed events only
+        off = os.path.join(self.dir, "off")
+        code, out, err = pure(off, source, "go", flags=["--audit-failed", "off"])
+        self.assertEqual((code, err, out.splitlines()), (0, "", lines))
+        code, events, err = pure(off, source, flags=["--events"])
+        self.assertEqual([json.loads(line)["event"] for line in events.splitlines()], ["fill", "drain"] * 3)
 
     def test_sync_and_checkpoint_options_need_data(self):
         for flags in (["--sync", "none"], ["--checkpoint-every", "5"]):
