@@ -14,8 +14,6 @@
 #include "base/assert.h"
 #include "base/limits.h"
 #include "cluster/cluster.h"
-#include "host/crc32c.h"
-#include "host/file_io.h"
 
 namespace pure::cluster {
 
@@ -227,14 +225,14 @@ class ReplicaImpl : public Replica {
   std::string publish_checkpoint(const std::string& path, uint64_t through) override {
     if (role_.load(std::memory_order_acquire) != Role::Leader || now_ns() >= lease_deadline_ns_.load()) return "";
     std::string bytes;
-    if (Status st = host::read_file(host::posix_file_system(), path, &bytes); !st.ok())
+    if (Status st = host::read_checkpoint_bytes(host::posix_file_system(), path, &bytes); !st.ok())
       return "cannot read checkpoint " + std::to_string(through) + ": " + st.error;
     if (bytes.size() > kClusterCheckpointMaxBytes)
       return "checkpoint " + std::to_string(through) + " has " + std::to_string(bytes.size()) +
              " bytes, more than a published checkpoint may have (" + std::to_string(kClusterCheckpointMaxBytes) +
              "): not published; new nodes read the stream";
     const uint64_t chunks = std::max<uint64_t>(1, (bytes.size() + kClusterCheckpointChunk - 1) / kClusterCheckpointChunk);
-    const std::string crc = std::to_string(host::crc32c(0, bytes.data(), bytes.size()));
+    const std::string crc = std::to_string(host::transfer_checksum(bytes));
     jsStreamInfo* si = nullptr;
     if (natsStatus s = js_GetStreamInfo(&si, js_, ckpt_stream_.c_str(), nullptr, nullptr); s != NATS_OK)
       return "checkpoint " + std::to_string(through) + " not published: " + nats_error(s);
@@ -761,7 +759,7 @@ class ReplicaImpl : public Replica {
       if (!ok) return "checkpoint message " + std::to_string(at) + " is not chunk " + std::to_string(at - p.first) +
                       " of checkpoint " + std::to_string(p.through);
     }
-    if (out->size() != p.bytes || host::crc32c(0, out->data(), out->size()) != p.crc)
+    if (out->size() != p.bytes || host::transfer_checksum(*out) != p.crc)
       return "checkpoint " + std::to_string(p.through) + ": size or crc32c mismatch (a damaged transfer)";
     return "";
   }

@@ -244,6 +244,13 @@ Status read_checkpoint(FileSystem& fs, const std::string& path, uint64_t module_
 Status install_checkpoint(FileSystem& fs, const std::string& dir, uint64_t module_identity,
                           const std::vector<rt::ListSchema>& schemas, std::string_view bytes, uint64_t* through);
 
+// What a node ships of its own checkpoints (cluster/; host/install.cpp): the path of dir's
+// checkpoint through `sequence`, the whole file's bytes, and the checksum a transfer is checked by
+// (crc32c, as the log's records).
+std::string checkpoint_path(const std::string& dir, uint64_t sequence);
+Status read_checkpoint_bytes(FileSystem& fs, const std::string& path, std::string* bytes);
+uint32_t transfer_checksum(std::string_view bytes);
+
 // ---- The data directory itself (host/data_dir.cpp) ----
 
 // A module served from DATA keeps its state in DATA/NAME. "" when name may be such a NAME: a plain

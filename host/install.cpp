@@ -5,6 +5,7 @@
 // Depends on host.h, file_io.h, log_format.h, manifest.h.
 #include <algorithm>
 
+#include "host/crc32c.h"
 #include "host/file_io.h"
 #include "host/host.h"
 #include "host/log_format.h"
@@ -69,5 +70,15 @@ Status install_checkpoint(FileSystem& fs, const std::string& dir, uint64_t modul
   *through = sequence;
   return {};
 }
+
+std::string checkpoint_path(const std::string& dir, uint64_t sequence) {
+  return join_path(dir, checkpoint_name(sequence));
+}
+
+Status read_checkpoint_bytes(FileSystem& fs, const std::string& path, std::string* bytes) {
+  return read_file(fs, path, bytes);
+}
+
+uint32_t transfer_checksum(std::string_view bytes) { return crc32c(0, bytes.data(), bytes.size()); }
 
 }  // namespace pure::host

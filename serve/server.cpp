@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "base/assert.h"
-#include "host/log_format.h"
 #include "serve/api.h"
 #include "serve/http.h"
 #include "serve/server_log.h"
@@ -91,7 +90,7 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       // --cluster: a leader publishes each checkpoint it writes, then trims the stream behind the
       // published ones (docs/cluster.md, "Checkpoints and trimming"); on the checkpoint thread.
       if (error.empty() && mp->replica) {
-        std::string why = mp->replica->publish_checkpoint(dir + "/" + host::checkpoint_name(sequence), sequence);
+        std::string why = mp->replica->publish_checkpoint(host::checkpoint_path(dir, sequence), sequence);
         if (!why.empty())
           server_log("cluster_checkpoint_failed", {{"module", as_json_string(name)},
                                                    {"sequence", as_json_int(static_cast<int64_t>(sequence))},
