@@ -193,8 +193,11 @@ TEST_CASE("a crash of the process (not the machine) loses nothing written") {
   // write cut in the middle leaves its first half in the file.
   FaultFileSystem clean;
   run_workload(clean);
+  host_test::note_stride(clean.points());
   for (uint64_t point = 0; point < clean.points(); ++point) {
+    uint64_t combination = 0;
     for (Fault fault : {Fault::Crash, Fault::TearCrash}) {
+      if (!host_test::sampled(point, combination++)) continue;
       CAPTURE(point);
       CAPTURE(static_cast<int>(fault));
       FaultFileSystem fs;
@@ -221,8 +224,11 @@ TEST_CASE("sync=none: a crash of the process loses nothing acknowledged, at ever
   log.sync = Sync::None;
   FaultFileSystem clean;
   run_workload(clean, log);
+  host_test::note_stride(clean.points());
   for (uint64_t point = 0; point < clean.points(); ++point) {
+    uint64_t combination = 0;
     for (Fault fault : {Fault::Crash, Fault::TearCrash, Fault::Fail, Fault::ShortWrite}) {
+      if (!host_test::sampled(point, combination++)) continue;
       CAPTURE(point);
       CAPTURE(static_cast<int>(fault));
       FaultFileSystem fs;
