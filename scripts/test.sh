@@ -10,7 +10,23 @@ full=0
 [[ "${1:-}" == "--full" ]] && full=1
 jobs=$(nproc)
 
-stage() { echo; echo "=== $1 ($(date +%H:%M:%S))"; }
+# Each stage line gives the clock time, and the wall and processor time (user + system, of every
+# process the script waited for) the stage before it took: CI's time budget is read from these.
+stage_wall=$SECONDS
+stage_cpu=0
+stage_times=$(mktemp)
+trap 'rm -f "$stage_times"' EXIT
+stage() {
+  local cpu
+  times > "$stage_times"  # in this shell (a $(...) would be a child with no children of its own)
+  cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; ++i) { split($i, a, "m"); t += a[1] * 60 + a[2] } printf "%d", t }' "$stage_times")
+  if ((SECONDS > 0)); then
+    echo "--- the stage took $(( (SECONDS - stage_wall) / 60 ))m$(( (SECONDS - stage_wall) % 60 ))s, $((cpu - stage_cpu)) s of processor time"
+  fi
+  stage_wall=$SECONDS
+  stage_cpu=$cpu
+  echo; echo "=== $1 ($(date +%H:%M:%S))"
+}
 
 stage "dependencies"
 bash scripts/deps.sh
