@@ -1228,6 +1228,7 @@ class Parser {
         DepthGuard guard(*this, src_.loc_at(base + static_cast<uint32_t>(i)));
         Parser sub(src_, diags_, std::move(tokens));
         sub.depth_ = depth_;
+        sub.in_migrate_ = in_migrate_;  // `old.NAME` reads the same inside an interpolation
         interp->args.push_back(sub.lone_expression());
       }
       i = j;

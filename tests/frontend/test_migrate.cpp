@@ -70,6 +70,20 @@ TEST_CASE("migrate: what the block reads of the old lists is recorded (an upgrad
   CHECK(none.checked.module.migrate_reads.empty());
 }
 
+TEST_CASE("migrate: old.NAME inside a text's interpolation is the old list too") {
+  // The interpolation is parsed by a parser of its own: it must know it is inside the block.
+  Migrated m(migrating(R"(  for a in old.accounts {
+    print("moving {a.id}: {old.accounts[a.id].owner} has {old.accounts.count()} rows")
+    accounts[a.id] = { first: "{old.accounts[a.id].owner}", last: "", amount: num(a.amount) }
+  })"),
+             true);
+  CHECK(m.errors() == "");
+  CHECK(m.checked.module.migrate_reads == std::vector<std::string>{"accounts", "accounts.amount", "accounts.id", "accounts.owner"});
+  Migrated outside(std::string(kNew) + "fn main() { print(\"{old.accounts.count()}\") }\n", true);
+  INFO(outside.errors());
+  CHECK(outside.errors().find("t.pure:3:21: error: unknown name 'old'") == 0);
+}
+
 // Version 1 had `enum Tier { basic, gold }` and `list members by id: int { tier: Tier }`.
 struct TierMigrated : Unit {
   CheckedModule checked;
