@@ -8,7 +8,7 @@ export const HISTORY_LIMITS = [10, 25, 100];
 const PAGE = 1000;         // records per request (limits::kHistoryPageRecords)
 const MAX_REQUESTS = 16;   // requests per page shown: a filter that matches little stops and says how far it looked
 
-// A query string; a time's colons stay as they are (the API reads since= as written).
+// A query string; a time's colons stay as they are (readable in the server's request log).
 export const queryString = (params) =>
   Object.entries(params).map(([k, v]) => `${k}=${encodeURIComponent(v).replace(/%3A/gi, ':')}`).join('&');
 
