@@ -548,6 +548,7 @@ Response Api::run_query(Module& m, const vm::Program& program, const vm::Functio
                ": " + r.error->message;
     }
     append_json_string(body, reason);
+    if (past) body += ",\"as_of\":" + std::to_string(past->sequence);  // what it read, as a result names it
     return json_response(409, body + "}");
   }
   if (r.result_bytes_at_least) return too_large("the result of query " + fn.name, r.result_bytes_at_least);

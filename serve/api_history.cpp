@@ -53,9 +53,11 @@ void Api::history(Module& m, std::string_view query_string, const Request& reque
     if (kv.empty()) continue;
     size_t eq = kv.find('=');
     std::string_view key = kv.substr(0, eq);
-    std::string_view value = eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1);
     if (!is_history_parameter(key))
       return answer(error(400, "unknown query parameter '" + std::string(key) + "': " + takes));
+    std::string value;  // as a browser or an HTTP client writes it: a time's colons as %3A
+    if (!percent_decode(eq == std::string_view::npos ? std::string_view() : kv.substr(eq + 1), value))
+      return answer(error(400, std::string(key) + ": bad percent-encoding"));
     std::string bad = parse_history_parameter(keep->code, m.name, key, value, limits::kHistoryPageRecords, &filter,
                                               &has_before);
     if (!bad.empty()) return answer(error(400, bad));

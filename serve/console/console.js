@@ -6,6 +6,7 @@
 'use strict';
 import { $, boundedText, cellValue, el, Num, parseJSON, renderValue, show } from './values.js';
 import { figures, parseMetrics } from './figures.js';
+import { historyPanel } from './history.js';
 
 (() => {
   const POLL_MS = 2000;
@@ -19,6 +20,8 @@ import { figures, parseMetrics } from './figures.js';
     list: null,           // the open list (openList)
     metrics: null,        // the last poll: {at, samples}
     offline: null,        // when the server stopped answering (a Date), null while it answers
+    asOf: null,           // the past sequence lists and queries read (as_of=SEQ), null: the present
+    history: null,        // the history view (history.js): {panel, refresh}
   };
 
   // ---- HTTP ---------------------------------------------------------------------------------------------
@@ -90,6 +93,7 @@ import { figures, parseMetrics } from './figures.js';
     }
     state.module = name;
     state.list = null;
+    state.asOf = null;  // a sequence is one module's
     renderModuleNav();
     const ticket = ++state.shown;
     let iface, source;
@@ -122,9 +126,95 @@ import { figures, parseMetrics } from './figures.js';
     const src = el('section', { class: 'panel wide', id: 'source' }, el('h2', { text: `Source — ${iface.module}.pure` }),
       source === null ? el('p', { class: 'muted', text: 'The source is not available.' }) : highlight(source));
     const upgrade = source === null ? null : upgradePanel(source);
-    $('#module').replaceChildren(el('div', { class: 'column' }, lists, table), el('div', { class: 'column' }, events, queries), src,
-      upgrade);
+    state.history = historyPanel({ request: (query) => request('GET', moduleUrl(`/events?${query}`)),
+      events: iface.events.map((fn) => fn.name), readAsOf: (seq) => setAsOf(String(seq)) });
+    $('#module').replaceChildren(asOfPanel(), el('div', { class: 'column' }, lists, table), el('div', { class: 'column' }, events, queries),
+      state.history.panel, src, upgrade);
+    renderAsOf();
     if (iface.lists.length) openList(iface.lists[0].name);
+    state.history.refresh();
+  }
+
+  // ---- reading as of a past sequence ------------------------------------------------------------------
+  // While state.asOf is set, list pages and queries carry as_of=SEQ (the answers name the sequence
+  // they read) and no event is sent. A sequence is taken only once the server has read at it (the
+  // open list's page, or the first list's): a 410 past retention says the oldest readable one.
+  function asOfPanel() {
+    const input = el('input', { type: 'text', id: 'as-of-seq', inputmode: 'numeric', placeholder: 'sequence',
+      autocomplete: 'off', spellcheck: 'false' });
+    return el('section', { class: 'panel wide', id: 'as-of' },
+      el('form', { class: 'table-tools', id: 'as-of-form', onsubmit: (e) => { e.preventDefault(); setAsOf(input.value); } },
+        el('label', { for: 'as-of-seq', text: 'Read as of sequence' }), input,
+        el('button', { type: 'submit', id: 'as-of-set', text: 'Read as of' }),
+        el('button', { type: 'button', class: 'secondary', id: 'as-of-clear', text: 'Back to the present', hidden: true,
+          onclick: () => clearAsOf() }),
+        el('span', { id: 'as-of-state', 'aria-live': 'polite' })),
+      el('div', { id: 'as-of-error', class: 'result', 'data-state': 'error', hidden: true }));
+  }
+
+  function renderAsOf() {
+    const past = state.asOf !== null;
+    $('#as-of').classList.toggle('past', past);
+    $('#as-of-clear').hidden = !past;
+    $('#as-of-state').textContent = past
+      ? `Showing the state as of sequence ${state.asOf}: lists and queries read as_of=${state.asOf}. Events cannot be sent while viewing the past.`
+      : 'Showing the present.';
+    for (const b of document.querySelectorAll("form.call[data-kind='event'] button[type=submit]")) b.disabled = past;
+    const note = $('#events-past');
+    if (note) note.remove();
+    if (past) $('#events h2').after(el('p', { id: 'events-past', class: 'past-note',
+      text: `Viewing sequence ${state.asOf}, the past: events cannot be sent. Go back to the present to send one.` }));
+    if (state.iface) $('#lists-body').replaceChildren(listsTable());
+  }
+
+  let asOfTicket = 0;
+  async function setAsOf(text) {
+    const error = $('#as-of-error');
+    const ticket = ++asOfTicket, shown = state.shown;  // a newer choice, or another module, wins
+    const v = String(text).trim();
+    $('#as-of-seq').value = v;
+    if (!/^\d{1,16}$/.test(v)) {
+      error.hidden = false;
+      error.replaceChildren(`not read: '${v}' is not a sequence number (a whole number 0 or more)`);
+      return;
+    }
+    const name = state.list ? state.list.name : state.iface.lists.length ? state.iface.lists[0].name : null;
+    let seq = Number(v);
+    if (name !== null) {  // the server reads at it first: an answer, or why not
+      let r;
+      try {
+        r = await request('GET', moduleUrl(`/lists/${encodeURIComponent(name)}?limit=1&as_of=${seq}`));
+      } catch (e) {
+        if (ticket !== asOfTicket || shown !== state.shown) return;
+        error.hidden = false;
+        error.replaceChildren(`no answer from the server (${e.message})`);
+        return offline(e.message);
+      }
+      if (ticket !== asOfTicket || shown !== state.shown) return;
+      if (r.status !== 200 || !r.json) {
+        const j = r.json || Object.create(null);
+        error.hidden = false;
+        error.replaceChildren(`not read as of ${seq} (${r.status}): `, boundedText(j.error ? String(j.error) : r.text),
+          ...(j.oldest === undefined ? [] : [el('span', {}, `. The oldest readable sequence is ${show(j.oldest)}: `,
+            el('button', { type: 'button', class: 'secondary', id: 'as-of-oldest', text: `Read as of ${show(j.oldest)}`,
+              onclick: () => setAsOf(show(j.oldest)) }))]));
+        return;
+      }
+      seq = Number(show(r.json.as_of));
+    }
+    error.hidden = true;
+    state.asOf = seq;
+    renderAsOf();
+    if (state.list) loadPage();
+  }
+
+  function clearAsOf() {
+    asOfTicket++;
+    state.asOf = null;
+    $('#as-of-error').hidden = true;
+    $('#as-of-seq').value = '';
+    renderAsOf();
+    if (state.list) loadPage();
   }
 
   const colsOf = (desc) => desc.key.map((c) => ({ ...c, key: true })).concat(desc.fields.map((c) => ({ ...c, key: false })));
@@ -134,7 +224,7 @@ import { figures, parseMetrics } from './figures.js';
     if (!iface.lists.length) return el('p', { class: 'muted', text: 'This module stores nothing.' });
     const cols = (cs) => cs.map((c) => `${c.name}: ${c.type}`).join(', ');
     return el('table', { class: 'lists' },
-      el('thead', {}, el('tr', {}, ['list', 'key', 'fields', 'rows'].map((h) => el('th', { text: h })))),
+      el('thead', {}, el('tr', {}, ['list', 'key', 'fields', state.asOf === null ? 'rows' : 'rows now'].map((h) => el('th', { text: h })))),
       el('tbody', {}, iface.lists.map((d) => el('tr', { 'data-list': d.name, class: state.list && state.list.name === d.name ? 'open' : null },
         el('td', {}, el('button', { class: 'secondary', text: d.name, onclick: () => openList(d.name) })),
         el('td', { text: d.kind === 'seq' ? '(position)' : cols(d.key) }),
@@ -216,13 +306,15 @@ import { figures, parseMetrics } from './figures.js';
     const params = new URLSearchParams({ limit: String(want.limit) });
     if (want.after !== null) params.set('after', want.after);
     if (want.prefix) params.set('prefix', want.prefix);
+    const asOf = state.asOf;
+    if (asOf !== null) params.set('as_of', String(asOf));
     let r = null, failure = null;
     try {
       r = await request('GET', moduleUrl(`/lists/${encodeURIComponent(l.name)}?${params}`));
     } catch (e) {
       failure = e;
     }
-    if (state.list !== l || ticket !== l.ticket) return;  // another list was opened, or a newer page asked for
+    if (state.list !== l || ticket !== l.ticket || asOf !== state.asOf) return;  // another list, page or point asked for
     l.loading = false;
     const error = $('#page-error');
     if (!r || r.status !== 200 || !r.json) {
@@ -246,7 +338,8 @@ import { figures, parseMetrics } from './figures.js';
         el('tr', {}, el('td', { colspan: cols.length, class: 'muted', text: want.prefix ? `no key starts with ${JSON.stringify(want.prefix)}` : 'empty' }))));
     const first = want.stack.length * want.limit + 1;
     const count = show(r.json.count);
-    $('#table-count').textContent = `${count} row${count === '1' ? '' : 's'}`;
+    $('#table-count').textContent = `${count} row${count === '1' ? '' : 's'}` +
+      (r.json.as_of !== undefined ? ` as of seq ${show(r.json.as_of)}` : '');
     $('#page-info').textContent = rows.length ? `rows ${first}–${first + rows.length - 1}${want.prefix ? ` with prefix ${JSON.stringify(want.prefix)}` : ` of ${count}`}` : '';
     pagerState();
   }
@@ -393,7 +486,7 @@ import { figures, parseMetrics } from './figures.js';
         await send(fn, kind, `{${parts.join(',')}}`, result);
         markRejected(result, marks);
       } finally {
-        button.disabled = false;
+        button.disabled = kind === 'event' && state.asOf !== null;  // no event sent while viewing the past
       }
     });
     return form;
@@ -415,6 +508,12 @@ import { figures, parseMetrics } from './figures.js';
 
   async function send(fn, kind, body, box) {
     const headers = { 'Content-Type': 'application/json' };
+    const asOf = kind === 'query' ? state.asOf : null;
+    if (kind === 'event' && state.asOf !== null) {
+      setResult(box, 'error', `not sent: the console shows the past (sequence ${state.asOf}); events cannot be sent ` +
+        'while viewing it: go back to the present first');
+      return;
+    }
     if (kind === 'event' && state.iface.events_need_token && state.token === null &&
         !(await tokenFor('Events on this server need a token of scope write.'))) {
       setResult(box, 'error', 'not sent: no token given');
@@ -423,7 +522,7 @@ import { figures, parseMetrics } from './figures.js';
     setResult(box, 'pending', 'sending…');
     let r;
     try {
-      r = await request('POST', moduleUrl(`/${encodeURIComponent(fn.name)}`), body, headers);
+      r = await request('POST', moduleUrl(`/${encodeURIComponent(fn.name)}${asOf === null ? '' : `?as_of=${asOf}`}`), body, headers);
     } catch (e) {  // no answer at all: for an event, whether it committed is unknown
       setResult(box, 'error', `no answer from the server (${e.message})${kind === 'event' ? ': whether the event committed is known once the server answers again' : ''}`);
       offline(e.message);
@@ -431,6 +530,9 @@ import { figures, parseMetrics } from './figures.js';
     }
     const ms = el('span', { class: 'elapsed', text: `  (${r.ms.toFixed(1)} ms)` });
     const j = r.json || Object.create(null);
+    // a read as of a past point: the answer names the sequence it read
+    const at = j.as_of !== undefined ? el('span', { class: 'as-of-note', text: ` · as of seq ${show(j.as_of)}` }) : null;
+    if (kind === 'event' && (r.status === 200 || r.status === 409) && state.history) state.history.refresh();
     if (r.status === 200 && kind === 'event') {
       const shown = fn.result ? renderValue(fn.result, j.result) : null;  // an event that declares a result
       if (shown === null) setResult(box, 'ok', `committed · seq ${show(j.seq)}`, ms);
@@ -440,9 +542,10 @@ import { figures, parseMetrics } from './figures.js';
       if (state.list) loadPage();
     } else if (r.status === 200) {
       const shown = renderValue(fn.result, j.result);
-      setResult(box, 'ok', typeof shown === 'string' ? `→ ${shown}` : '→ ', typeof shown === 'string' ? ms : el('div', {}, shown, ms));
+      setResult(box, 'ok', typeof shown === 'string' ? `→ ${shown}` : '→ ', typeof shown === 'string' ? at : null,
+        typeof shown === 'string' ? ms : el('div', {}, shown, at, ms));
     } else if (r.status === 409) {
-      setResult(box, 'failed', 'failed (409): ', boundedText(String(j.reason)), ms);
+      setResult(box, 'failed', 'failed (409): ', boundedText(String(j.reason)), at, ms);
     } else if (r.status === 401 || r.status === 403) {  // request() asked for a token; none was given
       setResult(box, 'error', `refused (${r.status}): `, boundedText(String(j.error)), ms);
     } else {
@@ -670,6 +773,7 @@ import { figures, parseMetrics } from './figures.js';
     state.iface.lists = r.json.lists;
     $('#lists-body').replaceChildren(listsTable());
     if (state.list) loadPage();
+    if (state.history) state.history.refresh();
     pollMetrics();
   }
 

@@ -590,6 +590,200 @@ class OfflineTest(Page):
         self.assertTrue(self.result("balance", "ok")[1].startswith("→ 10.0"))
 
 
+HISTORY = "[...document.querySelectorAll('#history-rows tbody tr[data-seq]')].map(r => Number(r.dataset.seq))"
+
+
+class HistoryTest(Page):
+    """The history view (GET /v1/MODULE/events, newest first, paged, filtered) and reading the
+    module as of a past sequence: from a row, typed, past retention (410), and back (issue 34)."""
+
+    def history(self, want, what):
+        return self.b.wait(f"const got = {HISTORY}; return JSON.stringify(got) === JSON.stringify(arguments[0]) && got",
+                           want, what=what)
+
+    def set_and_click(self, values, button):
+        """Sets fields (css: value) and clicks a button in one script: each WebDriver command costs
+        a round trip, 0.1-0.2 s on a loaded machine."""
+        self.b.run("for (const [css, v] of Object.entries(arguments[0])) { const e = document.querySelector(css); "
+                   "e.value = v; e.dispatchEvent(new Event('input')); } document.querySelector(arguments[1]).click()",
+                   values, button)
+
+    def call(self, fn, values):
+        """A form sent in one script; its result is then marked unsettled."""
+        settle(self, fn)
+        self.set_and_click({f"form[data-fn='{fn}'] input[name='{k}']": v for k, v in values.items()},
+                           f"form[data-fn='{fn}'] button[type=submit]")
+
+    def balance_row(self, value, what):
+        self.b.wait("return document.querySelector('#rows tbody tr')?.cells[2].textContent === arguments[0]", value, what=what)
+
+    def test_history_and_as_of(self):
+        b = self.b
+        server = Server(find_binary(), [LEDGER])
+        self.addCleanup(server.stop)
+        c = Conn(server.port)
+        for i in range(1, 13):  # seq 1..12
+            self.assertEqual(c.json("POST", "/v1/bank_ledger/open", {"id": i, "owner": f"o{i}", "deposit": 10})[0], 200)
+        c.close()  # (an idle connection is closed after --request-timeout-ms)
+        b.get(f"http://127.0.0.1:{server.port}/")
+        self.history(list(range(12, 2, -1)), "the newest 10 events")
+        self.assertEqual(b.text("#history-info"), "10 events, newest first: seq 12 down to 3")
+        # events sent from the console: one commits (13), one fails (14); the view follows them
+        self.call("transfer", {"from": "1", "to": "2", "amount": "4"})
+        self.result("transfer", "ok")
+        self.call("transfer", {"from": "2", "to": "1", "amount": "5000"})
+        self.result("transfer", "failed")
+        self.history(list(range(14, 4, -1)), "the two events sent")
+        row = "const r = document.querySelector(`#history-rows tr[data-seq='${arguments[0]}']`); return [...r.cells].slice(2, 5).map(c => c.textContent).concat([r.className])"
+        self.assertEqual(b.run(row, 13), ["transfer", "{from: 1, to: 2, amount: 4.0}", "committed", ""])
+        self.assertEqual(b.run(row, 14), ["transfer", "{from: 2, to: 1, amount: 5000.0}",
+                                          "failed: insufficient funds in 2: 14.00 < 5000.00", "failed-event"])
+        self.shot("40-history.png", "#history")
+        assert_contrast(self, "the history view")
+        # paged: Older, then Newer again
+        self.assertTrue(b.run("return document.querySelector('#history-newer').disabled"))
+        b.click("#history-older")
+        self.history([4, 3, 2, 1], "the older page")
+        self.assertTrue(b.run("return document.querySelector('#history-older').disabled"))
+        b.click("#history-newer")
+        self.history(list(range(14, 4, -1)), "the newer page again")
+        # filters: the event name, then a time (the API's event= and since=)
+        self.set_and_click({"#history-event": "transfer"}, "#history-filter")
+        self.history([14, 13], "the transfers only")
+        c = Conn(server.port)
+        _, page = c.json("GET", "/v1/bank_ledger/events?after=13")
+        c.close()
+        self.set_and_click({"#history-event": "", "#history-since": str(page["events"][0]["time"])}, "#history-filter")
+        self.history([14], "the events since seq 14's time")
+        self.shot("41-history-filtered.png", "#history")
+        # a bad filter: the API's 400, shown
+        self.set_and_click({"#history-since": "yesterday"}, "#history-filter")
+        got = b.wait("const e = document.querySelector('#history-error'); return !e.hidden && e.textContent", what="the 400")
+        self.assertEqual(got, "GET /v1/…/events answered 400: since: expected milliseconds since 1970 or a UTC time like "
+                              "2026-12-07T02:30:00Z, got 'yesterday'")
+        self.set_and_click({"#history-since": ""}, "#history-filter")
+        self.history(list(range(14, 4, -1)), "every event again")
+        self.assertTrue(b.run("return document.querySelector('#history-error').hidden"))
+        # as of this event (12, before the transfer): the list, queries; no events
+        b.click("#history-rows tr[data-seq='12'] button.as-of-this")
+        b.wait("return document.querySelector('#as-of').classList.contains('past')", what="as of 12")
+        self.assertEqual(b.text("#as-of-state"), "Showing the state as of sequence 12: lists and queries read as_of=12. "
+                                                 "Events cannot be sent while viewing the past.")
+        self.balance_row("10.0", "balance 1 as of 12")
+        self.assertEqual(b.text("#table-count"), "12 rows as of seq 12")
+        self.call("balance", {"id": "1"})
+        self.assertTrue(self.result("balance", "ok")[1].startswith("→ 10.0 · as of seq 12"))
+        self.call("balance", {"id": "13"})  # no account 13 then: a 409 naming the sequence it read
+        self.assertRegex(self.result("balance", "failed")[1], r"^failed \(409\): runtime error at \d+:\d+: no item with key 13 "
+                                                              r"in stored list 'accounts' · as of seq 12")
+        self.assertTrue(b.run("return [...document.querySelectorAll(\"form[data-kind='event'] button[type=submit]\")].every(b => b.disabled)"))
+        self.assertIn("events cannot be sent", b.text("#events-past"))
+        b.run("window.scrollTo(0, 0)")
+        self.shot("42-as-of.png")
+        assert_contrast(self, "as of a past sequence")
+        # typed: as of 0, the empty state
+        self.set_and_click({"#as-of-seq": "0"}, "#as-of-set")
+        b.wait("return document.querySelector('#as-of-state').textContent.startsWith('Showing the state as of sequence 0:')",
+               what="as of 0")
+        b.wait("return document.querySelector('#rows tbody td')?.textContent === 'empty'", what="no accounts at 0")
+        self.set_and_click({"#as-of-seq": "99"}, "#as-of-set")  # beyond the present: the server's 400; 0 stays
+        got = b.wait("const e = document.querySelector('#as-of-error'); return !e.hidden && e.textContent", what="the 400")
+        self.assertEqual(got, "not read as of 99 (400): as_of: sequence 99 is beyond the present: the newest durable sequence is 14")
+        self.assertTrue(b.text("#as-of-state").startswith("Showing the state as of sequence 0:"))
+        # back to the present
+        b.click("#as-of-clear")
+        b.wait("return document.querySelector('#as-of-state').textContent === 'Showing the present.'", what="the present")
+        self.balance_row("6.0", "balance 1 now")
+        self.assertEqual(b.text("#table-count"), "12 rows")
+        self.call("balance", {"id": "1"})
+        state, text = self.result("balance", "ok")
+        self.assertNotIn("as of", text)
+        self.assertFalse(b.run("return document.querySelector(\"form[data-fn='open'] button[type=submit]\").disabled"))
+        self.assertIsNone(b.run("return document.querySelector('#events-past')"))
+
+    def test_newest_first_against_a_model(self):
+        """history.js's newest-first paging over an API that pages oldest first: every record that
+        matches, once, newest first, for random logs, page sizes and filters, also when the API
+        stops a page early (its scan limit: next_after with few records)."""
+        b = self.b
+        server = Server(find_binary(), [LEDGER])
+        self.addCleanup(server.stop)
+        b.get(f"http://127.0.0.1:{server.port}/")
+        b.wait("return document.querySelector('#history-rows')", what="the console")
+        bad = b.run(r"""
+          return import('./console/history.js').then(async (h) => {
+            let seed = 34;
+            const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+            const num = (n) => ({ text: String(n) });
+            // the API: records after `after` and before `before`, oldest first; at most `limit`, and
+            // at most `scan` records looked at (then next_after is the last one looked at)
+            const api = (records, scan) => async (p) => {
+              const out = [];
+              let looked = 0, next = null;
+              for (const r of records) {
+                if (r.seq <= Number(p.after) || r.seq >= Number(p.before)) continue;
+                if (out.length === Number(p.limit)) { next = out[out.length - 1].sequence.text; break; }
+                looked++;
+                if (!p.event || r.event === p.event) out.push({ sequence: num(r.seq), event: r.event });
+                if (looked === scan) { next = String(r.seq); break; }
+              }
+              return { status: 200, json: { events: out, next_after: next === null ? null : num(next) } };
+            };
+            const bad = [];
+            for (let trial = 0; trial < 60; trial++) {
+              const n = Math.floor(random() * 2500), share = random(), records = [];
+              for (let s = 1; s <= n; s++) records.push({ seq: s, event: random() < share ? 'a' : 'b' });
+              const limit = h.HISTORY_LIMITS[trial % 3], scan = trial % 2 ? 7 : Infinity;
+              for (const filters of [{}, { event: 'a' }]) {
+                let below = n + 1, got = [];
+                for (let pages = 0; pages < 3000; pages++) {
+                  const r = await h.newestBefore(api(records, scan), below, 0, limit, filters);
+                  got.push(...r.records.map((x) => Number(x.sequence.text)));
+                  if (r.complete) break;
+                  below = h.olderBelow(r, limit);
+                }
+                const want = records.filter((r) => !filters.event || r.event === filters.event).map((r) => r.seq).reverse();
+                if (JSON.stringify(got) !== JSON.stringify(want)) bad.push({ n, limit, scan: String(scan), filters, got: got.length, want: want.length });
+              }
+            }
+            return bad;
+          });""")
+        self.assertEqual(bad, [])
+
+    def test_past_retention(self):
+        """As of a sequence retention removed: the 410's oldest readable sequence, and a button
+        that reads as of it."""
+        b = self.b
+        server = Server(find_binary(), [LEDGER], "--checkpoint-mb", "0.0005", "--segment-mb", "0.001", "--retain", "none")
+        self.addCleanup(server.stop)
+        c = Conn(server.port)
+        self.addCleanup(c.close)
+        for i in range(1, 41):
+            self.assertEqual(c.json("POST", "/v1/bank_ledger/open", {"id": i, "owner": f"o{i}", "deposit": 1})[0], 200)
+        b.get(f"http://127.0.0.1:{server.port}/")
+        b.wait(f"return ({ROWS}).length === 10", what="the accounts")
+        b.type("#as-of-seq", "1")
+        b.click("#as-of-set")
+        got = b.wait("const e = document.querySelector('#as-of-error'); return !e.hidden && e.textContent", what="the 410")
+        m = re.fullmatch(r"not read as of 1 \(410\): as_of: sequence 1 is past the retention window: the oldest sequence "
+                         r"this directory can be read as of is (\d+)\. The oldest readable sequence is (\d+): Read as of (\d+)", got)
+        self.assertTrue(m, got)
+        self.assertEqual(len(set(m.groups())), 1, got)
+        self.assertGreater(int(m.group(1)), 1)
+        self.shot("43-as-of-410.png", "#as-of")
+        assert_contrast(self, "a 410")
+        for _ in range(5):  # a checkpoint may remove that point meanwhile: then its 410 names the next
+            oldest = b.run("return document.querySelector('#as-of-oldest')?.textContent")
+            b.click("#as-of-oldest")
+            got = b.wait("return document.querySelector('#as-of').classList.contains('past') ? 'set' : "
+                         "(!document.querySelector('#as-of-error').hidden && document.querySelector('#as-of-error').textContent)",
+                         what="as of the oldest")
+            if got == "set":
+                break
+        self.assertEqual(got, "set")
+        self.assertEqual(b.text("#table-count"), f"{oldest.split()[-1]} rows as of seq {oldest.split()[-1]}")
+
+
 class UpgradeTest(Page):
     SOURCE = ("list accounts by id: int { owner: text, amount: num }\n"
               "event open(id: int, owner: text, v: num) { accounts[id] = { owner: owner, amount: v } }\n")
@@ -800,6 +994,8 @@ class ReadTokenTest(unittest.TestCase):
         got = b.wait("const r = document.querySelector(\"form[data-fn='open'] .result\"); return r.dataset.state === 'ok' && r.textContent",
                      what="the event committed with the write token")
         self.assertTrue(got.startswith("committed · seq 1"), got)
+        # the history view reads with the token it was given, and shows the event
+        b.wait(f"return JSON.stringify({HISTORY}) === '[1]'", what="the event in the history view")
         b.screenshot(os.path.join(OUT, "14-write-token-used.png"))
 
 

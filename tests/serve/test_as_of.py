@@ -275,6 +275,22 @@ class AsOf(unittest.TestCase):
         finally:
             self.assertEqual(server.stop(), 0)
 
+    def test_a_failed_query_names_its_sequence(self):
+        """A query that fails (409) as of a point names the sequence it read, as an answer does:
+        the account did not exist then, and does now."""
+        server = Server(self.binary, [ASOF], data=os.path.join(self.dir, "data"))
+        try:
+            c = Conn(server.port)
+            for name, amount in (("ann", 5), ("bob", 7)):
+                self.assertEqual(c.json("POST", "/v1/asof/deposit", {"name": name, "amount": amount})[0], 200)
+            self.assertEqual(c.json("POST", "/v1/asof/owned?as_of=1", {"name": "bob"}),
+                             (409, {"reason": "no account bob", "as_of": 1}))
+            self.assertEqual(c.json("POST", "/v1/asof/owned?as_of=2", {"name": "bob"}), (200, {"result": 7, "as_of": 2}))
+            self.assertEqual(c.json("POST", "/v1/asof/owned", {"name": "cy"}), (409, {"reason": "no account cy"}))
+            c.close()
+        finally:
+            self.assertEqual(server.stop(), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

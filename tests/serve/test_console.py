@@ -25,6 +25,7 @@ FILES = {
     "/console/console.js": ("console.js", "text/javascript; charset=utf-8"),
     "/console/values.js": ("values.js", "text/javascript; charset=utf-8"),
     "/console/figures.js": ("figures.js", "text/javascript; charset=utf-8"),
+    "/console/history.js": ("history.js", "text/javascript; charset=utf-8"),
     "/console/console.css": ("console.css", "text/css; charset=utf-8"),
 }
 
@@ -66,6 +67,7 @@ class ConsoleRoutes(unittest.TestCase):
         _, _, script = c.request("GET", "/console/console.js")
         self.assertIn(b"from './values.js'", script)
         self.assertIn(b"from './figures.js'", script)
+        self.assertIn(b"from './history.js'", script)
         self.assertNotIn(b"http://", body.replace(b"http://www.w3.org", b""))
         self.assertNotIn(b"https://", body)
 

@@ -81,6 +81,9 @@ class History(unittest.TestCase):
             self.assertEqual(page["events"], [])
             status, page = c.json("GET", "/v1/shop/events?since=2000-01-01T00:00:00Z&limit=2")
             self.assertEqual([e["sequence"] for e in page["events"]], [1, 2])
+            # percent-encoded as a browser's form or an HTTP client's query builder writes it
+            status, page = c.json("GET", "/v1/shop/events?since=2000-01-01T00%3A00%3A00Z&limit=2&event=%61dd")
+            self.assertEqual((status, [e["sequence"] for e in page["events"]]), (200, [1, 2]), page)
 
             # bad parameters: 400 naming them
             for query, message in [
@@ -94,6 +97,7 @@ class History(unittest.TestCase):
                 ("since=yesterday", "since: expected milliseconds since 1970 or a UTC time like 2026-12-07T02:30:00Z, got 'yesterday'"),
                 ("since=2026-13-01T00:00:00Z", "since: expected milliseconds since 1970 or a UTC time like 2026-12-07T02:30:00Z, got '2026-13-01T00:00:00Z'"),
                 ("sequence=3", "unknown query parameter 'sequence': the audit trail takes after, before, limit, event and since"),
+                ("since=2026%3", "since: bad percent-encoding"),
             ]:
                 status, body = c.json("GET", "/v1/shop/events?" + query)
                 self.assertEqual((status, body), (400, {"error": message}), query)
