@@ -61,11 +61,18 @@ class DurableLogImpl final : public DurableLog {
   void take_keys(IdempotencyTable* out) override { *out = std::move(keys_); }
 
   uint64_t append(std::span<const CommittedEvent> events) override {
-    encoded_.resize(events.size());
-    in_.resize(events.size());
+    // Every event's arguments encoded back to back into one buffer that keeps its capacity from
+    // batch to batch (no allocation per event); the views are taken once it has stopped growing.
+    encoded_.clear();
+    ends_.resize(events.size());
     for (size_t i = 0; i < events.size(); ++i) {
-      encoded_[i] = encode_values(events[i].args);
-      in_[i] = EventIn{events[i].fn, encoded_[i], events[i].key, events[i].result, events[i].failed};
+      append_encoded_values(encoded_, events[i].args);
+      ends_[i] = encoded_.size();
+    }
+    in_.resize(events.size());
+    for (size_t i = 0, begin = 0; i < events.size(); begin = ends_[i++]) {
+      std::string_view args(encoded_.data() + begin, ends_[i] - begin);
+      in_[i] = EventIn{events[i].fn, args, events[i].key, events[i].result, events[i].failed};
     }
     return log_->append(in_);
   }
@@ -217,7 +224,8 @@ class DurableLogImpl final : public DurableLog {
   DurableListener listener_;
 
   // The owner thread's, for append().
-  std::vector<std::string> encoded_;
+  std::string encoded_;        // append(): the batch's encoded arguments, back to back
+  std::vector<size_t> ends_;   // where each event's arguments end in encoded_
   std::vector<EventIn> in_;
 
   mutable std::mutex checkpoint_mu_;  // a leaf: nothing else is locked while it is held, but the log's

@@ -333,6 +333,9 @@ uint64_t module_identity(const vm::Program& program);
 // 4 Item, 5 List), then Int and Bool as i64, Num as its IEEE bits, Text as u32 byte count and
 // bytes, Item and List as u32 count and the values. Little-endian.
 std::string encode_values(std::span<const vm::Value> values);
+// The same bytes appended to out (a buffer reused from one batch of events to the next allocates
+// nothing once it has grown).
+void append_encoded_values(std::string& out, std::span<const vm::Value> values);
 Status decode_values(std::string_view bytes, std::vector<vm::Value>* out);
 
 // Runs events of program (event index = function index, arguments encode_values'd) through

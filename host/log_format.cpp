@@ -79,27 +79,42 @@ void encode_record(std::string& out, uint64_t sequence, uint32_t event, std::str
   if (version < 3 || (key.empty() && !failed)) result = {};
   if (version < 3) key = {};
   if (key.size() > 255) key = key.substr(0, 255);  // callers check limits::kIdempotencyKeyBytes
-  size_t at = out.size();
-  uint32_t length =
-      static_cast<uint32_t>(record_bytes(args.size(), key.size(), result.size(), version, failed) - kRecordPrefixBytes);
-  put_u32(out, length);
-  put_u32(out, 0);
-  put_u64(out, sequence);
-  put_u32(out, event);
-  if (version != 1) put_u64(out, time_ms);
-  if (version >= 4) out.push_back(static_cast<char>(failed ? kRecordFailed : 0));
+  // Sized first, then written in place: appending the fields a byte at a time cost more than the
+  // rest of a logged event (about 600 instructions a record).
+  const size_t at = out.size();
+  const uint64_t total = record_bytes(args.size(), key.size(), result.size(), version, failed);
+  const uint32_t length = static_cast<uint32_t>(total - kRecordPrefixBytes);
+  out.resize(at + total);
+  char* const start = out.data() + at;
+  char* p = start;
+  auto copy = [&p](std::string_view bytes) {
+    if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+    p += bytes.size();
+  };
+  store_u32(p, length);
+  store_u32(p + 4, 0);  // the checksum, below
+  store_u64(p + 8, sequence);
+  store_u32(p + 16, event);
+  p += 20;
+  if (version != 1) {
+    store_u64(p, time_ms);
+    p += 8;
+  }
+  if (version >= 4) *p++ = static_cast<char>(failed ? kRecordFailed : 0);
   if (version >= 3) {
-    out.push_back(static_cast<char>(key.size()));
+    *p++ = static_cast<char>(key.size());
     if (!key.empty() || failed) {
-      out.append(key);
-      put_u32(out, static_cast<uint32_t>(result.size()));
-      out.append(result);
+      copy(key);
+      store_u32(p, static_cast<uint32_t>(result.size()));
+      p += 4;
+      copy(result);
     }
   }
-  out.append(args);
-  uint32_t crc = crc32c(0, out.data() + at, 4);
-  crc = crc32c(crc, out.data() + at + kRecordPrefixBytes, length);
-  store_u32(out.data() + at + 4, crc);
+  copy(args);
+  PURE_ASSERT(p == start + total);
+  uint32_t crc = crc32c(0, start, 4);
+  crc = crc32c(crc, start + kRecordPrefixBytes, length);
+  store_u32(start + 4, crc);
 }
 
 RecordCheck decode_record(std::string_view bytes, uint64_t offset, DecodedRecord* out, uint32_t version) {

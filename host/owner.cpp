@@ -404,17 +404,22 @@ void Owner::run() {
           w.replies.emplace_back(std::move(p.done), std::move(reply));
         } else {
           if (audit_failed) {  // an audit-only record: its arguments and reason, no key
-            failure_reasons[i] = r.reason;
+            // The reason is not copied: the record views it here, and once the log has encoded
+            // it (append, below), it moves on into the reply.
+            failure_reasons[i] = std::move(r.reason);
             committed.push_back(CommittedEvent{p.fn, p.args, {}, failure_reasons[i], true});
             committed_at.push_back(i);
           }
-          EventReply failed{EventReply::Kind::Failed, 0, std::move(r.reason)};
+          EventReply failed{EventReply::Kind::Failed, 0, std::move(r.reason)};  // empty when audited
           failed.version = version_;
           w.replies.emplace_back(std::move(p.done), std::move(failed));
         }
       }
       if (!committed.empty()) {
         uint64_t last = durability_->append(committed);
+        for (size_t k = 0; k < committed.size(); ++k)  // the failed records' reasons, encoded: the replies' now
+          if (committed[k].failed)
+            w.replies[committed_at[k]].second.reason = std::move(failure_reasons[committed_at[k]]);
         if (last == 0) {
           // The log refused the batch: nothing of it is acknowledged; the live store now holds
           // changes that will never be visible, so the module stays unhealthy.

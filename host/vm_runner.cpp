@@ -168,14 +168,20 @@ uint64_t module_identity(const vm::Program& program) {
   return h;
 }
 
-std::string encode_values(std::span<const vm::Value> values) {
+void append_encoded_values(std::string& out, std::span<const vm::Value> values) {
   size_t n = 4;
   for (const vm::Value& v : values) n += encoded_size(v);
-  std::string out(n, '\0');
-  store_u32(out.data(), static_cast<uint32_t>(values.size()));
-  char* at = out.data() + 4;
+  const size_t start = out.size();
+  out.resize(start + n);
+  store_u32(out.data() + start, static_cast<uint32_t>(values.size()));
+  char* at = out.data() + start + 4;
   for (const vm::Value& v : values) at = encode_value(at, v);
   PURE_ASSERT(at == out.data() + out.size());
+}
+
+std::string encode_values(std::span<const vm::Value> values) {
+  std::string out;
+  append_encoded_values(out, values);
   return out;
 }
 

@@ -200,21 +200,30 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   // wake-up of the log thread), and before any output is handed to the gate, so an output's
   // sequence is always appended: holding them back delays durability, never what is shown.
   constexpr size_t kBatch = 256;
-  std::vector<uint32_t> batch_events;
-  std::vector<std::string> batch_args;
-  std::vector<std::string> batch_reasons;  // a failed event's reason (its audit-only record); "" for a committed one
-  std::vector<uint8_t> batch_failed;
+  // The batch's records, their arguments (and a failed event's reason) encoded back to back into
+  // one buffer that keeps its capacity from batch to batch: an event queued allocates nothing.
+  struct Queued {
+    uint32_t event;
+    bool failed;       // an audit-only record; its reason follows its arguments in bytes
+    size_t args_end;   // where its arguments end in bytes (they begin where the previous record ends)
+    size_t end;        // where the record ends (after a failed event's reason)
+  };
+  std::vector<Queued> queued;
+  std::string bytes;
   std::vector<host::EventIn> batch;
   auto append_batch = [&]() -> std::string {
-    if (batch_events.empty()) return "";
+    if (queued.empty()) return "";
     batch.clear();
-    for (size_t i = 0; i < batch_events.size(); ++i)
-      batch.push_back({batch_events[i], batch_args[i], {}, batch_reasons[i], batch_failed[i] != 0});
+    size_t begin = 0;
+    for (const Queued& q : queued) {
+      std::string_view args(bytes.data() + begin, q.args_end - begin);
+      std::string_view reason(bytes.data() + q.args_end, q.end - q.args_end);
+      batch.push_back({q.event, args, {}, reason, q.failed});
+      begin = q.end;
+    }
     uint64_t sequence = log.append(batch);
-    batch_events.clear();
-    batch_args.clear();
-    batch_reasons.clear();
-    batch_failed.clear();
+    queued.clear();
+    bytes.clear();
     if (sequence == 0) return log.poisoned() ? log.poison_reason() : "the event log is closed";
     last = sequence;
     if (sequence - gate.durable_sequence() > kMaxLag && !log.wait_durable(sequence - kMaxLag / 2))
@@ -223,22 +232,20 @@ int run_with_data(const vm::Program& program, const std::string& path, vm::RunOp
   };
   options.on_commit = [&](uint32_t event, std::span<const vm::Value> args) -> std::string {
     if (gate.poisoned()) return gate.reason();
-    batch_events.push_back(event);
-    batch_args.push_back(host::encode_values(args));
-    batch_reasons.emplace_back();
-    batch_failed.push_back(0);
-    return batch_events.size() >= kBatch ? append_batch() : std::string();
+    host::append_encoded_values(bytes, args);
+    queued.push_back({event, false, bytes.size(), bytes.size()});
+    return queued.size() >= kBatch ? append_batch() : std::string();
   };
   // A failed event takes the next sequence as an audit-only record (--audit-failed, docs/history.md):
   // replay skips it. A failed append shows at the next commit, output or close.
   if (data.audit_failed)
     options.on_fail = [&](uint32_t event, std::span<const vm::Value> args, std::string_view reason) {
       if (gate.poisoned()) return;
-      batch_events.push_back(event);
-      batch_args.push_back(host::encode_values(args));
-      batch_reasons.emplace_back(reason);
-      batch_failed.push_back(1);
-      if (batch_events.size() >= kBatch) (void)append_batch();
+      host::append_encoded_values(bytes, args);
+      size_t args_end = bytes.size();
+      bytes.append(reason);
+      queued.push_back({event, true, args_end, bytes.size()});
+      if (queued.size() >= kBatch) (void)append_batch();
     };
   // Output printed inside an event waits for that event's sequence (it is shown only if the
   // event commits and is durable, or once everything is durable at the end); output printed

@@ -178,6 +178,82 @@ TEST_CASE("a failed record: its flag and reason, no key; version 3 bytes still r
   CHECK(decode_record(keyed, 0, &r) == RecordCheck::BadLength);
 }
 
+// The record layout of log_format.h written out a byte at a time, as the format's comment says:
+// what encode_record must keep producing however it is written (the bytes of a log are the format).
+std::string reference_record(uint64_t sequence, uint32_t event, std::string_view args, uint64_t time_ms,
+                             uint32_t version, std::string_view key, std::string_view result, bool failed) {
+  if (version < 3) key = result = {};
+  if (failed) key = {};
+  if (key.size() > 255) key = key.substr(0, 255);
+  const bool has_result = version >= 3 && (!key.empty() || failed);
+  std::string body;
+  auto le = [&body](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) body.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  le(sequence, 8);
+  le(event, 4);
+  if (version >= 2) le(time_ms, 8);
+  if (version >= 4) body.push_back(failed ? '\x01' : '\x00');
+  if (version >= 3) {
+    body.push_back(static_cast<char>(key.size()));
+    body.append(key);
+    if (has_result) {
+      le(result.size(), 4);
+      body.append(result);
+    }
+  }
+  body.append(args);
+  std::string length;
+  for (int i = 0; i < 4; ++i) length.push_back(static_cast<char>((body.size() >> (8 * i)) & 0xff));
+  uint32_t crc = crc32c(crc32c(0, length.data(), 4), body.data(), body.size());
+  std::string out = length;
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  return out + body;
+}
+
+TEST_CASE("encode_record writes the bytes of the format, byte for byte, in every version") {
+  // One record, pinned: a failed one (version 4), as a log of this build holds it.
+  std::string one;
+  encode_record(one, 7, 2, "ARGS", 1234, kLogVersion, {}, "no", true);
+  const unsigned char pinned[] = {0x20, 0, 0, 0,  0, 0, 0, 0,  7, 0, 0, 0, 0, 0, 0, 0,  2, 0, 0, 0,
+                                  0xd2, 4, 0, 0, 0, 0, 0, 0,  1,  0,  2, 0, 0, 0,  'n', 'o',  'A', 'R', 'G', 'S'};
+  REQUIRE(one.size() == sizeof pinned);
+  for (size_t i = 0; i < sizeof pinned; ++i)
+    if (i < 4 || i >= 8) CHECK(static_cast<unsigned char>(one[i]) == pinned[i]);
+  CHECK(one == reference_record(7, 2, "ARGS", 1234, kLogVersion, {}, "no", true));
+
+  // Many records of every version, each appended to a buffer that already holds others.
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  auto next = [&x](uint64_t bound) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x % bound;
+  };
+  auto text = [&next](size_t n) {
+    std::string t;
+    for (size_t i = 0; i < n; ++i) t.push_back(static_cast<char>(next(256)));
+    return t;
+  };
+  std::string buffer, expected;
+  for (int i = 0; i < 2000; ++i) {
+    uint32_t version = 1 + static_cast<uint32_t>(next(4));
+    bool failed = version >= 4 && next(3) == 0;
+    const size_t key_sizes[] = {0, 1, 17, 255, 300};
+    std::string key = text(version >= 3 ? key_sizes[next(5)] : 0);
+    std::string result = text(next(4) == 0 ? next(2000) : next(40));
+    std::string args = text(next(4) == 0 ? 0 : next(300));
+    uint64_t sequence = next(UINT64_MAX), time_ms = next(UINT64_MAX);
+    uint32_t event = static_cast<uint32_t>(next(1u << 31));
+    size_t before = buffer.size();
+    encode_record(buffer, sequence, event, args, time_ms, version, key, result, failed);
+    expected += reference_record(sequence, event, args, time_ms, version, key, result, failed);
+    REQUIRE_MESSAGE(buffer == expected, ("record " + std::to_string(i) + ", version " + std::to_string(version)));
+    CHECK(buffer.size() - before ==
+          record_bytes(args.size(), std::min<size_t>(key.size(), 255), result.size(), version, failed));
+  }
+}
+
 TEST_CASE("failed records keep their sequences; recovery applies only the committed ones; the trail shows both") {
   FaultFileSystem fs;
   OpenedModule m;

@@ -90,6 +90,11 @@ TEST_CASE("argument encoding round trip") {
   REQUIRE(back.size() == values.size());
   for (size_t i = 0; i < values.size(); ++i) CHECK(same_bits(values[i], back[i]) == "");
   CHECK(encode_values(back) == bytes);
+  // Appended to a buffer (a batch's, reused): the same bytes after what it held.
+  std::string buffer = "held";
+  append_encoded_values(buffer, values);
+  append_encoded_values(buffer, {});
+  CHECK(buffer == "held" + bytes + encode_values({}));
 
   CHECK(decode_values(bytes.substr(0, bytes.size() - 1), &back).error.find("encoded arguments cut short at byte") == 0);
   CHECK(decode_values(bytes + "x", &back).error == "encoded arguments have 1 bytes left over");
