@@ -3,7 +3,7 @@
 real cluster on 127.0.0.1: three nats-server processes (JetStream, cluster routes, temporary store
 directories) and three pure-serve nodes (--cluster, --node) serving tests/cluster/cluster.pure.
 
-Clients send events (client c's n-th: put(c, n), with Idempotency-Key c-n, retried on any node
+Sixteen clients (PURE_CLUSTER_CLIENTS) send events (client c's n-th: put(c, n), with Idempotency-Key c-n, retried on any node
 until answered 200: a 307 is followed to the leader it names, a 503 or a dead connection tried on
 the next node). Readers ask `count` with min_seq=(the highest seq they have seen acknowledged or
 read) on any node. Meanwhile the test injects, in each of PURE_CLUSTER_ROUNDS rounds (1 by
@@ -310,7 +310,7 @@ def main():
         return 1
     cycles = int(os.environ.get("PURE_CLUSTER_CYCLES", "2"))
     rounds = int(os.environ.get("PURE_CLUSTER_ROUNDS", "1"))
-    clients = int(os.environ.get("PURE_CLUSTER_CLIENTS", "8"))
+    clients = int(os.environ.get("PURE_CLUSTER_CLIENTS", "16"))  # issue 35: 16+ clients
     root = tempfile.mkdtemp(prefix="pure-cluster-")
     nats = Nats(nats_server, root)
     nodes = []
@@ -504,6 +504,8 @@ def main():
         by_client = {}
         for row in done:
             by_client.setdefault(row["client"], []).append(row["n"])
+        if len(shared.acked) < clients:  # every client drove events through the faults
+            raise AssertionError(f"only {len(shared.acked)} of {clients} clients had an event acknowledged")
         for c, last in shared.acked.items():
             ns = sorted(by_client.get(c, []))
             k = len(ns)
@@ -549,7 +551,7 @@ def main():
                                      f"{e.get('checkpoint_asked')}: only one behind the stream asks")
         print(f"cluster: ok: {rounds} round(s): {KILLS[0]} leader kills, {rounds} follower kills, {rounds} nats-server "
               f"kills, {PAUSES[0]} leaders paused past the lease, {len(handovers)} SIGTERM handovers; "
-              f"{len(done)} events on 3 nodes identical, wiped followers installed checkpoints "
+              f"{len(done)} events from {clients} clients on 3 nodes identical, wiped followers installed checkpoints "
               f"{', '.join(str(i) for i in INSTALLS)}, {shared.reads} min_seq reads ({shared.reads_refused} "
               f"refused), {REDIRECTS[0]} redirects, {len(rejoined)} in-process rejoins "
               f"({', '.join(rejoin_phases(e) for e in rejoined)} ms each), 0 self-exits; "
