@@ -830,7 +830,12 @@ class ReplicaImpl : public Replica {
     return e.empty();
   }
 
+  // Purges the stream's messages before `sequence`. Never with sequence 1 (nothing to purge):
+  // nats-server 2.9 (Debian 12's) purges the whole stream for a purge up to sequence 1, which
+  // emptied the checkpoint stream after the second checkpoint (a wiped node then found none to
+  // install) and the event stream at its first trim.
   bool purge_below(const std::string& stream, uint64_t sequence) {
+    if (sequence <= 1) return true;
     jsOptions o;
     jsOptions_Init(&o);
     o.Stream.Purge.Sequence = sequence;

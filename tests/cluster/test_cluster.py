@@ -111,6 +111,20 @@ class Nats:
                 return i
         return None
 
+    def stream_messages(self, name):
+        """The messages a JetStream stream holds, from the first server whose monitoring answers."""
+        for port in self.monitor_ports:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/jsz?accounts=true&streams=true", timeout=2) as r:
+                    jsz = json.loads(r.read())
+            except (OSError, ValueError):
+                continue
+            for account in jsz.get("account_details", []):
+                for stream in account.get("stream_detail", []):
+                    if stream.get("name") == name:
+                        return stream.get("state", {}).get("messages", 0)
+        return None
+
     def listening(self, i):
         try:
             socket.create_connection(("127.0.0.1", self.client_ports[i]), timeout=1).close()
@@ -330,6 +344,19 @@ def main():
             threads.append(threading.Thread(target=reader, args=(nodes, shared, r), daemon=True))
         for t in threads:
             t.start()
+        # The leader's first trims: it publishes a checkpoint a second and, from the second one, purges
+        # the checkpoint stream below the older it keeps: the stream must never be empty meanwhile
+        # (a purge up to sequence 1 emptied it on nats-server 2.9, and a wiped node found nothing to
+        # install)
+        published = lambda: (leader(nodes) and (leader(nodes).health() or {}).get("published", 0)) or 0
+        if not wait_until(lambda: published() >= 2, 30):
+            raise AssertionError("the leader has not published two checkpoints within 30 s")
+        until = time.monotonic() + 1.5
+        while time.monotonic() < until:
+            held = nats.stream_messages("PURE_CKPT_cluster")
+            if held == 0:
+                raise AssertionError(f"the checkpoint stream is empty after {published()} published checkpoints")
+            time.sleep(0.05)
 
         def supervise():  # no node stops by itself: a deposed leader follows again in-process
             for node in nodes:
