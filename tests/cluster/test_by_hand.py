@@ -136,7 +136,8 @@ def main():
         # started again with its own command line from the section, it follows
         again = "\n".join([nodes.splitlines()[0], nodes.splitlines()[lead + 1]])
         run(again)
-        if not wait_until(lambda: role(http_ports[lead]) == "follower", 30):
+        following = lambda: (lambda h: h.get("role") == "follower" and h.get("leader"))(shop_health(http_ports[lead]))
+        if not wait_until(following, 30):  # a follower, naming the leader (it looks every tenth of a lease)
             raise AssertionError(f"p{lead + 1}, started again, does not follow: {role(http_ports[lead])}")
         status, body = http(http_ports[lead], "POST", "/v1/shop/order", b'{"item":"tea","qty":1}')
         if status != 307:
