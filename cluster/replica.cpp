@@ -117,12 +117,14 @@ class ReplicaImpl : public Replica {
 
   ~ReplicaImpl() override {
     stop();
+    std::thread publisher;
     {
       std::lock_guard<std::mutex> lock(publish_mu_);
-      publish_quit_ = true;
+      publish_quit_ = true;  // no publisher starts after this (publish_checkpoint checks it)
+      publisher = std::move(publisher_);
     }
     publish_cv_.notify_all();
-    if (publisher_.joinable()) publisher_.join();
+    if (publisher.joinable()) publisher.join();  // at most the request in flight: it stops between requests
     if (sub_) natsSubscription_Destroy(sub_);
     if (kv_) kvStore_Destroy(kv_);
     if (js_) jsCtx_Destroy(js_);
