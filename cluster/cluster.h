@@ -66,6 +66,8 @@ struct ReplicaStatus {
   std::string failure;         // Stopped: why
 };
 
+using PublishReport = std::function<void(const std::string& why)>;
+
 class Replica {
  public:
   virtual ~Replica() = default;
@@ -87,17 +89,26 @@ class Replica {
   // not, for the log.
   virtual std::string release() = 0;
   // After each checkpoint this node wrote (on the checkpoint thread; path: the file, through: its
-  // sequence): a leader publishes it to the module's checkpoint stream in chunks, then keeps the
+  // sequence): a leader hands it to its publisher thread and returns at once (closing an owner
+  // waits for its checkpoint thread, which so never waits for NATS). That thread publishes the
+  // newest checkpoint handed over to the module's checkpoint stream in chunks, then keeps the
   // newest kClusterCheckpointsKept published checkpoints and trims the event stream below
   // the first message the oldest of them does not hold (docs/cluster.md, "Checkpoints and
-  // trimming"). A follower does nothing. "" (done, or nothing to do) or why not, for the log.
-  virtual std::string publish_checkpoint(const std::string& path, uint64_t through) = 0;
+  // trimming"); it stops between requests once this node no longer leads. A follower does
+  // nothing. report: called on the publisher thread with why a publish failed, for the log.
+  virtual void publish_checkpoint(const std::string& path, uint64_t through, PublishReport report) = 0;
   // Before start(): whether this node, whose log ends at local_last, must (or should) install the
   // newest published checkpoint instead of reading the stream: when its directory is empty and a
   // checkpoint is published, or when the stream no longer holds event local_last + 1 (trimmed). Then
   // *bytes is the checkpoint file, whole and its checksum checked, and *through its sequence; else
   // *through is 0. Failure: NATS did not answer, or no whole checkpoint could be read.
   virtual base::Status fetch_checkpoint(uint64_t local_last, std::string* bytes, uint64_t* through) = 0;
+  // After a stop, before start(): whether it stopped because the stream was trimmed past its log
+  // (behind the stream). Only then does a rejoin ask fetch_checkpoint: a leader that stopped
+  // leading has a log the stream still continues (were it trimmed meanwhile, its consumer finds
+  // the gap and it rejoins again, behind), and asking NATS while it moves to another server can
+  // take seconds (docs/cluster.md, "Rejoining").
+  virtual bool behind() const = 0;
   virtual ReplicaStatus status() const = 0;
   virtual bool leader() const = 0;
 };

@@ -117,6 +117,14 @@ class ReplicaImpl : public Replica {
 
   ~ReplicaImpl() override {
     stop();
+    std::thread publisher;
+    {
+      std::lock_guard<std::mutex> lock(publish_mu_);
+      publish_quit_ = true;  // no publisher starts after this (publish_checkpoint checks it)
+      publisher = std::move(publisher_);
+    }
+    publish_cv_.notify_all();
+    if (publisher.joinable()) publisher.join();  // at most the request in flight: it stops between requests
     if (sub_) natsSubscription_Destroy(sub_);
     if (kv_) kvStore_Destroy(kv_);
     if (js_) jsCtx_Destroy(js_);
@@ -176,6 +184,7 @@ class ReplicaImpl : public Replica {
     stream_events_ = submitted_;
     stream_messages_ = 0;
     read_from_ = 0;
+    behind_ = false;
     seen_any_ = false;
     {
       std::lock_guard<std::mutex> lock(pending_mu_);
@@ -222,8 +231,40 @@ class ReplicaImpl : public Replica {
   }
 
 
-  std::string publish_checkpoint(const std::string& path, uint64_t through) override {
-    if (role_.load(std::memory_order_acquire) != Role::Leader || now_ns() >= lease_deadline_ns_.load()) return "";
+  void publish_checkpoint(const std::string& path, uint64_t through, PublishReport report) override {
+    if (!leading()) return;
+    {
+      std::lock_guard<std::mutex> lock(publish_mu_);
+      if (publish_quit_) return;
+      publish_next_ = PublishJob{path, through, std::move(report)};  // a newer checkpoint replaces one not yet sent
+      if (!publisher_.joinable()) publisher_ = std::thread([this] { run_publisher(); });
+    }
+    publish_cv_.notify_one();
+  }
+
+  // Leading with a fresh lease: a checkpoint may be published (checked again before each request).
+  bool leading() const {
+    return role_.load(std::memory_order_acquire) == Role::Leader && now_ns() < lease_deadline_ns_.load();
+  }
+
+  // The publisher thread: one checkpoint at a time, the newest handed over; off the checkpoint
+  // thread, so closing an owner (a rejoin, a shutdown) never waits for NATS.
+  void run_publisher() {
+    std::unique_lock<std::mutex> lock(publish_mu_);
+    for (;;) {
+      publish_cv_.wait(lock, [&] { return publish_quit_ || publish_next_.through != 0; });
+      if (publish_quit_) return;
+      PublishJob job = std::move(publish_next_);
+      publish_next_ = PublishJob{};
+      lock.unlock();
+      std::string why = publish_now(job.path, job.through);
+      if (!why.empty() && job.report) job.report(why);
+      lock.lock();
+    }
+  }
+
+  std::string publish_now(const std::string& path, uint64_t through) {
+    if (!leading()) return "";
     std::string bytes;
     if (Status st = host::read_checkpoint_bytes(host::posix_file_system(), path, &bytes); !st.ok())
       return "cannot read checkpoint " + std::to_string(through) + ": " + st.error;
@@ -241,6 +282,7 @@ class ReplicaImpl : public Replica {
     // Each chunk names the message it follows: two publishers (a deposed leader and its successor)
     // cannot interleave chunks; a run cut short is skipped by readers (it has no last chunk).
     for (uint64_t i = 0; i < chunks; ++i) {
+      if (!leading()) return "";  // stopped leading meanwhile: a cut-short run, skipped by readers
       const size_t at = i * kClusterCheckpointChunk;
       const size_t n = std::min(kClusterCheckpointChunk, bytes.size() - at);
       natsMsg* msg = nullptr;
@@ -266,7 +308,7 @@ class ReplicaImpl : public Replica {
       jsPubAck_Destroy(ack);
     }
     ++published_;
-    return trim();
+    return leading() ? trim() : "";
   }
 
   Status fetch_checkpoint(uint64_t local_last, std::string* bytes, uint64_t* through) override {
@@ -295,6 +337,7 @@ class ReplicaImpl : public Replica {
   }
 
   bool leader() const override { return role_.load(std::memory_order_acquire) == Role::Leader; }
+  bool behind() const override { return behind_.load(); }
 
   ReplicaStatus status() const override {
     ReplicaStatus s;
@@ -540,10 +583,12 @@ class ReplicaImpl : public Replica {
       if (r.sequence <= submitted_) continue;  // already in this node's log
       if (r.sequence != submitted_ + 1) {
         bool holds = true;
-        if (r.sequence > submitted_ + 1 && stream_holds(submitted_ + 1, &holds) && !holds)
+        if (r.sequence > submitted_ + 1 && stream_holds(submitted_ + 1, &holds) && !holds) {
+          behind_ = true;
           return stop_for("behind the stream: it was trimmed past event " + std::to_string(submitted_ + 1) +
                               " (a node this far behind installs a published checkpoint)",
                           true);
+        }
         return fatal("stream message " + std::to_string(stream_seq) + " holds event " + std::to_string(r.sequence) +
                      " where event " + std::to_string(submitted_ + 1) + " was next");
       }
@@ -787,7 +832,12 @@ class ReplicaImpl : public Replica {
     return e.empty();
   }
 
+  // Purges the stream's messages before `sequence`. Never with sequence 1 (nothing to purge):
+  // nats-server 2.9 (Debian 12's) purges the whole stream for a purge up to sequence 1, which
+  // emptied the checkpoint stream after the second checkpoint (a wiped node then found none to
+  // install) and the event stream at its first trim.
   bool purge_below(const std::string& stream, uint64_t sequence) {
+    if (sequence <= 1) return true;
     jsOptions o;
     jsOptions_Init(&o);
     o.Stream.Purge.Sequence = sequence;
@@ -845,6 +895,7 @@ class ReplicaImpl : public Replica {
   std::string leader_, leader_url_, failure_;
   std::atomic<uint64_t> stream_events_{0}, stream_messages_{0}, failovers_{0}, rejoins_{0}, read_from_{0};
   std::atomic<uint64_t> installed_{0}, published_{0}, trimmed_below_{0};
+  std::atomic<bool> behind_{false};  // stopped because the stream was trimmed past its log (start() clears it)
 
   // The replica thread's (the consumer and the lease).
   uint64_t submitted_ = 0;  // the last event sequence submitted to the owner (or in its log)
@@ -861,6 +912,18 @@ class ReplicaImpl : public Replica {
 
   std::mutex pending_mu_;
   std::deque<Pending> pending_;  // submitted to the owner, not yet appended
+
+  // The publisher thread's hand-over (publish_checkpoint): the newest checkpoint not yet sent.
+  struct PublishJob {
+    std::string path;
+    uint64_t through = 0;  // 0: none
+    PublishReport report;
+  };
+  std::mutex publish_mu_;
+  std::condition_variable publish_cv_;
+  PublishJob publish_next_;
+  bool publish_quit_ = false;
+  std::thread publisher_;
 
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -89,13 +89,13 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
 #ifdef PURE_HAVE_CLUSTER
       // --cluster: a leader publishes each checkpoint it writes, then trims the stream behind the
       // published ones (docs/cluster.md, "Checkpoints and trimming"); on the checkpoint thread.
-      if (error.empty() && mp->replica) {
-        std::string why = mp->replica->publish_checkpoint(host::checkpoint_path(dir, sequence), sequence);
-        if (!why.empty())
+      // Handed to the replica's publisher thread: the checkpoint thread never waits for NATS.
+      if (error.empty() && mp->replica)
+        mp->replica->publish_checkpoint(host::checkpoint_path(dir, sequence), sequence, [name, sequence](const std::string& why) {
           server_log("cluster_checkpoint_failed", {{"module", as_json_string(name)},
                                                    {"sequence", as_json_int(static_cast<int64_t>(sequence))},
                                                    {"reason", as_json_string(why)}});
-      }
+        });
 #endif
       if (error.empty())
         server_log("checkpoint", {{"module", as_json_string(name)}, {"sequence", as_json_int(static_cast<int64_t>(sequence))},
@@ -183,16 +183,27 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
   auto rejoin = [&](Module& module, const std::string& why) {
     server_log("cluster_rejoining", {{"module", as_json_string(module.name)}, {"reason", as_json_string(why)}});
     auto started = std::chrono::steady_clock::now();
+    // Each phase's milliseconds go into cluster_rejoined: where a slow rejoin spends its time.
+    auto lap = [at = started]() mutable {
+      auto now = std::chrono::steady_clock::now();
+      auto ms = std::chrono::duration<double, std::milli>(now - at).count();
+      at = now;
+      return as_json_int(static_cast<int64_t>(ms));
+    };
     module.replica->stop();
+    const std::string stop_ms = lap();
     std::shared_ptr<host::Owner> old = module.owner();
     old->close();  // its queue answered 503; what its log took is durable
+    const std::string close_ms = lap();
     std::string released = module.replica->release();
     host::DurableOptions o = options_for(module);
     host::VersionedReport report;  // module.versions stays as the first opening found it
     o.versions_report = &report;
     std::unique_ptr<rt::Store> store;
     std::unique_ptr<host::DurableLog> event_log;
+    const std::string release_ms = lap();
     host::Status s = host::open_durable(host::posix_file_system(), module.dir, *module.program, o, &store, &event_log);
+    const std::string open_ms = lap();
     if (!s.ok()) {  // the directory that just served cannot be read: nothing a rejoin can do
       server_log("cluster_stopped", {{"module", as_json_string(module.name)},
                                      {"reason", as_json_string("rejoining: cannot open the data directory again: " + s.error)}});
@@ -200,7 +211,10 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);
       return;
     }
-    if (s = catch_up(module, &store, &event_log, identity_of(report, *module.program)); !s.ok()) {
+    // Only a replica behind the trimmed stream asks for a checkpoint (cluster.h, behind()).
+    const bool asked = module.replica->behind();
+    if (asked) s = catch_up(module, &store, &event_log, identity_of(report, *module.program));
+    if (!s.ok()) {
       server_log("cluster_stopped", {{"module", as_json_string(module.name)},
                                      {"reason", as_json_string("rejoining: cannot open the data directory after "
                                                                "installing a checkpoint: " + s.error)}});
@@ -208,16 +222,20 @@ int serve(const std::vector<std::unique_ptr<Module>>& modules, ServeOptions opti
       if (!cluster_stopped->exchange(true)) std::raise(SIGTERM);
       return;
     }
+    const std::string catch_up_ms = lap();
     const uint64_t sequence = event_log->recovery().last_sequence;
     std::shared_ptr<host::Owner> owner = make_owner(module, std::move(store), module.replica->wrap(std::move(event_log)));
     module.set_owner(owner);
     module.replica->start(owner.get());
     double millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    server_log("cluster_rejoined", {{"module", as_json_string(module.name)},
+    server_log("cluster_rejoined", {{"module", as_json_string(module.name)}, {"reason", as_json_string(why)},
                                     {"sequence", as_json_int(static_cast<int64_t>(sequence))},
                                     {"visible_before", as_json_int(static_cast<int64_t>(old->visible().second))},
                                     {"lease", as_json_string(released)},
-                                    {"millis", as_json_int(static_cast<int64_t>(millis))}});
+                                    {"checkpoint_asked", asked ? "true" : "false"},
+                                    {"millis", as_json_int(static_cast<int64_t>(millis))},
+                                    {"stop_ms", stop_ms}, {"close_ms", close_ms}, {"release_ms", release_ms},
+                                    {"open_ms", open_ms}, {"catch_up_ms", catch_up_ms}});
   };
   std::thread rejoiner([&, rejoins] {
     std::unique_lock<std::mutex> lock(rejoins->mu);

@@ -3,7 +3,7 @@
 real cluster on 127.0.0.1: three nats-server processes (JetStream, cluster routes, temporary store
 directories) and three pure-serve nodes (--cluster, --node) serving tests/cluster/cluster.pure.
 
-Clients send events (client c's n-th: put(c, n), with Idempotency-Key c-n, retried on any node
+Sixteen clients (PURE_CLUSTER_CLIENTS) send events (client c's n-th: put(c, n), with Idempotency-Key c-n, retried on any node
 until answered 200: a 307 is followed to the leader it names, a 503 or a dead connection tried on
 the next node). Readers ask `count` with min_seq=(the highest seq they have seen acknowledged or
 read) on any node. Meanwhile the test injects, in each of PURE_CLUSTER_ROUNDS rounds (1 by
@@ -109,6 +109,20 @@ class Nats:
                 continue
             if any(c.get("name") == client_name for c in connz.get("connections", [])):
                 return i
+        return None
+
+    def stream_messages(self, name):
+        """The messages a JetStream stream holds, from the first server whose monitoring answers."""
+        for port in self.monitor_ports:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/jsz?accounts=true&streams=true", timeout=2) as r:
+                    jsz = json.loads(r.read())
+            except (OSError, ValueError):
+                continue
+            for account in jsz.get("account_details", []):
+                for stream in account.get("stream_detail", []):
+                    if stream.get("name") == name:
+                        return stream.get("state", {}).get("messages", 0)
         return None
 
     def listening(self, i):
@@ -284,6 +298,15 @@ def summary(seconds):
     return "%d: median %.2f, p99 %.2f, max %.2f" % (len(s), s[len(s) // 2], s[min(len(s) - 1, len(s) * 99 // 100)], s[-1])
 
 
+def rejoin_phases(e):
+    """A rejoin's milliseconds, and where they went when the log line says: stopping the replica,
+    closing the old owner, giving the lease up, opening the directory, the checkpoint catch-up."""
+    phases = [e.get(k) for k in ("stop_ms", "close_ms", "release_ms", "open_ms", "catch_up_ms")]
+    if any(p is None for p in phases):
+        return str(e["millis"])
+    return "%d (%s)" % (e["millis"], "/".join(str(p) for p in phases))
+
+
 def leader(nodes):
     for node in nodes:
         if node.alive():
@@ -301,7 +324,7 @@ def main():
         return 1
     cycles = int(os.environ.get("PURE_CLUSTER_CYCLES", "2"))
     rounds = int(os.environ.get("PURE_CLUSTER_ROUNDS", "1"))
-    clients = int(os.environ.get("PURE_CLUSTER_CLIENTS", "8"))
+    clients = int(os.environ.get("PURE_CLUSTER_CLIENTS", "16"))  # issue 35: 16+ clients
     root = tempfile.mkdtemp(prefix="pure-cluster-")
     nats = Nats(nats_server, root)
     nodes = []
@@ -321,6 +344,19 @@ def main():
             threads.append(threading.Thread(target=reader, args=(nodes, shared, r), daemon=True))
         for t in threads:
             t.start()
+        # The leader's first trims: it publishes a checkpoint a second and, from the second one, purges
+        # the checkpoint stream below the older it keeps: the stream must never be empty meanwhile
+        # (a purge up to sequence 1 emptied it on nats-server 2.9, and a wiped node found nothing to
+        # install)
+        published = lambda: (leader(nodes) and (leader(nodes).health() or {}).get("published", 0)) or 0
+        if not wait_until(lambda: published() >= 2, 30):
+            raise AssertionError("the leader has not published two checkpoints within 30 s")
+        until = time.monotonic() + 1.5
+        while time.monotonic() < until:
+            held = nats.stream_messages("PURE_CKPT_cluster")
+            if held == 0:
+                raise AssertionError(f"the checkpoint stream is empty after {published()} published checkpoints")
+            time.sleep(0.05)
 
         def supervise():  # no node stops by itself: a deposed leader follows again in-process
             for node in nodes:
@@ -495,6 +531,8 @@ def main():
         by_client = {}
         for row in done:
             by_client.setdefault(row["client"], []).append(row["n"])
+        if len(shared.acked) < clients:  # every client drove events through the faults
+            raise AssertionError(f"only {len(shared.acked)} of {clients} clients had an event acknowledged")
         for c, last in shared.acked.items():
             ns = sorted(by_client.get(c, []))
             k = len(ns)
@@ -530,12 +568,20 @@ def main():
         if REDIRECTS[0] == 0:
             raise AssertionError("no event sent to a follower was answered 307 to the leader")
         rejoined = [e for n in nodes for e in n.rejoined + n.server.log("cluster_rejoined")]
+        # Only a node behind the trimmed stream asks the checkpoint stream when it rejoins: a leader
+        # that stopped leading reads the stream after its own log (asking NATS while the client
+        # moves to another server took seconds)
+        for e in rejoined:
+            behind = e.get("reason", "").startswith("behind the stream")
+            if e.get("checkpoint_asked") != behind:
+                raise AssertionError(f"a rejoin ({e.get('reason')}) says checkpoint_asked "
+                                     f"{e.get('checkpoint_asked')}: only one behind the stream asks")
         print(f"cluster: ok: {rounds} round(s): {KILLS[0]} leader kills, {rounds} follower kills, {rounds} nats-server "
               f"kills, {PAUSES[0]} leaders paused past the lease, {len(handovers)} SIGTERM handovers; "
-              f"{len(done)} events on 3 nodes identical, wiped followers installed checkpoints "
+              f"{len(done)} events from {clients} clients on 3 nodes identical, wiped followers installed checkpoints "
               f"{', '.join(str(i) for i in INSTALLS)}, {shared.reads} min_seq reads ({shared.reads_refused} "
               f"refused), {REDIRECTS[0]} redirects, {len(rejoined)} in-process rejoins "
-              f"({', '.join(str(e['millis']) for e in rejoined)} ms each), 0 self-exits; "
+              f"({', '.join(rejoin_phases(e) for e in rejoined)} ms each), 0 self-exits; "
               f"failover seconds {summary(failovers)}; "
               f"SIGTERM handover seconds {', '.join('%.2f' % f for f in handovers)}")
         return 0
