@@ -89,6 +89,7 @@ void Checker::declare_types() {
       item->fields.push_back(std::move(info));
     }
   }
+  refuse_items_holding_themselves();
   // `reports: seq Order` in an item declared before Order's fields were known
   for (ItemDecl& d : m_.types) {
     if (d.is_alias || d.is_enum || !d.type || !d.resolved) continue;
@@ -98,19 +99,68 @@ void Checker::declare_types() {
         const_cast<FieldInfo&>(f).type = tt_.error();
     }
   }
+  // `type Shapes = seq Shape` declared before Shape's fields were known
+  for (ItemDecl& d : m_.types)
+    if (d.is_alias && d.type && d.resolved && d.resolved->kind == TypeKind::Seq &&
+        !refuse_row_with_list(d.resolved->element, d.type->loc))
+      type_names_[d.name] = d.resolved = tt_.error();
+}
+
+// The path of item fields from t to `target` ("B.a"), when t is target or holds it; `seen` bounds
+// the walk to each item once.
+static bool holds_item(const Type* t, const Type* target, std::vector<const Type*>& seen, std::string& path) {
+  if (t->kind != TypeKind::Item) return false;
+  if (t == target) return true;
+  for (const Type* s : seen)
+    if (s == t) return false;
+  seen.push_back(t);
+  for (const FieldInfo& f : t->fields)
+    if (holds_item(f.type, target, seen, path)) {
+      path = t->name + "." + f.name + (path.empty() ? "" : ", " + path);
+      return true;
+    }
+  return false;
+}
+
+// An item is flattened into its fields' slots, so one that holds itself (`type T { next: T }`,
+// or through other items) would be infinite: the field that closes the cycle is refused.
+void Checker::refuse_items_holding_themselves() {
+  for (ItemDecl& d : m_.types) {
+    if (d.is_alias || d.is_enum || !d.type || !d.resolved) continue;
+    Type* item = const_cast<Type*>(d.resolved);
+    for (size_t i = 0; i < item->fields.size() && i < d.type->fields.size(); ++i) {
+      FieldInfo& f = item->fields[i];
+      std::vector<const Type*> seen;
+      std::string path;
+      if (!holds_item(f.type, item, seen, path)) continue;
+      error(d.type->fields[i].loc,
+            "type '" + d.name + "' cannot hold itself: its field '" + f.name + "' is " + type_name(f.type) +
+                (f.type == item ? "" : ", which holds " + d.name + " (" + path + ")"),
+            "an item is a value of fixed size: keep the linked items in a keyed list and hold their key ('next: int')");
+      f.type = tt_.error();
+    }
+  }
 }
 
 // A list's rows are flat (an event list's cells and a stored list's columns are scalars), so an
-// item holding a list is a value only: a list of them is refused. False when refused.
+// item holding a list or an item is a value only: a list of them is refused. False when refused.
 bool Checker::refuse_row_with_list(const Type* row, const Loc& loc) {
   if (row->kind != TypeKind::Item) return true;
-  for (const FieldInfo& f : row->fields)
+  for (const FieldInfo& f : row->fields) {
     if (f.type->is_list()) {
       error(loc, "a list's row cannot hold a list, and " + type_name(row) + "'s field '" + f.name + "' is " +
                      type_name(f.type),
             "a list's rows are flat: key the inner rows by the outer one, as in 'list lines by (order: int, line: int) { ... }'");
       return false;
     }
+    if (f.type->kind == TypeKind::Item) {
+      error(loc, "a list's row cannot hold an item, and " + type_name(row) + "'s field '" + f.name + "' is " +
+                     type_name(f.type),
+            "a list's rows are flat: give the row the inner item's fields ('" + f.name + "_" +
+                (f.type->fields.empty() ? std::string("x") : f.type->fields[0].name) + ": ...'), or keep the items in a list of their own");
+      return false;
+    }
+  }
   return true;
 }
 
@@ -128,8 +178,16 @@ FieldInfo Checker::resolve_field(TypeExpr::Field& f, const char* what) {
           "an item's list field is given when the item is made: 'lines: []'");
     f.default_value.reset();
   }
-  if (!info.type->is_scalar() && !is_error(info.type) && !holds_list) {
-    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text or a seq, not " : " must be int, num, bool or text, not ") + type_name(info.type));
+  // ... or an item (`corner: Point`): its slots are the item's, in place; the item is then a value
+  // only, never a row of a list either.
+  bool holds_item = what == kItemField && info.type->kind == TypeKind::Item;
+  if (holds_item && f.default_value) {
+    error(f.default_value->loc, "the item field '" + f.name + "' cannot have a default",
+          "an item's item field is given when the item is made: '" + f.name + ": { ... }'");
+    f.default_value.reset();
+  }
+  if (!info.type->is_scalar() && !is_error(info.type) && !holds_list && !holds_item) {
+    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text, a seq or an item, not " : " must be int, num, bool or text, not ") + type_name(info.type));
     info.type = tt_.error();
   }
   if (f.default_value) {
@@ -646,7 +704,7 @@ const Type* Checker::check_place(Expr& e) {
     }
     case ExprKind::Field: {
       Expr& base = *e.args[0];
-      if (base.kind == ExprKind::Name) {
+      if (base.kind == ExprKind::Name || base.kind == ExprKind::Field) {  // `s.corner.x`: a field of a field
         const Type* t = check_place(base);
         if (is_error(t)) return t;
       } else if (base.kind == ExprKind::Index) {
