@@ -172,7 +172,7 @@ FieldInfo Checker::resolve_field(TypeExpr::Field& f, const char* what) {
   info.type = f.type ? resolve_type(f.type.get()) : tt_.error();
   // A named item's field may be a sequence (`lines: seq Line`): the item is then a value that
   // owns a list (a local, a parameter, a result), never a row of a list.
-  bool holds_list = what == kItemField && info.type->kind == TypeKind::Seq;
+  bool holds_list = what == kItemField && info.type->is_list();  // a seq, or a keyed list (`counts: list by ...`)
   if (holds_list && f.default_value) {
     error(f.default_value->loc, "the list field '" + f.name + "' cannot have a default",
           "an item's list field is given when the item is made: 'lines: []'");
@@ -187,7 +187,7 @@ FieldInfo Checker::resolve_field(TypeExpr::Field& f, const char* what) {
     f.default_value.reset();
   }
   if (!info.type->is_scalar() && !is_error(info.type) && !holds_list && !holds_item) {
-    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text, a seq or an item, not " : " must be int, num, bool or text, not ") + type_name(info.type));
+    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text, a list or an item, not " : " must be int, num, bool or text, not ") + type_name(info.type));
     info.type = tt_.error();
   }
   if (f.default_value) {
@@ -347,11 +347,29 @@ void Checker::declare_functions() {
     }
     if (f.kind == FuncKind::Query && !f.result) error(f.loc, "a query must return a value", "add '-> TYPE'");
     if (f.kind == FuncKind::Event || f.kind == FuncKind::Query)
-      for (size_t p = 0; p < f.params.size(); ++p)
+      for (size_t p = 0; p < f.params.size(); ++p) {
+        std::string where;
         if (f.locals[p].type->kind == TypeKind::Keyed)
           error(f.params[p].loc, "event and query parameters are values sent by a client: int, num, bool, text, items, or a 'seq' of them",
                 "send the rows as a 'seq' of items and build the keyed list inside");
+        else if (holds_keyed_list(f.locals[p].type, where))
+          error(f.params[p].loc, "event and query parameters are values sent by a client, and " + where + " is a keyed list",
+                "send the rows as a 'seq' of items and build the keyed list inside");
+      }
   }
+}
+
+// Whether an item holds a keyed list at any depth; `where` names the field ("Tally's field 'counts'").
+bool Checker::holds_keyed_list(const Type* t, std::string& where) {
+  if (t->kind != TypeKind::Item) return false;
+  for (const FieldInfo& f : t->fields) {
+    if (f.type->kind == TypeKind::Keyed) {
+      where = type_name(t) + "'s field '" + f.name + "'";
+      return true;
+    }
+    if (holds_keyed_list(f.type, where)) return true;
+  }
+  return false;
 }
 
 void Checker::no_valued_outcome_in_list(const Type* t, Loc loc) {

@@ -2,8 +2,8 @@
 // Depends on nothing outside the standard library.
 //
 // Values of every type fit the 8-byte slots of a frame, except items, which are flattened into
-// their fields' slots, one after another (an item type's fields are scalars, text, sequences or
-// items; a field that is a sequence is one counted list slot, a field that is an item is that
+// their fields' slots, one after another (an item type's fields are scalars, text, lists or
+// items; a field that is a list is one counted list slot, a field that is an item is that
 // item's slots in place, so `corner: Point` takes Point's two; an item holding a list or an item
 // is never a list's row, and an item never holds itself, directly or through others).
 #pragma once

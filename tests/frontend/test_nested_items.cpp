@@ -100,7 +100,7 @@ TEST_CASE("checker: an item that holds itself is refused at the field that close
   CHECK(errors_of("type P { x: int }\ntype Two { a: P, b: P }\ntype Four { l: Two, r: Two }\nfn main() {}\n") == "");
 }
 
-TEST_CASE("checker: an item field has no default and must be given; a keyed list is no item field") {
+TEST_CASE("checker: an item field has no default and must be given") {
   CHECK(errors_of("type P { x: int }\ntype S { at: P = 1 }\nfn main() {}\n") ==
         "t.pure:2:18: error: the item field 'at' cannot have a default\n"
         "  type S { at: P = 1 }\n"
@@ -110,8 +110,4 @@ TEST_CASE("checker: an item field has no default and must be given; a keyed list
         "t.pure:3:21: error: field 'corner' is missing from the item\n"
         "  fn main() { let s = Shape { name: \"a\" } }\n"
         "                      ^\n");
-  CHECK(errors_of("type M { m: list by k: int { v: int } }\nfn main() {}\n") ==
-        "t.pure:1:10: error: an item's field must be int, num, bool, text, a seq or an item, not list by k: int { v: int }\n"
-        "  type M { m: list by k: int { v: int } }\n"
-        "           ^\n");
 }

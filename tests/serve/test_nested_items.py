@@ -2,7 +2,7 @@
 HTTP, with a real pure-serve on 127.0.0.1: an event takes an item whose fields are items as nested
 JSON (or the compact form, nested arrays), checked field by field (a 400 names the bad inner
 field); its result and a query's are nested JSON objects; the interface lists an inner item's own
-fields; a restart that replays the log (the server killed, no checkpoint) answers the same.
+fields; a keyed list inside an item is answered as its rows; a restart that replays the log (the server killed, no checkpoint) answers the same.
 Run by ctest (serve.nested_items) with PURE_SERVE set to the binary."""
 import os
 import sys
@@ -38,6 +38,9 @@ class ItemsHoldingItems(unittest.TestCase):
         # the compact form: each item as an array of its fields, inner items too
         status, body = c.json("POST", "/v1/shapes/put", {"s": ["gate", [[5, 6], [8, 9]], []]})
         self.assertEqual((status, body.get("result")), (200, {"corner": {"x": 5, "y": 6}, "size": {"x": 8, "y": 9}}), body)
+        # a keyed list inside an item: its rows in key order
+        self.assertEqual(c.json("POST", "/v1/shapes/census", {}),
+                         (200, {"result": {"shapes": 2, "by_width": [{"w": 3, "n": 1}, {"w": 8, "n": 1}]}}))
         # the event's own fail reads the nested argument
         self.assertEqual(c.json("POST", "/v1/shapes/put",
                                 {"s": {"name": "flat", "box": {"corner": {"x": 0, "y": 0}, "size": {"x": 0, "y": 1}}, "tags": []}}),
