@@ -89,6 +89,7 @@ void Checker::declare_types() {
       item->fields.push_back(std::move(info));
     }
   }
+  refuse_items_holding_themselves();
   // `reports: seq Order` in an item declared before Order's fields were known
   for (ItemDecl& d : m_.types) {
     if (d.is_alias || d.is_enum || !d.type || !d.resolved) continue;
@@ -98,19 +99,68 @@ void Checker::declare_types() {
         const_cast<FieldInfo&>(f).type = tt_.error();
     }
   }
+  // `type Shapes = seq Shape` declared before Shape's fields were known
+  for (ItemDecl& d : m_.types)
+    if (d.is_alias && d.type && d.resolved && d.resolved->kind == TypeKind::Seq &&
+        !refuse_row_with_list(d.resolved->element, d.type->loc))
+      type_names_[d.name] = d.resolved = tt_.error();
+}
+
+// The path of item fields from t to `target` ("B.a"), when t is target or holds it; `seen` bounds
+// the walk to each item once.
+static bool holds_item(const Type* t, const Type* target, std::vector<const Type*>& seen, std::string& path) {
+  if (t->kind != TypeKind::Item) return false;
+  if (t == target) return true;
+  for (const Type* s : seen)
+    if (s == t) return false;
+  seen.push_back(t);
+  for (const FieldInfo& f : t->fields)
+    if (holds_item(f.type, target, seen, path)) {
+      path = t->name + "." + f.name + (path.empty() ? "" : ", " + path);
+      return true;
+    }
+  return false;
+}
+
+// An item is flattened into its fields' slots, so one that holds itself (`type T { next: T }`,
+// or through other items) would be infinite: the field that closes the cycle is refused.
+void Checker::refuse_items_holding_themselves() {
+  for (ItemDecl& d : m_.types) {
+    if (d.is_alias || d.is_enum || !d.type || !d.resolved) continue;
+    Type* item = const_cast<Type*>(d.resolved);
+    for (size_t i = 0; i < item->fields.size() && i < d.type->fields.size(); ++i) {
+      FieldInfo& f = item->fields[i];
+      std::vector<const Type*> seen;
+      std::string path;
+      if (!holds_item(f.type, item, seen, path)) continue;
+      error(d.type->fields[i].loc,
+            "type '" + d.name + "' cannot hold itself: its field '" + f.name + "' is " + type_name(f.type) +
+                (f.type == item ? "" : ", which holds " + d.name + " (" + path + ")"),
+            "an item is a value of fixed size: keep the linked items in a keyed list and hold their key ('next: int')");
+      f.type = tt_.error();
+    }
+  }
 }
 
 // A list's rows are flat (an event list's cells and a stored list's columns are scalars), so an
-// item holding a list is a value only: a list of them is refused. False when refused.
+// item holding a list or an item is a value only: a list of them is refused. False when refused.
 bool Checker::refuse_row_with_list(const Type* row, const Loc& loc) {
   if (row->kind != TypeKind::Item) return true;
-  for (const FieldInfo& f : row->fields)
+  for (const FieldInfo& f : row->fields) {
     if (f.type->is_list()) {
       error(loc, "a list's row cannot hold a list, and " + type_name(row) + "'s field '" + f.name + "' is " +
                      type_name(f.type),
             "a list's rows are flat: key the inner rows by the outer one, as in 'list lines by (order: int, line: int) { ... }'");
       return false;
     }
+    if (f.type->kind == TypeKind::Item) {
+      error(loc, "a list's row cannot hold an item, and " + type_name(row) + "'s field '" + f.name + "' is " +
+                     type_name(f.type),
+            "a list's rows are flat: give the row the inner item's fields ('" + f.name + "_" +
+                (f.type->fields.empty() ? std::string("x") : f.type->fields[0].name) + ": ...'), or keep the items in a list of their own");
+      return false;
+    }
+  }
   return true;
 }
 
@@ -122,14 +172,22 @@ FieldInfo Checker::resolve_field(TypeExpr::Field& f, const char* what) {
   info.type = f.type ? resolve_type(f.type.get()) : tt_.error();
   // A named item's field may be a sequence (`lines: seq Line`): the item is then a value that
   // owns a list (a local, a parameter, a result), never a row of a list.
-  bool holds_list = what == kItemField && info.type->kind == TypeKind::Seq;
+  bool holds_list = what == kItemField && info.type->is_list();  // a seq, or a keyed list (`counts: list by ...`)
   if (holds_list && f.default_value) {
     error(f.default_value->loc, "the list field '" + f.name + "' cannot have a default",
           "an item's list field is given when the item is made: 'lines: []'");
     f.default_value.reset();
   }
-  if (!info.type->is_scalar() && !is_error(info.type) && !holds_list) {
-    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text or a seq, not " : " must be int, num, bool or text, not ") + type_name(info.type));
+  // ... or an item (`corner: Point`): its slots are the item's, in place; the item is then a value
+  // only, never a row of a list either.
+  bool holds_item = what == kItemField && info.type->kind == TypeKind::Item;
+  if (holds_item && f.default_value) {
+    error(f.default_value->loc, "the item field '" + f.name + "' cannot have a default",
+          "an item's item field is given when the item is made: '" + f.name + ": { ... }'");
+    f.default_value.reset();
+  }
+  if (!info.type->is_scalar() && !is_error(info.type) && !holds_list && !holds_item) {
+    error(f.loc, std::string(what) + (what == kItemField ? " must be int, num, bool, text, a list or an item, not " : " must be int, num, bool or text, not ") + type_name(info.type));
     info.type = tt_.error();
   }
   if (f.default_value) {
@@ -289,11 +347,29 @@ void Checker::declare_functions() {
     }
     if (f.kind == FuncKind::Query && !f.result) error(f.loc, "a query must return a value", "add '-> TYPE'");
     if (f.kind == FuncKind::Event || f.kind == FuncKind::Query)
-      for (size_t p = 0; p < f.params.size(); ++p)
+      for (size_t p = 0; p < f.params.size(); ++p) {
+        std::string where;
         if (f.locals[p].type->kind == TypeKind::Keyed)
           error(f.params[p].loc, "event and query parameters are values sent by a client: int, num, bool, text, items, or a 'seq' of them",
                 "send the rows as a 'seq' of items and build the keyed list inside");
+        else if (holds_keyed_list(f.locals[p].type, where))
+          error(f.params[p].loc, "event and query parameters are values sent by a client, and " + where + " is a keyed list",
+                "send the rows as a 'seq' of items and build the keyed list inside");
+      }
   }
+}
+
+// Whether an item holds a keyed list at any depth; `where` names the field ("Tally's field 'counts'").
+bool Checker::holds_keyed_list(const Type* t, std::string& where) {
+  if (t->kind != TypeKind::Item) return false;
+  for (const FieldInfo& f : t->fields) {
+    if (f.type->kind == TypeKind::Keyed) {
+      where = type_name(t) + "'s field '" + f.name + "'";
+      return true;
+    }
+    if (holds_keyed_list(f.type, where)) return true;
+  }
+  return false;
 }
 
 void Checker::no_valued_outcome_in_list(const Type* t, Loc loc) {
@@ -646,7 +722,7 @@ const Type* Checker::check_place(Expr& e) {
     }
     case ExprKind::Field: {
       Expr& base = *e.args[0];
-      if (base.kind == ExprKind::Name) {
+      if (base.kind == ExprKind::Name || base.kind == ExprKind::Field) {  // `s.corner.x`: a field of a field
         const Type* t = check_place(base);
         if (is_error(t)) return t;
       } else if (base.kind == ExprKind::Index) {

@@ -140,6 +140,8 @@ class Checker {
   FieldInfo resolve_field(TypeExpr::Field& f, const char* what);
   static const char* const kItemField;  // resolve_field's `what` for a named item's field
   bool refuse_row_with_list(const Type* row, const Loc& loc);
+  void refuse_items_holding_themselves();
+  static bool holds_keyed_list(const Type* t, std::string& where);
   const Type* resolve_type(TypeExpr* t);
   const Type* row_type(TypeExpr* t);
   const Type* resolve_list_type(ListDecl& l);

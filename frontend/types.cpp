@@ -1,6 +1,8 @@
 // frontend/types.cpp — type names and interning.
 #include "frontend/types.h"
 
+#include "base/assert.h"
+
 namespace pure {
 
 int Type::field_index(const std::string& n) const {
@@ -8,6 +10,32 @@ int Type::field_index(const std::string& n) const {
   for (size_t i = 0; i < fs.size(); ++i)
     if (fs[i].name == n) return static_cast<int>(i);
   return -1;
+}
+
+uint32_t Type::width() const {
+  if (kind == TypeKind::Void) return 0;
+  if (kind != TypeKind::Item) return 1;
+  uint32_t w = 0;
+  for (const FieldInfo& f : fields) w += f.type ? f.type->width() : 1;
+  return w;
+}
+
+uint32_t Type::slot_of(size_t field) const {
+  PURE_ASSERT(kind == TypeKind::Item && field <= fields.size());
+  uint32_t at = 0;
+  for (size_t i = 0; i < field; ++i) at += fields[i].type ? fields[i].type->width() : 1;
+  return at;
+}
+
+const Type* Type::slot_type(uint32_t k) const {
+  if (kind != TypeKind::Item) return this;
+  for (const FieldInfo& f : fields) {
+    uint32_t w = f.type ? f.type->width() : 1;
+    if (k < w) return f.type ? f.type->slot_type(k) : f.type;
+    k -= w;
+  }
+  PURE_ASSERT(false && "slot past the item's width");
+  return nullptr;
 }
 
 bool Type::all_fields_default() const {

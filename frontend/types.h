@@ -2,8 +2,10 @@
 // Depends on nothing outside the standard library.
 //
 // Values of every type fit the 8-byte slots of a frame, except items, which are flattened into
-// one slot per field (an item type's fields are scalars, text or sequences, never items; a field
-// that is a sequence is one counted list slot, so an item holding one is never a list's row).
+// their fields' slots, one after another (an item type's fields are scalars, text, lists or
+// items; a field that is a list is one counted list slot, a field that is an item is that
+// item's slots in place, so `corner: Point` takes Point's two; an item holding a list or an item
+// is never a list's row, and an item never holds itself, directly or through others).
 #pragma once
 #include <cstdint>
 #include <deque>
@@ -45,8 +47,12 @@ struct Type {
   bool is_scalar() const { return kind == TypeKind::Int || kind == TypeKind::Num || kind == TypeKind::Bool || kind == TypeKind::Text; }
   bool is_list() const { return kind == TypeKind::Seq || kind == TypeKind::Keyed; }
   bool is_ref() const { return kind == TypeKind::Text || is_list(); }  // slot holds a counted pointer
-  // Slots a value of this type takes in a frame.
-  uint32_t width() const { return kind == TypeKind::Item ? static_cast<uint32_t>(fields.size()) : kind == TypeKind::Void ? 0 : 1; }
+  // Slots a value of this type takes in a frame (an item: its fields' slots, nested items flattened).
+  uint32_t width() const;
+  // An item: the first of field i's slots inside the item (the widths of the fields before it).
+  uint32_t slot_of(size_t field) const;
+  // An item: the scalar or list type held in slot k of its flattened slots; else this type.
+  const Type* slot_type(uint32_t k) const;
   // Cells one element (row) takes in a list of this type.
   uint32_t row_width() const { return element ? element->width() : 0; }
   int field_index(const std::string& n) const;

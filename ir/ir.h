@@ -185,7 +185,8 @@ struct ValueType {
   bool row_is_item = false;         // Seq: elements are items (else one scalar column)
   int desc = -1;                    // Seq/Keyed parameter or result: its descriptor (Program::lists)
   std::vector<std::string> members; // Int: an enum's members (JSON carries a member's name), else empty
-  uint32_t width() const;           // frame slots a value takes (items: one per field)
+  uint32_t width() const;           // frame slots a value takes (items: their fields', nested items flattened)
+  const ValueType& slot(uint32_t k) const;  // Item: the scalar or list type in its slot k; else itself
 };
 ValueType value_type_of(const Type* t);
 std::string value_type_name(const ValueType& t);  // as the user writes it

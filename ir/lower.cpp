@@ -136,11 +136,20 @@ void TreeLowerer::check_frame_size() {
 uint32_t TreeLowerer::new_slots(const Type* t, const std::string& name) {
   if (t->kind == TypeKind::Item) {
     uint32_t first = static_cast<uint32_t>(f_->slots.size());
-    for (const FieldInfo& fi : t->fields) new_slot(scalar_kind(fi.type), name.empty() ? "" : name + "." + fi.name);
-    if (t->fields.empty()) new_slot(SlotKind::Int, name);  // keep distinct slots for empty items
+    field_slots(t, name);
+    if (t->width() == 0) new_slot(SlotKind::Int, name);  // keep distinct slots for empty items
     return first;
   }
   return new_slot(scalar_kind(t), name);
+}
+
+// An item's slots, one per scalar or list, a field that is an item giving its own in place.
+void TreeLowerer::field_slots(const Type* t, const std::string& name) {
+  for (const FieldInfo& fi : t->fields) {
+    std::string n = name.empty() ? "" : name + "." + fi.name;
+    if (fi.type->kind == TypeKind::Item) field_slots(fi.type, n);
+    else new_slot(scalar_kind(fi.type), n);
+  }
 }
 
 // The call area: arguments of every call are placed there only after all of them have been
@@ -185,11 +194,16 @@ void TreeLowerer::move_value(const Type* t, uint32_t dst, uint32_t src) {
 // can build one (a seq argument) or read one.
 ValueType TreeLowerer::host_type(const Type* t) {
   ValueType v = value_type_of(t);
-  if (t && t->is_list()) v.desc = desc_of(t);
-  if (t && t->kind == TypeKind::Item)  // an item's list field (`lines: seq Line`) names its own
-    for (size_t i = 0; i < t->fields.size(); ++i)
-      if (t->fields[i].type->is_list()) v.fields[i].desc = desc_of(t->fields[i].type);
+  name_descs(t, v);
   return v;
+}
+
+void TreeLowerer::name_descs(const Type* t, ValueType& v) {
+  if (!t) return;
+  if (t->is_list()) v.desc = desc_of(t);
+  if (t->kind == TypeKind::Item)  // an item's list field (`lines: seq Line`) names its own, at any depth
+    for (size_t i = 0; i < t->fields.size(); ++i)
+      if (t->fields[i].type->is_list() || t->fields[i].type->kind == TypeKind::Item) name_descs(t->fields[i].type, v.fields[i]);
 }
 
 // ---- functions ----------------------------------------------------------------------------
@@ -220,7 +234,7 @@ void TreeLowerer::lower_function(const FuncDecl& fd) {
   if (result) f_->result_type = host_type(result);
   f_->result_slots = result ? result->width() : 0;
   if (result && result->kind == TypeKind::Item)
-    for (auto& fi : result->fields) f_->result_kinds.push_back(scalar_kind(fi.type));
+    for (uint32_t k = 0; k < result->width(); ++k) f_->result_kinds.push_back(scalar_kind(result->slot_type(k)));
   else if (result && result->kind != TypeKind::Void)
     f_->result_kinds.push_back(scalar_kind(result));
   loops_.clear();
@@ -481,7 +495,7 @@ bool TreeLowerer::local_place(const Expr& e, uint32_t& slot) {
     return true;
   }
   if (e.kind == ExprKind::Field && local_place(*e.args[0], slot)) {
-    slot += static_cast<uint32_t>(e.int_value);
+    slot += e.args[0]->type->slot_of(static_cast<size_t>(e.int_value));
     return true;
   }
   return false;

@@ -109,7 +109,7 @@ uint32_t TreeLowerer::lower_expr(const Expr& e, int64_t dst) {
       uint32_t b = expr(base);
       if (base.type->value && e.int_value == 2)  // an event's result: only a committed event has one
         emit(Op::CHECK_VALUE, 0, b, b + 1, 0, e.loc);
-      return b + static_cast<uint32_t>(e.int_value);
+      return b + base.type->slot_of(static_cast<size_t>(e.int_value));  // `s.corner.x`: slots in slots
     }
     case ExprKind::Index: {
       const Expr& list = *e.args[0];
@@ -127,11 +127,16 @@ uint32_t TreeLowerer::lower_expr(const Expr& e, int64_t dst) {
     case ExprKind::ItemLit: {
       // Evaluate fields into fresh slots first: the target may be read by the fields.
       // A keyed list's row literal gives the fields after the keys (the index gives the keys).
+      // A field that is an item takes its slots in place (`corner: { x: 1, y: 2 }`).
       size_t skip = e.type->fields.size() - e.args.size();
       uint32_t first = static_cast<uint32_t>(f_->slots.size());
-      for (size_t i = skip; i < e.type->fields.size(); ++i) new_slot(scalar_kind(e.type->fields[i].type));
+      for (size_t i = skip; i < e.type->fields.size(); ++i) new_slots(e.type->fields[i].type);
       if (e.args.empty()) new_slot(SlotKind::Int);
-      for (size_t i = 0; i < e.args.size(); ++i) expr_into(*e.args[i], first + static_cast<uint32_t>(i));
+      uint32_t at = first;
+      for (size_t i = 0; i < e.args.size(); ++i) {
+        expr_into(*e.args[i], at);
+        at += e.type->fields[skip + i].type->width();
+      }
       return first;
     }
     case ExprKind::SeqLit: {
@@ -303,7 +308,7 @@ void TreeLowerer::text_of(const Type* t, uint32_t v, uint32_t dst, Loc loc) {
         emit(Op::JOIN_TEXT, dst, first, static_cast<uint32_t>(all.size()), 0, loc);
       };
       size_t shown = t->value ? 2 : t->fields.size();
-      for (size_t i = 0; i < shown; ++i) show(t->fields[i].name, t->fields[i].type, v + static_cast<uint32_t>(i));
+      for (size_t i = 0; i < shown; ++i) show(t->fields[i].name, t->fields[i].type, v + t->slot_of(i));
       if (t->value) {  // an event's outcome: the value only when it committed (a failed one has none)
         uint32_t close = new_slot(SlotKind::Text);
         emit(Op::CONST_TEXT, close, 0, 0, text_constant(" }"), loc);
@@ -418,7 +423,7 @@ bool TreeLowerer::is_simple_scalar(const Expr& e) {
 
 // Whether slot k of a value of type t holds a counted reference.
 bool TreeLowerer::holds_ref(const Type* t, uint32_t k) {
-  return t->kind == TypeKind::Item ? t->fields[k].type->is_ref() : t->is_ref();
+  return t->slot_type(k)->is_ref();  // an item's slot k: nested items flattened
 }
 
 uint32_t TreeLowerer::take_results(const Type* rt, uint32_t base, int64_t dst, Loc loc) {

@@ -88,6 +88,7 @@ class TreeLowerer {
   uint32_t new_slot(SlotKind k, const std::string& name = "");
   void check_frame_size();
   uint32_t new_slots(const Type* t, const std::string& name = "");
+  void field_slots(const Type* item, const std::string& name);
   uint32_t new_scratch(uint32_t n);
   int new_block();
   bool terminated() const;
@@ -98,6 +99,7 @@ class TreeLowerer {
   void move(uint32_t dst, uint32_t src, Loc loc = {});
   void move_value(const Type* t, uint32_t dst, uint32_t src);
   ValueType host_type(const Type* t);
+  void name_descs(const Type* t, ValueType& v);
 
   // ---- functions ----------------------------------------------------------------------------
   void lower_function(const FuncDecl& fd);

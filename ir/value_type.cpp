@@ -1,12 +1,27 @@
 // ir/value_type.cpp — ValueType: a checked type copied out of the frontend for hosts (the
 // parameters and results of events and queries).
+#include "base/assert.h"
 #include "ir/ir.h"
 
 namespace pure::ir {
 
 uint32_t ValueType::width() const {
   if (kind == Kind::Void) return 0;
-  return kind == Kind::Item ? static_cast<uint32_t>(fields.size()) : 1;
+  if (kind != Kind::Item) return 1;
+  uint32_t w = 0;
+  for (const ValueType& f : fields) w += f.width();
+  return w;
+}
+
+const ValueType& ValueType::slot(uint32_t k) const {
+  if (kind != Kind::Item) return *this;
+  for (const ValueType& f : fields) {
+    uint32_t w = f.width();
+    if (k < w) return f.slot(k);
+    k -= w;
+  }
+  PURE_ASSERT(false && "slot past the item's width");
+  return *this;
 }
 
 static ValueType::Kind kind_of(TypeKind k) {

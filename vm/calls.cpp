@@ -243,10 +243,10 @@ void stack_overflow(VM& vm, const Instr* ip) {
 static void copy_list_args(const Function& callee, Slot* base) {
   Slot* slot = base;
   for (const ir::ValueType& param : callee.param_types) {
-    // an item's list fields (`o: Order` with `lines: seq Line`) are copied as a list parameter is
-    bool item = param.kind == ir::ValueType::Kind::Item;
-    for (size_t f = 0; f < (item ? param.fields.size() : 1); ++f, ++slot) {
-      const ir::ValueType& t = item ? param.fields[f] : param;
+    // an item's list fields (`o: Order` with `lines: seq Line`, at any depth) are copied as a list
+    // parameter is
+    for (uint32_t k = 0; k < param.width(); ++k, ++slot) {
+      const ir::ValueType& t = param.slot(k);
       if (t.kind != ir::ValueType::Kind::Seq) continue;
       rt::EventList* from = slot->l;
       std::unique_ptr<rt::EventList, void (*)(rt::EventList*)> copy(new rt::EventList(&from->shape()), rt::list_release);

@@ -71,7 +71,7 @@ std::string RuntimeError::render(const std::function<std::string(Loc)>& place) c
 // The descriptor of result slot i that holds a list: the result itself, or an item's list field.
 static int result_desc(const Function& fn, size_t i) {
   const ir::ValueType& t = fn.result_type;
-  int desc = t.kind == ir::ValueType::Kind::Item ? t.fields[i].desc : t.desc;
+  int desc = t.slot(static_cast<uint32_t>(i)).desc;
   PURE_ASSERT(desc >= 0);
   return desc;
 }

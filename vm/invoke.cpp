@@ -198,7 +198,10 @@ static Value take_value(Slot* in, const ir::ValueType& t) {
     case Kind::Item: {
       Value item;
       item.kind = Value::Kind::Item;
-      for (size_t i = 0; i < t.fields.size(); ++i) item.items.push_back(take_value(in + i, t.fields[i]));
+      for (size_t i = 0; i < t.fields.size(); ++i) {  // a field that is an item: its slots in place
+        item.items.push_back(take_value(in, t.fields[i]));
+        in += t.fields[i].width();
+      }
       return item;
     }
     case Kind::Text: {
@@ -257,7 +260,10 @@ static uint64_t json_at_least(const Slot* in, const ir::ValueType& t, uint64_t l
     case Kind::Void: return 0;
     case Kind::Item: {
       uint64_t n = 2 + (t.fields.empty() ? 0 : t.fields.size() - 1);
-      for (size_t i = 0; i < t.fields.size() && n <= limit; ++i) n += json_at_least(in + i, t.fields[i], limit);
+      for (size_t i = 0; i < t.fields.size() && n <= limit; ++i) {
+        n += json_at_least(in, t.fields[i], limit);
+        in += t.fields[i].width();
+      }
       return n;
     }
     case Kind::Text: return in->t->view().size() + 2;
@@ -284,7 +290,10 @@ static uint64_t json_at_least(const Slot* in, const ir::ValueType& t, uint64_t l
 static void release_value(Slot* in, const ir::ValueType& t) {
   switch (t.kind) {
     case Kind::Item:
-      for (size_t i = 0; i < t.fields.size(); ++i) release_value(in + i, t.fields[i]);
+      for (size_t i = 0; i < t.fields.size(); ++i) {
+        release_value(in, t.fields[i]);
+        in += t.fields[i].width();
+      }
       return;
     case Kind::Text: rt::text_release(in->t); return;
     case Kind::Seq:

@@ -1,4 +1,4 @@
-// tests/frontend/test_item_lists.cpp — items that hold lists (issue 37, item 1): a named item's
+// tests/frontend/test_item_lists.cpp — items that hold lists (issue 37, items 1 and 4): a named item's
 // field may be a `seq`, such an item is a value (local, parameter, result, outcome), and a list
 // whose row would hold a list is refused where it is written, with the exact message.
 // Depends on frontend/frontend.h through frontend_support.h.
@@ -69,15 +69,8 @@ TEST_CASE("checker: a list whose row holds a list is refused, stored or not, wit
         "                            ^\n" + hint);
 }
 
-TEST_CASE("checker: an item's field is a scalar or a seq; a seq field has no default and must be given") {
-  CHECK(errors_of("type Point { x: int }\ntype Shape { corner: Point }\nfn main() {}\n") ==
-        "t.pure:2:14: error: an item's field must be int, num, bool, text or a seq, not Point\n"
-        "  type Shape { corner: Point }\n"
-        "               ^\n");
-  CHECK(errors_of("type M { m: list by k: int { v: int } }\nfn main() {}\n") ==
-        "t.pure:1:10: error: an item's field must be int, num, bool, text or a seq, not list by k: int { v: int }\n"
-        "  type M { m: list by k: int { v: int } }\n"
-        "           ^\n");
+TEST_CASE("checker: an item's field is a scalar, a list or an item; a list field has no default and must be given") {
+  // (item fields: test_nested_items.cpp)
   CHECK(errors_of("type O { id: int, tags: seq text = [] }\nfn main() {}\n") ==
         "t.pure:1:36: error: the list field 'tags' cannot have a default\n"
         "  type O { id: int, tags: seq text = [] }\n"
@@ -96,4 +89,29 @@ TEST_CASE("checker: an item's field is a scalar or a seq; a seq field has no def
         "t.pure:1:18: error: a sequence item's field must be int, num, bool or text, not seq int\n"
         "  list notes seq { t: seq int }\n"
         "                   ^\n");
+}
+
+TEST_CASE("checker: a keyed list as an item's field: a local and a result, never a client's parameter") {
+  const char* tally = "type Tally { title: text, counts: list by w: text { n: int = 0 } }\n";
+  CHECK(errors_of(std::string(tally) +
+                  "fn make() -> Tally { return { title: \"t\", counts: list by w: text { n: int = 0 } } }\n"
+                  "query q() -> Tally {\n  let t = make()\n  t.counts[\"a\"].n += 1\n  return t\n}\n"
+                  "fn main() { print(q().counts[\"a\"].n) }\n") == "");
+  std::string hint = "  hint: send the rows as a 'seq' of items and build the keyed list inside\n";
+  CHECK(errors_of(std::string(tally) + "event e(t: Tally) {}\nfn main() {}\n") ==
+        "t.pure:2:9: error: event and query parameters are values sent by a client, and Tally's field 'counts' is a keyed list\n"
+        "  event e(t: Tally) {}\n"
+        "          ^\n" + hint);
+  // at any depth
+  CHECK(errors_of(std::string(tally) + "type Page { n: int, tally: Tally }\nquery q(p: Page) -> int { return p.n }\nfn main() {}\n") ==
+        "t.pure:3:9: error: event and query parameters are values sent by a client, and Tally's field 'counts' is a keyed list\n"
+        "  query q(p: Page) -> int { return p.n }\n"
+        "          ^\n" + hint);
+  // a function takes one
+  CHECK(errors_of(std::string(tally) + "fn f(t: Tally) -> int { return t.counts.count() }\nfn main() {}\n") == "");
+  CHECK(errors_of("type M { m: list by k: int { v: int } = 1 }\nfn main() {}\n") ==
+        "t.pure:1:41: error: the list field 'm' cannot have a default\n"
+        "  type M { m: list by k: int { v: int } = 1 }\n"
+        "                                          ^\n"
+        "  hint: an item's list field is given when the item is made: 'lines: []'\n");
 }

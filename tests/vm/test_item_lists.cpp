@@ -1,4 +1,4 @@
-// tests/vm/test_item_lists.cpp — items that hold lists (issue 37, item 1) run by the interpreter
+// tests/vm/test_item_lists.cpp — items that hold lists (issue 37, item 1; keyed lists, item 4) run by the interpreter
 // and by the step engine: made, shared, passed, returned by functions, queries and events, copied
 // for an event main calls, rolled back with it; stopped at every step budget and by the memory
 // budget with nothing leaked (the rows hold texts, so a list left alive leaves texts alive).
@@ -174,4 +174,55 @@ fn main() {
   CHECK(clean_on_both(p) ==
         "outcome { ok: false, reason: \"negative\" }\n"
         "outcome { ok: true, reason: \"\", value: Page { total: 2, rows: [\"t1\"] } }\n");
+}
+
+// A keyed list as an item's field (issue 37, item 4): made, counted by key through the item,
+// shared, returned by a function, a query and an event (a failed one's result holds an empty keyed
+// list of the field's descriptor), printed in key order.
+TEST_CASE("vm: items holding keyed lists on both engines") {
+  const char* p = R"(type Tally { title: text, counts: list by word: text { n: int = 0 }, total: int }
+type Report { name: text, tally: Tally }
+list words seq { w: text }
+event add(w: text) { words.push({ w: w }) }
+fn tally_of(ws: seq text, title: text) -> Tally {
+  var t = Tally { title: title, counts: list by word: text { n: int = 0 }, total: 0 }
+  for w in ws {
+    t.counts[w].n += 1
+    t.total += 1
+  }
+  return t
+}
+query report(name: text) -> Report {
+  let ws: seq text = []
+  for r in words { ws.push(r.w) }
+  return { name: name, tally: tally_of(ws, "all") }
+}
+event summary(limit: int) -> Tally {
+  let ws: seq text = []
+  for r in words { ws.push(r.w) }
+  let t = tally_of(ws, "event")
+  if t.total > limit { fail "{t.total} words" }
+  return t
+}
+fn main() {
+  let t = tally_of(["a", "b", "a", "c", "a"], "one")
+  print(t)
+  print("{t.counts["a"].n} {t.counts.has("z")} {t.counts.count()} {t.total}")
+  for w in ["x", "y", "x"] { let r = add(w) }
+  let r = report("r")
+  print(r)
+  print(summary(10).value.counts)
+  print(summary(2))
+  let shared = t
+  shared.counts["q"].n = 9
+  print(t.counts.count())
+}
+)";
+  CHECK(clean_on_both(p) ==
+        "Tally { title: \"one\", counts: [{ word: \"a\", n: 3 }, { word: \"b\", n: 1 }, { word: \"c\", n: 1 }], total: 5 }\n"
+        "3 false 3 5\n"
+        "Report { name: \"r\", tally: Tally { title: \"all\", counts: [{ word: \"x\", n: 2 }, { word: \"y\", n: 1 }], total: 3 } }\n"
+        "[{ word: \"x\", n: 2 }, { word: \"y\", n: 1 }]\n"
+        "outcome { ok: false, reason: \"3 words\" }\n"
+        "4\n");
 }
