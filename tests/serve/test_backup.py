@@ -191,12 +191,24 @@ class Backups(unittest.TestCase):
             return sorted((int(n.rsplit("-", 1)[1]), n) for n in os.listdir(self.backups)
                           if re.fullmatch(r"auto-asof-[0-9]+", n))
 
+        def counted():
+            m = Conn(server.port)  # a connection of its own: the test's may sit idle past the server's timeout
+            status, _, body = m.request("GET", "/metrics")
+            m.close()
+            self.assertEqual(status, 200)
+            return {o: int(n) for o, n in re.findall(r'pure_scheduled_backups_total\{outcome="(\w+)"\} (\d+)', body.decode())}
+
         def wait_for(seq):
+            # Settled: the newest is at seq, pruning is over (the server writes, then prunes, then
+            # counts), and the counters say so; reading sooner raced the pruning of the tick before.
             deadline = time.time() + 30
             while time.time() < deadline:
                 have = scheduled()
-                if have and have[-1][0] == seq:
-                    return have
+                busy = [n for n in os.listdir(self.backups) if n.endswith((".partial", ".pruning"))]
+                if have and have[-1][0] == seq and len(have) <= 2 and not busy:
+                    n = counted()
+                    if n.get("written", -1) == n.get("pruned", 0) + len(have):
+                        return have
                 time.sleep(0.05)
             self.fail(f"no scheduled backup at sequence {seq}: {os.listdir(self.backups)}\n" + "\n".join(server.lines))
 
