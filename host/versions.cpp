@@ -428,7 +428,11 @@ Status transform_store(const SchemaSpec& from, const SchemaSpec& to, rt::Store& 
 Status upgrade_store(const SchemaSpec& from, const SchemaSpec& to, std::unique_ptr<rt::Store>* store,
                      const Migration* migration) {
   if (!migration) {
-    if (!plan_upgrade(from, to, nullptr).schema_changed) return {};
+    // A change only a migrate block makes is refused here, never carried over as it is (an int
+    // column's cells read as nums); refused before "unchanged", which such a plan also says
+    UpgradePlan plan = plan_upgrade(from, to, nullptr);
+    if (!plan.refused.empty()) return Status::failure(plan.refused);
+    if (!plan.schema_changed) return {};
     std::unique_ptr<rt::Store> upgraded;
     if (Status s = transform_store(from, to, **store, &upgraded); !s.ok()) return s;
     *store = std::move(upgraded);

@@ -489,6 +489,8 @@ int main(int argc, char** argv) {
     run.dir = data_dir;
     run.source = source;
     run.schema = schema;
+    run.has_migrate = has_migrate;
+    run.files = steps.files;
     return pure::tools::verify_data(*program, path, run);
   }
   if (app.count("--restore-to")) {  // cuts the directory: runs nothing
@@ -511,6 +513,8 @@ int main(int argc, char** argv) {
     run.sequence = std::stoull(restore_text);
     run.source = source;
     run.schema = schema;
+    run.has_migrate = has_migrate;
+    run.files = steps.files;
     return pure::tools::restore_data(*program, path, run);
   }
   uint64_t as_of = 0;
@@ -558,6 +562,8 @@ int main(int argc, char** argv) {
     run.sequence = as_of;
     run.source = std::move(source);
     run.schema = std::move(schema);
+    run.has_migrate = has_migrate;
+    run.files = steps.files;
     if (int code = pure::tools::load_as_of(*program, path, run, &store); code != 0) return code;
     failure = pure::vm::run_main(*program, *store, options);
   } else if (!data_dir.empty()) {  // prints its own messages, the runtime error included

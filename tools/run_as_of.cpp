@@ -56,8 +56,8 @@ int directory_code(const vm::Program& program, const std::string& path, const As
   code.versions = versions;
   code.module_identity = versions.empty() ? host::module_identity(program) : versions.front().identity;
   code.present_in = versions.empty() ? 0 : versions.back().number;
-  code.version_code = [&program, out, replay, dir, schema = options.schema](uint32_t number,
-                                                                           const host::VersionCode** result) -> host::Status {
+  code.version_code = [&program, &path, &options, out, replay, dir](uint32_t number,
+                                                                   const host::VersionCode** result) -> host::Status {
     const std::vector<host::VersionFile>& versions = out->versions;
     bool running = versions.empty() ? number == 1 : number == versions.back().number;
     if (number == 0 || (!running && number > versions.size()))
@@ -66,8 +66,11 @@ int directory_code(const vm::Program& program, const std::string& path, const As
     if (!out->codes[number]) {
       auto c = std::make_unique<host::VersionCode>();
       if (running) {
-        c->schema = schema;
+        c->schema = options.schema;
         c->apply = replay_apply(program, replay);
+        // Its migrate block, as the upgrade ran it: without it the rows of a changed column
+        // were carried over unconverted (an int's bits read as a num)
+        c->migration = migration_compiler(options.has_migrate, path, options.source, options.files, replay);
       } else if (host::Status s = compile_version(dir + "/" + host::version_file_name(number),
                                                   versions[number - 1].source, replay, c.get());
                  !s.ok()) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "host/versions.h"
 #include "runtime/store.h"
@@ -19,6 +21,8 @@ struct AsOfRun {
   uint64_t sequence = 0;
   std::string source;       // FILE's text: it must be the directory's running version
   host::SchemaSpec schema;  // FILE's stored lists
+  bool has_migrate = false;  // FILE has a migrate block: replay runs it where the log upgraded to FILE's version
+  std::vector<std::pair<uint32_t, std::string>> files;  // FILE's sources, for the migrate block's messages
 };
 
 // The state of options.dir as of options.sequence, for FILE's program: 0 with *store set, else

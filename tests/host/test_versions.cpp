@@ -325,6 +325,23 @@ TEST_CASE("the transform keeps every row: renamed values moved, defaults in adde
   CHECK_FALSE(b->valid());
 }
 
+TEST_CASE("upgrade_store without the migrate block a change needs refuses it, never carries the cells over") {
+  // pure-run --as-of once replayed an upgrade without its migrate block: the plan refused the type
+  // change, said nothing changed, and the int cells were read as nums
+  std::unique_ptr<rt::Store> store = rt::make_store(VersionCode{schema_v1()}.schemas());
+  Event e = workload_event(1);
+  apply_event(*store, LogRecord{1, e.event, e.args});
+  SchemaSpec retyped = schema_v1();
+  retyped[0].cols[1].type = rt::ColType::Num;
+  rt::Store* before = store.get();
+  Status s = upgrade_store(schema_v1(), retyped, &store);
+  CHECK_FALSE(s.ok());
+  CHECK(s.error.find("accounts.balance changes type from int to num: that needs a migrate block") == 0);
+  CHECK(store.get() == before);  // left as it was
+  CHECK(upgrade_store(schema_v1(), schema_v1(), &store).ok());  // nothing to change: nothing done
+  CHECK(store.get() == before);
+}
+
 TEST_CASE("versions on disk: upgrade, replay through both versions, refusals naming both") {
   FaultFileSystem fs;
   Outcome clean = run_workload(fs);

@@ -131,6 +131,21 @@ class Migrate(unittest.TestCase):
         code, out, err = pure(self.data, self.v2)
         self.assertEqual((code, out), (0, expected_v2(ROWS)), err)
 
+    def test_as_of_and_verify_across_the_upgrade(self):
+        """--as-of a sequence before the upgrade presents that state through the migrate block, in
+        version 2's lists, as the upgrade would have made it; --verify replays through it too (once
+        the block was left out there, and an int amount's bits were read as a num)"""
+        self.write_v2()
+        code, out, err = pure(self.data, self.v2, flags=["--upgrade"])
+        self.assertEqual(code, 0, err)
+        for seq, rows in [(ROWS // 2, ROWS // 2), (ROWS, ROWS), (ROWS + 1, ROWS)]:
+            for jit in ("0", "1"):
+                code, out, err = pure(self.data, self.v2, flags=["--as-of", str(seq)], env={"PURE_JIT": jit})
+                self.assertEqual((code, out), (0, expected_v2(rows)), f"as of {seq}, PURE_JIT={jit}: {err}")
+        code, out, err = pure(self.data, self.v2, flags=["--verify"])
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"sequence 0 up to sequence {ROWS + 1}: every event applied", out)
+
     def test_what_the_block_prints_goes_to_stdout_once(self):
         # At the upgrade, before main's output; a replay of the block (a restart) prints nothing.
         self.write_v2('let had = old.accounts.count()\n  print("migrated {accounts.count()} of {had}")')
