@@ -273,6 +273,12 @@ class Upgrade(unittest.TestCase):
             status, ev = c.json("POST", "/v1/bank/open", {"id": 6, "owner": "o6", "v": 9.0})
             self.assertEqual((status, ev["version"]), (200, 2), ev)
             self.assertEqual(self.rows(c), expected)
+            # as of a sequence before the upgrade: that state, presented through the migrate block
+            # in version 2's lists (as after the restart below)
+            status, _, body = c.request("GET", "/v1/bank/lists/accounts?as_of=3")
+            self.assertEqual(status, 200, body)
+            page = json.loads(body)
+            self.assertEqual((page["as_of"], page["rows"]), (3, expected[:3]), page)
             c.close()
         finally:
             self.assertEqual(server.stop(), 0)
@@ -284,6 +290,8 @@ class Upgrade(unittest.TestCase):
         try:
             c = Conn(server.port)
             self.assertEqual(self.rows(c), expected)
+            status, _, body = c.request("GET", "/v1/bank/lists/accounts?as_of=3")
+            self.assertEqual((status, json.loads(body)["rows"]), (200, expected[:3]), body)
             c.close()
         finally:
             self.assertEqual(server.stop(), 0)
