@@ -44,7 +44,8 @@ def pure_run(*args):
 
 
 class Load:
-    """Clients posting deposits until stopped; acked[seq] = (name, amount) of every acknowledged one."""
+    """Clients posting deposits until stopped; acked[seq] = (name, amount) of every acknowledged one.
+    The backups under load and the kill during one run 16 clients, as issue 34 asks."""
 
     def __init__(self, port, clients=4, each=None):
         self.acked = {}
@@ -107,7 +108,7 @@ class Backups(unittest.TestCase):
         server = Server(self.binary, [ASOF], *SMALL, "--backup-dir", self.backups, data=self.data)
         taken = []
         try:
-            load = Load(server.port)
+            load = Load(server.port, clients=16)  # issue 34: backups under a 16-client load
             c = Conn(server.port)
             for i in range(3):
                 # wait for some more events (a count, not a time) before each backup
@@ -275,7 +276,7 @@ class Backups(unittest.TestCase):
 
     def test_kill_during_backup(self):
         server = Server(self.binary, [ASOF], *SMALL, "--backup-dir", self.backups, data=self.data)
-        load = Load(server.port)
+        load = Load(server.port, clients=16)
         while len(load.acked) < 200 and not load.errors and all(t.is_alive() for t in load.threads):
             time.sleep(0.002)
         # a backup left half written by an earlier crash is never taken for one
