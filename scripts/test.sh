@@ -60,7 +60,10 @@ if ((full)); then
   python3 scripts/ctest_sanitized.py build-asan --output-on-failure -j "$jobs" -E "$asan_skip"
 
   stage "store, host-call, durability and owner tests under ThreadSanitizer"
-  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_TSAN=ON > /dev/null
+  # the ASan stage's -O1 -g1 (line tables are what TSan's reports need): RelWithDebInfo's -O2 -g
+  # made this build 6 of the stage's 9 minutes
+  cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPURE_TSAN=ON \
+        -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$asan_flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$asan_flags" > /dev/null
   # every test of tests/runtime and tests/host (their folders' phony targets: a new test there is
   # built without touching this list), plus the host-call test the pattern names (the owner's are tests/host)
   cmake --build build-tsan -j "$jobs" --target tests/runtime/all tests/host/all test_invoke
@@ -81,7 +84,9 @@ if ((full)); then
 
   if [[ -x scripts/ci-aarch64.sh ]]; then
     stage "AArch64 build under qemu and cross-device comparison"
-    bash scripts/ci-aarch64.sh
+    # runtime.store_model (105 s under qemu) runs natively in Release and under ASan; the store's
+    # code on AArch64 is in runtime.store_basic, store_snapshot, store_threads and the examples
+    PURE_CTEST_ARGS='-E ^runtime\.store_model$' bash scripts/ci-aarch64.sh
   fi
 fi
 stage "done"
