@@ -163,6 +163,15 @@ def find_binary():
     return binary
 
 
+def serve_for(test, modules, data=None):
+    """A Server for a unittest.TestCase and a Conn to it, both ended by the test's clean-ups."""
+    server = Server(find_binary(), modules, data=data)
+    test.addCleanup(server.kill)
+    c = Conn(server.port)
+    test.addCleanup(c.close)
+    return server, c
+
+
 def wait_until(pred, timeout=10.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:

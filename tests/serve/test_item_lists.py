@@ -10,7 +10,7 @@ import unittest
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Conn, Server, find_binary  # noqa: E402
+from serve_client import serve_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASKETS = os.path.join(HERE, "baskets.pure")
@@ -21,11 +21,7 @@ FIG_PEAR = [{"sku": "fig", "qty": 3}, {"sku": "pear", "qty": 2}]
 
 class ItemsHoldingLists(unittest.TestCase):
     def start(self, data=None):
-        server = Server(find_binary(), [BASKETS], data=data)
-        self.addCleanup(server.kill)
-        c = Conn(server.port)
-        self.addCleanup(c.close)
-        return server, c
+        return serve_for(self, [BASKETS], data)
 
     def test_nested_json_both_ways(self):
         server, c = self.start()

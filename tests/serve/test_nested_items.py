@@ -10,7 +10,7 @@ import unittest
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_client import Conn, Server, find_binary  # noqa: E402
+from serve_client import serve_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHAPES = os.path.join(HERE, "shapes.pure")
@@ -21,11 +21,7 @@ DOOR = {"name": "door", "box": {"corner": {"x": 1, "y": 2}, "size": {"x": 3, "y"
 
 class ItemsHoldingItems(unittest.TestCase):
     def start(self, data=None):
-        server = Server(find_binary(), [SHAPES], data=data)
-        self.addCleanup(server.kill)
-        c = Conn(server.port)
-        self.addCleanup(c.close)
-        return server, c
+        return serve_for(self, [SHAPES], data)
 
     def test_nested_json_both_ways(self):
         server, c = self.start()
